@@ -1,0 +1,1 @@
+"""eqc: equivariant policies for zero-shot coordination in Dec-POMDPs."""

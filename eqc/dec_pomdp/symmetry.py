@@ -1,0 +1,145 @@
+"""Declaring how a group acts on a Dec-POMDP's label sets.
+
+``Symmetry(group, acts_on=[colour], observation=obs_layout, action=act_layout)`` derives
+the permutation representations on observations and actions: every axis of a block
+whose label set is acted on is permuted by the group; every other axis stays put. With
+several label sets, the group acts on their concatenated points: the first label set is
+points ``0..size_1-1``, the next ``size_1..size_1+size_2-1``, and so on (build such a group
+with :func:`eqc.groups.direct_product`, or any group preserving those segments).
+
+Convention: under element ``g`` the feature for label ``c`` moves to label ``g(c)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+
+import torch
+
+from eqc.dec_pomdp.layout import Labels, Layout
+from eqc.groups import PermutationGroup, PermutationRepresentation, direct_sum, tensor_product
+
+
+class Symmetry:
+    """A group acting on the label sets ``acts_on`` of a Dec-POMDP's observation/action (and state) layouts."""
+
+    def __init__(
+        self,
+        group: PermutationGroup,
+        acts_on: Labels | Sequence[Labels],
+        observation: Layout,
+        action: Layout,
+        state: Layout | None = None,
+    ) -> None:
+        if not isinstance(group, PermutationGroup):
+            raise TypeError(f"group must be a PermutationGroup, got {type(group).__name__}")
+        labels = [acts_on] if isinstance(acts_on, Labels) else list(acts_on)
+        if not labels:
+            raise ValueError("acts_on must name at least one Labels")
+        for k, lab in enumerate(labels):
+            if not isinstance(lab, Labels):
+                raise TypeError(f"acts_on[{k}] must be a Labels, got {type(lab).__name__}")
+        names = [lab.name for lab in labels]
+        if len(set(names)) != len(names):
+            raise ValueError(f"acts_on names a label set twice: {names}")
+        total = sum(lab.size for lab in labels)
+        if total != group.degree:
+            sizes = " + ".join(f"{lab.name}({lab.size})" for lab in labels)
+            raise ValueError(
+                f"the group acts on {group.degree} points but acts_on has {sizes} = {total} labels; "
+                f"they must agree (use direct_product for several label sets)"
+            )
+        for name, layout in (("observation", observation), ("action", action), ("state", state)):
+            if layout is not None and not isinstance(layout, Layout):
+                raise TypeError(f"{name} must be a Layout, got {type(layout).__name__}")
+        self.group = group
+        self.acts_on = tuple(labels)
+        self.observation_layout = observation
+        self.action_layout = action
+        self.state_layout = state
+        self._segments: dict[str, tuple[int, int]] = {}
+        offset = 0
+        for lab in labels:
+            self._segments[lab.name] = (offset, lab.size)
+            offset += lab.size
+        self._label_reps = {
+            lab.name: PermutationRepresentation.on_points(group, start, size, name=lab.name)
+            for lab, (start, size) in zip(labels, self._segments.values())
+        }
+        for name, layout in (("observation", observation), ("action", action), ("state", state)):
+            if layout is not None:
+                self._check_layout(name, layout)
+
+    def _check_layout(self, layout_name: str, layout: Layout) -> None:
+        by_name = {lab.name: lab for lab in self.acts_on}
+        for block in layout:
+            for k, axis in enumerate(block.axes):
+                if isinstance(axis, Labels) and axis.name in by_name and axis != by_name[axis.name]:
+                    raise ValueError(
+                        f"{layout_name} block {block.name!r}, axis {k}: label set {axis.name!r} has size "
+                        f"{axis.size} but the symmetry acts on {axis.name!r} of size {by_name[axis.name].size}"
+                    )
+
+    def _representation(self, layout: Layout, name: str) -> PermutationRepresentation:
+        blocks = []
+        for block in layout:
+            axes = [
+                self._label_reps[axis.name]
+                if isinstance(axis, Labels) and axis.name in self._label_reps
+                else PermutationRepresentation.trivial(self.group, axis.size if isinstance(axis, Labels) else axis)
+                for axis in block.axes
+            ]
+            blocks.append(tensor_product(*axes, name=block.name))
+        if not blocks:
+            return PermutationRepresentation.trivial(self.group, 0)
+        return direct_sum(*blocks, name=name)
+
+    @cached_property
+    def observation(self) -> PermutationRepresentation:
+        """rho_obs on ``R^observation.dim``."""
+        return self._representation(self.observation_layout, "observation")
+
+    @cached_property
+    def action(self) -> PermutationRepresentation:
+        """rho_act on ``R^action.dim`` (also relabels discrete actions via ``permute_index``)."""
+        return self._representation(self.action_layout, "action")
+
+    @cached_property
+    def state(self) -> PermutationRepresentation:
+        """rho_state, when a state layout was declared."""
+        if self.state_layout is None:
+            raise AttributeError("this Symmetry was declared without a state layout")
+        return self._representation(self.state_layout, "state")
+
+    def label_permutations(self, g: int | torch.Tensor) -> dict[str, torch.Tensor]:
+        """How element ``g`` relabels each acted-on label set: ``{name: LongTensor [size]}``, label ``c`` -> ``[c]``.
+
+        ``g`` is an element row (int) or an image array ``[degree]`` of a group element
+        (for groups too large to list).
+        """
+        perm = self._as_group_permutation(g)
+        return {name: perm[start : start + size] - start for name, (start, size) in self._segments.items()}
+
+    def _as_group_permutation(self, g: int | torch.Tensor) -> torch.Tensor:
+        if isinstance(g, torch.Tensor) and g.dim() == 1:
+            if g.shape[0] != self.group.degree:
+                raise ValueError(f"g as a permutation must have length {self.group.degree}, got {g.shape[0]}")
+            return g.long()
+        index = self.group._check_index(g, "g")
+        if index.dim() != 0:
+            raise ValueError("g must be a single element (an int row or one image array)")
+        return self.group.elements[index]
+
+    def restrict(self, subgroup: PermutationGroup) -> Symmetry:
+        """The same declaration for a subgroup (e.g. a cyclic subgroup of a symmetric group)."""
+        if not subgroup.is_subgroup_of(self.group):
+            raise ValueError(f"{subgroup.name} is not a subgroup of {self.group.name}")
+        return Symmetry(subgroup, self.acts_on, self.observation_layout, self.action_layout, self.state_layout)
+
+    def __repr__(self) -> str:
+        labels = ", ".join(f"{lab.name}({lab.size})" for lab in self.acts_on)
+        return (
+            f"Symmetry({self.group.name} on [{labels}], observation dim {self.observation_layout.dim}, "
+            f"action dim {self.action_layout.dim})"
+        )

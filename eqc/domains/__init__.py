@@ -1,0 +1,1 @@
+"""Environments with declared symmetries: the lever game and Hanabi."""

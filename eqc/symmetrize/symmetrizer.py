@@ -1,0 +1,177 @@
+"""The symmetrizer: any network made exactly G-equivariant.
+
+``S(psi)(x) = 1/|G| sum_g rho_out(g)^-1 psi(rho_in(g) x)`` (Muglich et al., 2022, eq. 3),
+with ``rho`` moving the feature at label ``c`` to label ``g(c)``. All |G| transformed copies
+of the input run through ``psi`` as one batch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Literal
+
+import torch
+from torch import nn
+
+from eqc.groups import PermutationRepresentation
+
+Average = Literal["outputs", "probabilities"]
+_AVERAGES = ("outputs", "probabilities")
+
+
+def check_representations(in_rep: PermutationRepresentation, out_rep: PermutationRepresentation) -> None:
+    """Both must be representations of the same group."""
+    for name, rep in (("in_rep", in_rep), ("out_rep", out_rep)):
+        if not isinstance(rep, PermutationRepresentation):
+            raise TypeError(f"{name} must be a PermutationRepresentation, got {type(rep).__name__}")
+    if in_rep.group is not out_rep.group and in_rep.group != out_rep.group:
+        raise ValueError(f"in_rep acts by {in_rep.group.name} but out_rep by {out_rep.group.name}; they must share one group")
+
+
+def check_average(average: str) -> None:
+    if average not in _AVERAGES:
+        raise ValueError(f"average must be one of {_AVERAGES}, got {average!r}")
+
+
+class GroupAverager:
+    """The group bookkeeping shared by the feed-forward and recurrent symmetrizers.
+
+    ``expand`` turns ``x [..., d_in]`` into the copies ``rho_in(g) x`` ``[..., k, d_in]`` for the
+    elements in use (all of G, or ``samples`` drawn per call), and ``reduce`` maps per-copy
+    outputs back with ``rho_out(g)^-1`` and averages them.
+    """
+
+    def __init__(
+        self,
+        in_rep: PermutationRepresentation,
+        out_rep: PermutationRepresentation,
+        *,
+        average: Average = "outputs",
+        samples: int | None = None,
+        generator: torch.Generator | None = None,
+        mask_value: float = float("-inf"),
+    ) -> None:
+        check_representations(in_rep, out_rep)
+        check_average(average)
+        if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1):
+            raise ValueError(f"samples must be None (exact: all of G) or a positive int, got {samples!r}")
+        if samples is None:
+            in_rep.group._require_enumerable("exact symmetrization (samples=None)")
+        self.in_rep, self.out_rep = in_rep, out_rep
+        self.average, self.samples, self.generator, self.mask_value = average, samples, generator, mask_value
+
+    @property
+    def group_size(self) -> int:
+        """Number of copies per input: |G|, or ``samples``."""
+        return self.in_rep.group.order if self.samples is None else self.samples
+
+    def draw(self) -> torch.Tensor | None:
+        """The elements for one call: ``None`` for all of G, else sampled image arrays ``[samples, degree]``."""
+        if self.samples is None:
+            return None
+        return self.in_rep.group.random_permutations(self.samples, self.generator)
+
+    def expand(self, x: torch.Tensor, perms: torch.Tensor | None) -> torch.Tensor:
+        """``[..., k, d_in]``: ``rho_in(g) x`` for every element in use."""
+        if perms is None:
+            return self.in_rep.act_all(x)
+        return self.in_rep.act_by_permutations(x.unsqueeze(-2), perms)
+
+    def expand_mask(self, legal_mask: torch.Tensor, perms: torch.Tensor | None) -> torch.Tensor:
+        """``[..., k, d_out]``: ``rho_out(g) mask`` for each copy (what copy ``g`` sees as legal)."""
+        if perms is None:
+            return self.out_rep.act_all(legal_mask)
+        return self.out_rep.act_by_permutations(legal_mask.unsqueeze(-2), perms)
+
+    def reduce(self, y: torch.Tensor, perms: torch.Tensor | None, legal_mask: torch.Tensor | None) -> torch.Tensor:
+        """Average ``rho_out(g)^-1 y_g`` over the copies ``y [..., k, d_out]``; mask illegal outputs."""
+        back = self.out_rep.act_all_inverse(y) if perms is None else self.out_rep.act_by_permutations(y, perms, inverse=True)
+        if self.average == "outputs":
+            result = back.mean(dim=-2)
+            return result if legal_mask is None else result.masked_fill(~legal_mask, self.mask_value)
+        if legal_mask is not None:
+            back = back.masked_fill(~legal_mask.unsqueeze(-2), float("-inf"))
+        log_probs = torch.log_softmax(back, dim=-1)
+        return torch.logsumexp(log_probs, dim=-2) - math.log(back.shape[-2])
+
+    def check_input(self, x: torch.Tensor, legal_mask: torch.Tensor | None) -> None:
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+        if x.dim() == 0 or x.shape[-1] != self.in_rep.dim:
+            raise ValueError(f"x must have last dimension {self.in_rep.dim} (in_rep.dim), got shape {tuple(x.shape)}")
+        if legal_mask is not None:
+            if not isinstance(legal_mask, torch.Tensor) or legal_mask.dtype != torch.bool:
+                raise TypeError("legal_mask must be a bool tensor")
+            if legal_mask.shape[-1] != self.out_rep.dim:
+                raise ValueError(
+                    f"legal_mask must have last dimension {self.out_rep.dim} (out_rep.dim), got shape {tuple(legal_mask.shape)}"
+                )
+
+
+class Symmetrizer(nn.Module):
+    """``S(psi)``: wraps ``module`` (``[N, d_in] -> [N, d_out]``) into an exactly G-equivariant module.
+
+    Args:
+        module: any network or callable on a batch of flat inputs.
+        in_rep, out_rep: permutation representations of one group on inputs and outputs.
+        average: ``"outputs"`` averages the raw outputs (Q-values, logits, values);
+            ``"probabilities"`` averages each copy's softmax and returns log-probabilities.
+        samples: ``None`` sums over all of G (exact; refused for groups larger than their
+            ``enumeration_limit``); an int draws that many uniform elements per call instead:
+            an unbiased but *approximate* symmetrization, equivariant only in expectation.
+        generator: the torch.Generator for ``samples``.
+        pass_mask: call ``module(x_g, mask_g)`` with the legal mask relabelled for each copy.
+        mask_value: fill value for illegal outputs when ``average="outputs"``.
+
+    ``forward(x, legal_mask=None)``: ``x [..., d_in]``, ``legal_mask`` bool ``[..., d_out]``.
+    """
+
+    def __init__(
+        self,
+        module: nn.Module | Callable[..., torch.Tensor],
+        in_rep: PermutationRepresentation,
+        out_rep: PermutationRepresentation,
+        *,
+        average: Average = "outputs",
+        samples: int | None = None,
+        generator: torch.Generator | None = None,
+        pass_mask: bool = False,
+        mask_value: float = float("-inf"),
+    ) -> None:
+        super().__init__()
+        if not callable(module):
+            raise TypeError(f"module must be an nn.Module or a callable, got {type(module).__name__}")
+        self.module = module
+        self.averager = GroupAverager(
+            in_rep, out_rep, average=average, samples=samples, generator=generator, mask_value=mask_value
+        )
+        self.pass_mask = pass_mask
+
+    @property
+    def in_rep(self) -> PermutationRepresentation:
+        return self.averager.in_rep
+
+    @property
+    def out_rep(self) -> PermutationRepresentation:
+        return self.averager.out_rep
+
+    def forward(self, x: torch.Tensor, legal_mask: torch.Tensor | None = None) -> torch.Tensor:
+        avg = self.averager
+        avg.check_input(x, legal_mask)
+        perms = avg.draw()
+        copies = avg.expand(x, perms)  # [..., k, d_in]
+        lead = copies.shape[:-1]
+        flat = copies.reshape(-1, avg.in_rep.dim)
+        if self.pass_mask:
+            if legal_mask is None:
+                raise ValueError("pass_mask=True needs a legal_mask")
+            masks = avg.expand_mask(legal_mask, perms)
+            out = self.module(flat, masks.reshape(-1, avg.out_rep.dim))
+        else:
+            out = self.module(flat)
+        if not isinstance(out, torch.Tensor) or out.shape[-1] != avg.out_rep.dim:
+            shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+            raise ValueError(f"module must return a tensor with last dimension {avg.out_rep.dim} (out_rep.dim), got {shape}")
+        return avg.reduce(out.reshape(*lead, avg.out_rep.dim), perms, legal_mask)
+

@@ -1,0 +1,198 @@
+"""Proof by test that a declared symmetry is a symmetry of an environment.
+
+For an element ``g``, play an episode (random legal actions from a seeded generator,
+chance outcomes sampled by the environment), then replay it in the relabelled game: every
+chance outcome relabelled by ``g`` (``env.relabel_outcome``) and every action mapped to
+``g(a)``. A symmetry requires, at every step and for every agent::
+
+    observations' == rho_obs(g) observations      legal' == rho_act(g) legal
+    reward' == reward    terminal' == terminal    P(outcome') == P(outcome)
+
+The first violation is returned as a :class:`Counterexample` naming the block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from eqc.dec_pomdp import DecPOMDP, Symmetry
+
+DEFAULT_MAX_STEPS = 10_000
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """Where the relabelled game departs from the declared symmetry."""
+
+    episode: int
+    step: int
+    element: list[int]  # the group element, as an image array
+    kind: str  # "observation", "legal_actions", "reward", "terminal", "outcome_probability", "error"
+    agent: int | None = None
+    block: str | None = None  # the Layout block that differs (observations and actions)
+    coordinate: str | None = None  # e.g. "hand[axis0=2, colour=3, rank=1]"
+    expected: Any = None
+    actual: Any = None
+    detail: str = field(default="")
+
+    def __str__(self) -> str:
+        where = f"episode {self.episode}, step {self.step}, element {self.element}"
+        who = f", agent {self.agent}" if self.agent is not None else ""
+        what = f" in block {self.block!r} at {self.coordinate}" if self.block else ""
+        return (
+            f"{self.kind} differs{what} ({where}{who}): expected {self.expected}, got {self.actual}"
+            + (f"; {self.detail}" if self.detail else "")
+        )
+
+
+@dataclass
+class _Trace:
+    outcomes: list[Any] = field(default_factory=list)  # outcome of reset, then of each step
+    probabilities: list[float] = field(default_factory=list)
+    observations: list[torch.Tensor] = field(default_factory=list)
+    legal: list[torch.Tensor] = field(default_factory=list)
+    actions: list[list[int]] = field(default_factory=list)
+    rewards: list[float] = field(default_factory=list)
+    terminal: list[bool] = field(default_factory=list)
+
+
+def _record(env: DecPOMDP, trace: _Trace) -> None:
+    trace.outcomes.append(env.last_outcome)
+    trace.probabilities.append(float(env.last_outcome_probability))
+    trace.observations.append(env.observations().detach().clone())
+    trace.legal.append(env.legal_actions().detach().clone())
+    trace.terminal.append(bool(env.terminal))
+
+
+def _random_actions(legal: torch.Tensor, generator: torch.Generator) -> list[int]:
+    actions = []
+    for row in legal:
+        choices = row.nonzero().flatten()
+        actions.append(int(choices[torch.randint(len(choices), (1,), generator=generator)]) if len(choices) else 0)
+    return actions
+
+
+def _play(env: DecPOMDP, generator: torch.Generator, max_steps: int) -> _Trace:
+    trace = _Trace()
+    env.reset()
+    _record(env, trace)
+    while not trace.terminal[-1] and len(trace.actions) < max_steps:
+        actions = _random_actions(trace.legal[-1], generator)
+        trace.actions.append(actions)
+        trace.rewards.append(float(env.step(actions)))
+        _record(env, trace)
+    return trace
+
+
+def _relabel(env: DecPOMDP, outcome: Any, labels: dict[str, torch.Tensor]) -> Any:
+    return None if outcome is None else env.relabel_outcome(outcome, labels)
+
+
+def _first_difference(
+    expected: torch.Tensor, actual: torch.Tensor, atol: float
+) -> tuple[int, int] | None:
+    """(agent, coordinate) of the first mismatch, if any."""
+    if expected.shape != actual.shape:
+        return (-1, -1)
+    bad = (expected.double() - actual.double()).abs() > atol if expected.dtype != torch.bool else expected != actual
+    if not bool(bad.any()):
+        return None
+    agent, coord = bad.nonzero()[0].tolist()
+    return agent, coord
+
+
+def _compare_step(
+    env: DecPOMDP, symmetry: Symmetry, trace: _Trace, t: int, perm: torch.Tensor, episode: int, atol: float
+) -> Counterexample | None:
+    element = perm.tolist()
+    base = dict(episode=episode, step=t, element=element)
+    prob = float(env.last_outcome_probability)
+    if abs(prob - trace.probabilities[t]) > atol:
+        return Counterexample(**base, kind="outcome_probability", expected=trace.probabilities[t], actual=prob)
+    checks = (
+        ("observation", symmetry.observation, symmetry.observation_layout, trace.observations[t], env.observations()),
+        ("legal_actions", symmetry.action, symmetry.action_layout, trace.legal[t], env.legal_actions()),
+    )
+    for kind, rep, layout, original, actual in checks:
+        expected = rep.act_by_permutations(original, perm)
+        hit = _first_difference(expected, actual, atol)
+        if hit == (-1, -1):
+            return Counterexample(
+                **base, kind=kind, expected=tuple(expected.shape), actual=tuple(actual.shape), detail="shapes differ"
+            )
+        if hit is not None:
+            agent, coord = hit
+            block, _ = layout.block_at(coord)
+            return Counterexample(
+                **base, kind=kind, agent=agent, block=block.name, coordinate=layout.describe(coord),
+                expected=expected[agent, coord].item(), actual=actual[agent, coord].item(),
+            )
+    if bool(env.terminal) != trace.terminal[t]:
+        return Counterexample(**base, kind="terminal", expected=trace.terminal[t], actual=bool(env.terminal))
+    return None
+
+
+def check_env_symmetry(
+    env: DecPOMDP,
+    symmetry: Symmetry,
+    *,
+    episodes: int = 10,
+    generator: torch.Generator | None = None,
+    elements: torch.Tensor | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    atol: float = 1e-6,
+) -> Counterexample | None:
+    """Play ``episodes`` episodes and their relabelled replays; return the first violation, or ``None``.
+
+    Args:
+        env: any :class:`~eqc.dec_pomdp.DecPOMDP` (one instance; it is reset for each replay).
+        symmetry: the declared symmetry, with the env's observation and action layouts.
+        generator: drives the random legal actions and the group elements (seeded: reproducible).
+        elements: image arrays ``[episodes, degree]`` to use instead of uniform random elements.
+        atol: tolerance for observations, rewards and probabilities.
+    """
+    if not isinstance(symmetry, Symmetry):
+        raise TypeError(f"symmetry must be an eqc Symmetry, got {type(symmetry).__name__}")
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+        raise ValueError(f"episodes must be a positive int, got {episodes!r}")
+    generator = generator if generator is not None else torch.Generator().manual_seed(0)
+    group = symmetry.group
+    if elements is None:
+        perms = group.random_permutations(episodes, generator)
+    else:
+        perms = torch.as_tensor(elements, dtype=torch.long)
+        if perms.shape != (episodes, group.degree) or not all(p in group for p in perms):
+            raise ValueError(f"elements must be {episodes} elements of {group.name} as image arrays [{episodes}, {group.degree}]")
+    act_coords = symmetry.action.coordinate_map(perms)
+    for episode, perm in enumerate(perms):
+        trace = _play(env, generator, max_steps)
+        labels = symmetry.label_permutations(perm)
+        try:
+            env.reset(_relabel(env, trace.outcomes[0], labels))
+        except (ValueError, TypeError) as err:
+            return Counterexample(episode, 0, perm.tolist(), "error", detail=f"relabelled reset failed: {err}")
+        found = _compare_step(env, symmetry, trace, 0, perm, episode, atol)
+        if found:
+            return found
+        for t, actions in enumerate(trace.actions, start=1):
+            mapped = [int(act_coords[episode, a]) for a in actions]
+            try:
+                reward = float(env.step(mapped, _relabel(env, trace.outcomes[t], labels)))
+            except (ValueError, TypeError) as err:
+                return Counterexample(episode, t, perm.tolist(), "error", detail=f"relabelled step {mapped} failed: {err}")
+            if abs(reward - trace.rewards[t - 1]) > atol:
+                return Counterexample(episode, t, perm.tolist(), "reward", expected=trace.rewards[t - 1], actual=reward)
+            found = _compare_step(env, symmetry, trace, t, perm, episode, atol)
+            if found:
+                return found
+    return None
+
+
+def assert_env_symmetry(env: DecPOMDP, symmetry: Symmetry, **kwargs: Any) -> None:
+    """:func:`check_env_symmetry`, raising ``AssertionError`` with the counterexample."""
+    found = check_env_symmetry(env, symmetry, **kwargs)
+    if found is not None:
+        raise AssertionError(f"the declared symmetry is not a symmetry of the environment: {found}")

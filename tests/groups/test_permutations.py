@@ -1,0 +1,48 @@
+import pytest
+import torch
+from sympy.combinatorics import Permutation
+
+from eqc.groups import as_permutation, compose, from_sympy, invert, to_sympy
+
+
+def test_compose_applies_right_factor_first():
+    g = torch.tensor([1, 2, 0])  # 0->1, 1->2, 2->0
+    h = torch.tensor([0, 2, 1])  # swaps 1 and 2
+    gh = compose(g, h)
+    for i in range(3):
+        assert gh[i] == g[h[i]]
+    assert gh.tolist() == [1, 0, 2]
+
+
+def test_sympy_boundary_reverses_product_order():
+    g, h = torch.tensor([1, 2, 0, 3]), torch.tensor([3, 0, 2, 1])
+    # sympy's p*q applies p first, so our g*h is sympy's h*g
+    assert from_sympy(to_sympy(h) * to_sympy(g), 4).tolist() == compose(g, h).tolist()
+    assert from_sympy(Permutation([1, 0]), 4).tolist() == [1, 0, 2, 3]
+
+
+def test_invert_and_batched_compose():
+    p = torch.stack([torch.randperm(6, generator=torch.Generator().manual_seed(s)) for s in range(5)])
+    assert torch.equal(compose(p, invert(p)), torch.arange(6).expand(5, 6))
+    assert torch.equal(compose(invert(p), p), torch.arange(6).expand(5, 6))
+
+
+@pytest.mark.parametrize(
+    "bad, error, match",
+    [
+        ([0, 0, 1], ValueError, "not a permutation"),
+        ([0, 1, 3], ValueError, "not a permutation"),
+        ([0.0, 1.0], TypeError, "ints"),
+        (torch.tensor([0.0, 1.0]), TypeError, "integers"),
+        (torch.tensor([[0, 1]]), ValueError, "one-dimensional"),
+        ([True, False], TypeError, "ints"),
+    ],
+)
+def test_as_permutation_rejects_bad_input(bad, error, match):
+    with pytest.raises(error, match=match):
+        as_permutation(bad)
+
+
+def test_as_permutation_checks_degree():
+    with pytest.raises(ValueError, match="degree is 4"):
+        as_permutation([1, 0, 2], degree=4)

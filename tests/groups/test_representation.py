@@ -1,0 +1,125 @@
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from eqc.groups import (
+    GroupTooLargeError,
+    PermutationRepresentation,
+    compose,
+    cyclic,
+    dihedral,
+    direct_sum,
+    symmetric,
+    tensor_product,
+)
+from eqc.verification import check_representation
+from eqc.verification import strategies as eqst
+
+
+@given(st.data())
+def test_homomorphism_exhaustively_for_random_small_representations(data):
+    group = data.draw(eqst.groups())
+    rep = data.draw(eqst.representations(group))
+    check_representation(rep)  # rho(g*h) = rho(g) rho(h) for all pairs; inverses; identity
+
+
+def test_feature_at_label_c_moves_to_g_of_c():
+    group = cyclic(5)
+    rep = PermutationRepresentation.standard(group)
+    x = torch.eye(5)
+    for k, g in enumerate(group.elements):
+        for c in range(5):
+            assert rep.act(x[c], k).argmax() == g[c]
+
+
+def test_act_agrees_with_dense_matrices_and_composition():
+    group = dihedral(4)
+    rep = tensor_product(PermutationRepresentation.standard(group), PermutationRepresentation.trivial(group, 2))
+    mats = rep.matrices()
+    x = torch.randn(3, rep.dim, dtype=torch.float64)
+    for k in range(group.order):
+        assert torch.allclose(rep.act(x, k), x @ mats[k].T.double())
+    for a in range(group.order):
+        for b in range(group.order):
+            ab = int(group.compose(a, b))
+            assert torch.equal(rep.act(rep.act(x, b), a), rep.act(x, ab))
+
+
+def test_tensor_product_is_row_major():
+    group = cyclic(3)
+    std = PermutationRepresentation.standard(group)
+    rep = tensor_product(PermutationRepresentation.trivial(group, 2), std)
+    x = torch.arange(6.0)  # index 3*i + c
+    g = 1  # element [1, 2, 0]
+    assert group.elements[g].tolist() == [1, 2, 0]
+    assert rep.act(x, g).tolist() == [2.0, 0.0, 1.0, 5.0, 3.0, 4.0]
+
+
+def test_broadcasting_one_element_per_vector():
+    group = symmetric(4)
+    rep = PermutationRepresentation.standard(group)
+    x = torch.randn(7, 3, 4)
+    g = torch.randint(24, (3,))
+    out = rep.act(x, g)
+    for b in range(7):
+        for j in range(3):
+            assert torch.equal(out[b, j], rep.act(x[b, j], int(g[j])))
+    assert torch.equal(rep.act_inverse(out, g), x)
+
+
+def test_act_all_and_inverse_round_trip_and_permutation_form():
+    group = symmetric(4)
+    rep = direct_sum(PermutationRepresentation.standard(group), PermutationRepresentation.trivial(group, 2))
+    x = torch.randn(5, rep.dim)
+    copies = rep.act_all(x)
+    assert copies.shape == (5, 24, rep.dim)
+    assert torch.equal(copies[:, 7], rep.act(x, 7))
+    assert torch.equal(rep.act_all_inverse(copies), x.unsqueeze(1).expand(5, 24, rep.dim))
+    assert torch.equal(rep.act_by_permutations(x, group.elements[7]), rep.act(x, 7))
+    assert torch.equal(rep.act_by_permutations(rep.act(x, 7), group.elements[7], inverse=True), x)
+    assert int(rep.permute_index(2, 7)) == int(group.elements[7, 2])
+
+
+def test_representation_of_large_group_acts_by_sampled_permutations():
+    group = symmetric(9)
+    rep = PermutationRepresentation.standard(group)
+    perms = group.random_permutations(4, torch.Generator().manual_seed(0))
+    x = torch.randn(4, 9)
+    out = rep.act_by_permutations(x, perms)
+    for b in range(4):
+        assert out[b, perms[b]].tolist() == x[b].tolist()
+    with pytest.raises(GroupTooLargeError):
+        rep.act(x, 0)
+
+
+def test_restrict_and_from_table():
+    rep = PermutationRepresentation.standard(symmetric(5))
+    sub = rep.restrict(dihedral(5))
+    assert sub.group.order == 10
+    check_representation(sub)
+    table = PermutationRepresentation.from_table(cyclic(3), cyclic(3).elements)
+    check_representation(table)
+    with pytest.raises(ValueError, match="not a homomorphism"):
+        PermutationRepresentation.from_table(cyclic(3), torch.tensor([[0, 1, 2], [1, 0, 2], [2, 1, 0]]))
+    with pytest.raises(ValueError, match="not a subgroup"):
+        PermutationRepresentation.standard(cyclic(5)).restrict(symmetric(5))
+
+
+def test_bad_input_errors():
+    group = cyclic(5)
+    rep = PermutationRepresentation.standard(group)
+    with pytest.raises(ValueError, match="last dimension 5"):
+        rep.act(torch.randn(3, 4), 0)
+    with pytest.raises(ValueError, match="outside 0..4"):
+        rep.act(torch.randn(3, 5), 7)
+    with pytest.raises(TypeError, match="integer"):
+        rep.act(torch.randn(3, 5), torch.tensor([0.0, 1.0, 2.0]))
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        rep.act([1.0] * 5, 0)
+    with pytest.raises(ValueError, match="onto themselves"):
+        PermutationRepresentation.on_points(dihedral(5), 0, 3)
+    with pytest.raises(ValueError, match="not of"):
+        direct_sum(rep, PermutationRepresentation.standard(symmetric(5)))
+    with pytest.raises(ValueError, match="dense matrices"):
+        PermutationRepresentation.trivial(symmetric(5), 1000).matrices()

@@ -1,0 +1,122 @@
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+from eqc.dec_pomdp import Block, Labels, Layout, Symmetry
+from eqc.groups import GroupTooLargeError, PermutationRepresentation, cyclic, dihedral, symmetric
+from eqc.symmetrize import Symmetrizer
+from eqc.verification import assert_equivariant, equivariance_error
+from eqc.verification import strategies as eqst
+
+colour = Labels("colour", 5)
+OBS = Layout([Block("hand", 3, colour, 2, encoding="one_hot", one_hot_axes=2), Block("hint", colour), Block("tokens", 4)])
+ACT = Layout([Block("play", 3), Block("hint_colour", colour)])
+
+
+def symmetry(group=dihedral(5)):
+    return Symmetry(group, acts_on=colour, observation=OBS, action=ACT)
+
+
+@settings(max_examples=30)
+@given(st.sampled_from([cyclic(5), dihedral(5), symmetric(5)]), st.data())
+def test_proposition_1_symmetrized_network_is_equivariant(group, data):
+    sym = symmetry(group)
+    net = data.draw(eqst.networks(OBS.dim, ACT.dim))
+    x = data.draw(eqst.observations(OBS, batch=4))
+    report = assert_equivariant(Symmetrizer(net, sym.observation, sym.action), sym.observation, sym.action, x)
+    assert report.max_error < 1e-12
+    # the bare network is not equivariant: the check can fail
+    assert not equivariance_error(net, sym.observation, sym.action, x).ok
+
+
+@settings(max_examples=30)
+@given(st.data())
+def test_proposition_2_symmetrizer_fixes_equivariant_networks(data):
+    sym = symmetry()
+    net = data.draw(eqst.networks(OBS.dim, ACT.dim))
+    x = data.draw(eqst.observations(OBS, batch=3))
+    once = Symmetrizer(net, sym.observation, sym.action)
+    twice = Symmetrizer(once, sym.observation, sym.action)
+    assert torch.allclose(twice(x), once(x), atol=1e-12)
+
+
+def test_proposition_2_on_a_hand_built_equivariant_map():
+    group = symmetric(4)
+    rep = PermutationRepresentation.standard(group)
+    equivariant = lambda x: torch.tanh(x) * 2 + x.sum(-1, keepdim=True)  # noqa: E731
+    x = torch.randn(6, 4, dtype=torch.float64)
+    assert torch.allclose(Symmetrizer(equivariant, rep, rep)(x), equivariant(x), atol=1e-12)
+
+
+def test_symmetrizer_is_the_group_average_of_a_python_loop():
+    sym = symmetry()
+    torch.manual_seed(0)
+    net = nn.Linear(OBS.dim, ACT.dim).double()
+    x = torch.randn(2, OBS.dim, dtype=torch.float64)
+    loop = sum(sym.action.act_inverse(net(sym.observation.act(x, g)), g) for g in range(10)) / 10
+    assert torch.allclose(Symmetrizer(net, sym.observation, sym.action)(x), loop, atol=1e-12)
+
+
+def test_probability_averaging_with_masks_is_equivariant_and_normalised():
+    sym = symmetry(symmetric(5))
+    torch.manual_seed(1)
+    net = nn.Sequential(nn.Linear(OBS.dim, 16), nn.Tanh(), nn.Linear(16, ACT.dim)).double()
+    x = torch.randn(5, OBS.dim, dtype=torch.float64)
+    mask = torch.rand(5, ACT.dim, generator=torch.Generator().manual_seed(0)) > 0.4
+    mask[:, 0] = True
+    s = Symmetrizer(net, sym.observation, sym.action, average="probabilities")
+    logp = s(x, mask)
+    assert torch.allclose(logp.exp().sum(-1), torch.ones(5, dtype=torch.float64))
+    assert torch.all(logp[~mask] == float("-inf"))
+    assert_equivariant(s, [sym.observation, sym.action], sym.action, (x, mask))
+
+
+def test_pass_mask_gives_each_copy_its_relabelled_mask():
+    sym = symmetry()
+    seen = []
+
+    def policy(x, mask):
+        seen.append(mask.clone())
+        return torch.zeros(x.shape[0], ACT.dim).masked_fill(~mask, -1.0)
+
+    mask = torch.zeros(1, ACT.dim, dtype=torch.bool)
+    mask[0, 3 + 0] = True  # hint colour 0 legal
+    Symmetrizer(policy, sym.observation, sym.action, pass_mask=True)(torch.zeros(1, OBS.dim), mask)
+    masks = seen[0]
+    for g in range(10):
+        assert masks[g, 3 + int(sym.label_permutations(g)["colour"][0])]
+
+
+def test_sampled_symmetrization_for_a_group_too_large_to_list():
+    lever = Labels("lever", 9)
+    sym = Symmetry(symmetric(9), acts_on=lever, observation=Layout([Block("x", lever)]), action=Layout([Block("a", lever)]))
+    net = nn.Linear(9, 9).double()
+    with pytest.raises(GroupTooLargeError, match="exact symmetrization"):
+        Symmetrizer(net, sym.observation, sym.action)
+    x = torch.randn(1, 9, dtype=torch.float64)
+    exact_mean = net(x).detach().mean().expand(9)  # S9 is transitive: the exact result would be the mean output on every lever
+    errors = []
+    for samples in (10, 1000):
+        s = Symmetrizer(net, sym.observation, sym.action, samples=samples, generator=torch.Generator().manual_seed(0))
+        errors.append(float((s(x)[0].detach() - exact_mean).abs().max()))
+    assert errors[1] < errors[0] and errors[1] < 0.1
+
+
+def test_bad_inputs():
+    sym = symmetry()
+    net = nn.Linear(OBS.dim, ACT.dim)
+    s = Symmetrizer(net, sym.observation, sym.action)
+    with pytest.raises(ValueError, match=f"last dimension {OBS.dim}"):
+        s(torch.randn(2, OBS.dim + 1))
+    with pytest.raises(TypeError, match="bool"):
+        s(torch.randn(2, OBS.dim), torch.ones(2, ACT.dim))
+    with pytest.raises(ValueError, match="average"):
+        Symmetrizer(net, sym.observation, sym.action, average="mean")
+    with pytest.raises(ValueError, match="share one group"):
+        Symmetrizer(net, sym.observation, symmetry(cyclic(5)).action)
+    with pytest.raises(ValueError, match="samples"):
+        Symmetrizer(net, sym.observation, sym.action, samples=0)
+    with pytest.raises(ValueError, match="must return a tensor with last dimension"):
+        Symmetrizer(nn.Linear(OBS.dim, 3), sym.observation, sym.action)(torch.randn(2, OBS.dim))

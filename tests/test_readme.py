@@ -1,0 +1,17 @@
+"""The README's quick start runs as written."""
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_quick_start_runs_and_is_short(capsys):
+    text = README.read_text()
+    section = text.split("## Quick start", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    assert len(code.strip().splitlines()) < 20
+    exec(compile(code, "README quick start", "exec"), {})
+    out = capsys.readouterr().out
+    error = float(out.strip().rsplit(" ", 1)[1])
+    assert error < 1e-12

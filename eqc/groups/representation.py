@@ -96,7 +96,10 @@ class PermutationRepresentation:
             raise ValueError(
                 f"perms must have last dimension {self.group.degree} (the group's degree), got shape {tuple(perms.shape)}"
             )
-        return self._map(perms.cpu())
+        perms = perms.cpu()
+        if self.group.is_enumerable:  # look the cached table up rather than rebuild the map
+            return self.coordinate_permutations[self.group.index_of(perms)]
+        return self._map(perms)
 
     @cached_property
     def coordinate_permutations(self) -> torch.Tensor:

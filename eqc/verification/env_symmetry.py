@@ -13,6 +13,7 @@ The first violation is returned as a :class:`Counterexample` naming the block.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,7 @@ import torch
 from eqc.dec_pomdp import DecPOMDP, Symmetry
 
 DEFAULT_MAX_STEPS = 10_000
+Invariants = Callable[[DecPOMDP], Any]
 
 
 @dataclass(frozen=True)
@@ -30,7 +32,7 @@ class Counterexample:
     episode: int
     step: int
     element: list[int]  # the group element, as an image array
-    kind: str  # "observation", "legal_actions", "reward", "terminal", "outcome_probability", "error"
+    kind: str  # "observation", "legal_actions", "reward", "terminal", "outcome_probability", "invariant", "error"
     agent: int | None = None
     block: str | None = None  # the Layout block that differs (observations and actions)
     coordinate: str | None = None  # e.g. "hand[axis0=2, colour=3, rank=1]"
@@ -57,14 +59,16 @@ class _Trace:
     actions: list[list[int]] = field(default_factory=list)
     rewards: list[float] = field(default_factory=list)
     terminal: list[bool] = field(default_factory=list)
+    invariants: list[Any] = field(default_factory=list)
 
 
-def _record(env: DecPOMDP, trace: _Trace) -> None:
+def _record(env: DecPOMDP, trace: _Trace, invariants: Invariants | None) -> None:
     trace.outcomes.append(env.last_outcome)
     trace.probabilities.append(float(env.last_outcome_probability))
     trace.observations.append(env.observations().detach().clone())
     trace.legal.append(env.legal_actions().detach().clone())
     trace.terminal.append(bool(env.terminal))
+    trace.invariants.append(None if invariants is None else invariants(env))
 
 
 def _random_actions(legal: torch.Tensor, generator: torch.Generator) -> list[int]:
@@ -75,15 +79,15 @@ def _random_actions(legal: torch.Tensor, generator: torch.Generator) -> list[int
     return actions
 
 
-def _play(env: DecPOMDP, generator: torch.Generator, max_steps: int) -> _Trace:
+def _play(env: DecPOMDP, generator: torch.Generator, max_steps: int, invariants: Invariants | None) -> _Trace:
     trace = _Trace()
     env.reset()
-    _record(env, trace)
+    _record(env, trace, invariants)
     while not trace.terminal[-1] and len(trace.actions) < max_steps:
         actions = _random_actions(trace.legal[-1], generator)
         trace.actions.append(actions)
         trace.rewards.append(float(env.step(actions)))
-        _record(env, trace)
+        _record(env, trace, invariants)
     return trace
 
 
@@ -105,7 +109,14 @@ def _first_difference(
 
 
 def _compare_step(
-    env: DecPOMDP, symmetry: Symmetry, trace: _Trace, t: int, perm: torch.Tensor, episode: int, atol: float
+    env: DecPOMDP,
+    symmetry: Symmetry,
+    trace: _Trace,
+    t: int,
+    perm: torch.Tensor,
+    episode: int,
+    atol: float,
+    invariants: Invariants | None,
 ) -> Counterexample | None:
     element = perm.tolist()
     base = dict(episode=episode, step=t, element=element)
@@ -132,6 +143,8 @@ def _compare_step(
             )
     if bool(env.terminal) != trace.terminal[t]:
         return Counterexample(**base, kind="terminal", expected=trace.terminal[t], actual=bool(env.terminal))
+    if invariants is not None and invariants(env) != trace.invariants[t]:
+        return Counterexample(**base, kind="invariant", expected=trace.invariants[t], actual=invariants(env))
     return None
 
 
@@ -144,6 +157,7 @@ def check_env_symmetry(
     elements: torch.Tensor | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
     atol: float = 1e-6,
+    invariants: Invariants | None = None,
 ) -> Counterexample | None:
     """Play ``episodes`` episodes and their relabelled replays; return the first violation, or ``None``.
 
@@ -153,6 +167,8 @@ def check_env_symmetry(
         generator: drives the random legal actions and the group elements (seeded: reproducible).
         elements: image arrays ``[episodes, degree]`` to use instead of uniform random elements.
         atol: tolerance for observations, rewards and probabilities.
+        invariants: ``env -> value`` of quantities a symmetry must leave unchanged (e.g. score,
+            lives, tokens), compared with ``==`` at every step.
     """
     if not isinstance(symmetry, Symmetry):
         raise TypeError(f"symmetry must be an eqc Symmetry, got {type(symmetry).__name__}")
@@ -168,13 +184,13 @@ def check_env_symmetry(
             raise ValueError(f"elements must be {episodes} elements of {group.name} as image arrays [{episodes}, {group.degree}]")
     act_coords = symmetry.action.coordinate_map(perms)
     for episode, perm in enumerate(perms):
-        trace = _play(env, generator, max_steps)
+        trace = _play(env, generator, max_steps, invariants)
         labels = symmetry.label_permutations(perm)
         try:
             env.reset(_relabel(env, trace.outcomes[0], labels))
         except (ValueError, TypeError) as err:
             return Counterexample(episode, 0, perm.tolist(), "error", detail=f"relabelled reset failed: {err}")
-        found = _compare_step(env, symmetry, trace, 0, perm, episode, atol)
+        found = _compare_step(env, symmetry, trace, 0, perm, episode, atol, invariants)
         if found:
             return found
         for t, actions in enumerate(trace.actions, start=1):
@@ -185,7 +201,7 @@ def check_env_symmetry(
                 return Counterexample(episode, t, perm.tolist(), "error", detail=f"relabelled step {mapped} failed: {err}")
             if abs(reward - trace.rewards[t - 1]) > atol:
                 return Counterexample(episode, t, perm.tolist(), "reward", expected=trace.rewards[t - 1], actual=reward)
-            found = _compare_step(env, symmetry, trace, t, perm, episode, atol)
+            found = _compare_step(env, symmetry, trace, t, perm, episode, atol, invariants)
             if found:
                 return found
     return None

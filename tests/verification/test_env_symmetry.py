@@ -97,3 +97,10 @@ def test_bad_arguments():
         check_env_symmetry(SignalGame(), "S4")
     with pytest.raises(ValueError, match="elements"):
         check_env_symmetry(SignalGame(), sym.restrict(cyclic(N)), episodes=1, elements=torch.tensor([[1, 0, 2, 3]]))
+
+
+def test_invariants_hook_compares_quantities_outside_the_observation():
+    sym = Symmetry(symmetric(N), acts_on=colour, observation=OBS, action=ACT)
+    assert check_env_symmetry(SignalGame(), sym, episodes=10, invariants=lambda env: env.t) is None
+    found = check_env_symmetry(SignalGame(), sym, episodes=10, invariants=lambda env: env.colour)
+    assert found is not None and found.kind == "invariant"

@@ -1,0 +1,30 @@
+"""The lever game: environment and symmetry, training under SP / OP / G-OP / EQ / SP+symmetrizer, cross-play."""
+
+from eqc.domains.lever.evaluate import CrossPlay, cross_play, cross_play_matrix, summarize
+from eqc.domains.lever.game import (
+    DEFAULT_PAYOFFS,
+    LeverGame,
+    equal_payoff_classes,
+    lever_cyclic_subgroup,
+    lever_game,
+    lever_group,
+)
+from eqc.domains.lever.train import RULES, LeverConfig, LeverPool, train_pool, train_pools
+
+__all__ = [
+    "DEFAULT_PAYOFFS",
+    "RULES",
+    "CrossPlay",
+    "LeverConfig",
+    "LeverGame",
+    "LeverPool",
+    "cross_play",
+    "cross_play_matrix",
+    "equal_payoff_classes",
+    "lever_cyclic_subgroup",
+    "lever_game",
+    "lever_group",
+    "summarize",
+    "train_pool",
+    "train_pools",
+]

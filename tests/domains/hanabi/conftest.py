@@ -1,0 +1,36 @@
+"""Fixtures for the Hanabi tests: seeded generators and HLE envs reused across tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import torch
+
+
+@pytest.fixture
+def generator() -> torch.Generator:
+    """A fresh torch.Generator with a fixed seed."""
+    return torch.Generator().manual_seed(1234)
+
+
+@pytest.fixture(scope="session")
+def hle_env() -> Iterator[Callable[..., Any]]:
+    """``hle_env(num_players=2, observation_type="full", **kwargs)``: a cached HanabiEnv (skips without HLE).
+
+    Envs are shared within the session; every test must ``reset`` before use.
+    """
+    pytest.importorskip("hanabi_learning_environment")
+    from eqc.domains.hanabi.hle import HanabiEnv
+
+    cache: dict[tuple, HanabiEnv] = {}
+
+    def make(num_players: int = 2, observation_type: str = "full", **kwargs: Any) -> HanabiEnv:
+        key = (num_players, observation_type, tuple(sorted(kwargs.items())))
+        if key not in cache:
+            cache[key] = HanabiEnv(num_players, observation_type, **kwargs)
+        return cache[key]
+
+    yield make
+    cache.clear()

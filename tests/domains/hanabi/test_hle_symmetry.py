@@ -1,0 +1,239 @@
+"""Proof by test, against HLE itself, that the declared colour symmetry is a symmetry of Hanabi.
+
+Two ways: eqc.verification.check_env_symmetry (the generic check any user runs), and a
+Hanabi-specific differential test that also compares scores, lives, tokens, fireworks and the
+true hands, and drives the SAD block with greedy actions that differ from the moves taken.
+Negative tests: deliberately wrong declarations are reported with the wrong block's name.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+pytest.importorskip("hanabi_learning_environment")
+
+from eqc.dec_pomdp import Block, Layout, Symmetry  # noqa: E402
+from eqc.domains.hanabi.dealing import relabel_deck  # noqa: E402
+from eqc.domains.hanabi.hle import HanabiEnv  # noqa: E402
+from eqc.domains.hanabi.symmetry import action_layout, colour_labels, colour_symmetry, observation_layout, rank_labels  # noqa: E402
+from eqc.groups import PermutationRepresentation, cyclic, dihedral, symmetric  # noqa: E402
+from eqc.verification import check_env_symmetry  # noqa: E402
+
+pytestmark = pytest.mark.hanabi
+
+PLAYERS = [2, 3, 4, 5]
+S5 = symmetric(5)
+
+
+def relabelled_game_mismatch(
+    env_a: HanabiEnv, env_b: HanabiEnv, symmetry: Symmetry, perm: torch.Tensor, generator: torch.Generator
+) -> str | None:
+    """Play a random game in ``env_a`` and its colour-relabelled twin in ``env_b``; describe the first mismatch."""
+    labels = symmetry.label_permutations(perm)
+    sigma = labels["colour"].tolist()
+    env_a.reset()
+    env_b.reset(env_b.relabel_outcome(env_a.last_outcome, labels))
+    moves = symmetry.action.coordinate_map(perm).tolist()  # uid -> relabelled uid
+    layout = symmetry.observation_layout
+    num_ranks = env_a.num_ranks
+    for step in range(1000):
+        expected = symmetry.observation.act_by_permutations(env_a.observations(), perm)
+        got = env_b.observations()
+        if not torch.equal(expected, got):
+            player, coord = (expected != got).nonzero()[0].tolist()
+            return f"step {step}, player {player}: observation {layout.describe(coord)}"
+        legal_a = env_a.legal_moves()
+        if sorted(moves[u] for u in legal_a) != env_b.legal_moves():
+            return f"step {step}: legal moves {legal_a} map to {sorted(moves[u] for u in legal_a)}, got {env_b.legal_moves()}"
+        for name in ("terminal", "current_player", "score", "lives", "information_tokens", "bombed_out", "cards_dealt"):
+            if getattr(env_a, name) != getattr(env_b, name):
+                return f"step {step}: {name} {getattr(env_a, name)} != {getattr(env_b, name)}"
+        fireworks = [0] * len(sigma)
+        for c, height in enumerate(env_a.fireworks):
+            fireworks[sigma[c]] = height
+        if fireworks != env_b.fireworks:
+            return f"step {step}: fireworks {env_b.fireworks}, expected {fireworks}"
+        if [list(relabel_deck(hand, sigma, num_ranks)) for hand in env_a.hands()] != env_b.hands():
+            return f"step {step}: hands differ"
+        if env_a.terminal:
+            return None
+        move, greedy = (legal_a[int(i)] for i in torch.randint(len(legal_a), (2,), generator=generator))
+        kwargs_a = dict(greedy=greedy) if env_a.sad else {}
+        kwargs_b = dict(greedy=moves[greedy]) if env_b.sad else {}
+        reward_a, reward_b = env_a.play(move, **kwargs_a), env_b.play(moves[move], **kwargs_b)
+        if reward_a != reward_b:
+            return f"step {step}: reward {reward_a} != {reward_b}"
+    return "game did not end within 1000 steps"
+
+
+def _run_differential(num_players: int, games: int, seed: int, *, observation_type: str = "full", sad: bool = False) -> None:
+    env_a, env_b = HanabiEnv(num_players, observation_type, sad=sad, seed=seed), HanabiEnv(num_players, observation_type, sad=sad)
+    symmetry = colour_symmetry(S5, num_players, observation_type=observation_type, sad=sad)
+    generator = torch.Generator().manual_seed(seed)
+    for game, perm in enumerate(S5.random_permutations(games, generator)):
+        found = relabelled_game_mismatch(env_a, env_b, symmetry, perm, generator)
+        assert found is None, f"{num_players} players, game {game}, element {perm.tolist()}: {found}"
+
+
+# ----------------------------------------------------------------------------- layout vs HLE
+@pytest.mark.parametrize("num_players", PLAYERS)
+@pytest.mark.parametrize("observation_type", ["full", "minimal"])
+@pytest.mark.parametrize("sad", [False, True])
+def test_layout_dims_equal_hle(hle_env, num_players: int, observation_type: str, sad: bool) -> None:
+    env = hle_env(num_players, observation_type, sad=sad)
+    symmetry = colour_symmetry(S5, num_players, observation_type=observation_type, sad=sad)
+    assert symmetry.observation.dim == symmetry.observation_layout.dim == env.obs_dim
+    assert symmetry.action.dim == env.num_actions
+
+
+@pytest.mark.parametrize(
+    ("num_players", "num_colours", "num_ranks", "hand_size", "info", "life"),
+    [(2, 1, 1, 1, 1, 1), (2, 3, 4, 2, 5, 2), (3, 2, 5, 3, 8, 3), (4, 4, 3, 2, 3, 1), (5, 5, 2, 2, 8, 3)],
+)
+def test_layout_dims_equal_hle_for_other_games(num_players, num_colours, num_ranks, hand_size, info, life) -> None:
+    kwargs = dict(num_colours=num_colours, num_ranks=num_ranks, hand_size=hand_size, max_information_tokens=info, max_life_tokens=life)
+    for observation_type in ("full", "minimal"):
+        env = HanabiEnv(num_players, observation_type, **kwargs)
+        layout = observation_layout(num_players, num_colours, num_ranks, hand_size, None, info, life, observation_type=observation_type)
+        assert layout.dim == env.obs_dim
+    assert action_layout(num_players, num_colours, num_ranks, hand_size).dim == env.num_actions
+
+
+# ----------------------------------------------------------------------------- positive
+@pytest.mark.parametrize("num_players", PLAYERS)
+@pytest.mark.parametrize("observation_type", ["full", "minimal"])
+def test_check_env_symmetry_accepts_colour_symmetry(hle_env, num_players: int, observation_type: str) -> None:
+    env = hle_env(num_players, observation_type)
+    symmetry = colour_symmetry(S5, num_players, observation_type=observation_type)
+    found = check_env_symmetry(env, symmetry, episodes=2, generator=torch.Generator().manual_seed(num_players))
+    assert found is None, str(found)
+
+
+@pytest.mark.parametrize("group", [cyclic(5), dihedral(5)], ids=["C5", "D10"])
+def test_check_env_symmetry_subgroups_and_sad(hle_env, group) -> None:
+    env = hle_env(2, "full", sad=True)
+    found = check_env_symmetry(env, colour_symmetry(group, 2, sad=True), episodes=2, generator=torch.Generator().manual_seed(7))
+    assert found is None, str(found)
+
+
+def test_check_env_symmetry_fewer_colours() -> None:
+    env = HanabiEnv(3, num_colours=3, num_ranks=3, hand_size=3)
+    found = check_env_symmetry(env, colour_symmetry(symmetric(3), 3, num_ranks=3, hand_size=3), episodes=3)
+    assert found is None, str(found)
+
+
+@pytest.mark.parametrize("num_players", PLAYERS)
+def test_differential_relabelled_games(num_players: int) -> None:
+    _run_differential(num_players, games=2, seed=10 + num_players)
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_differential_relabelled_games_sad_greedy(num_players: int) -> None:
+    _run_differential(num_players, games=2, seed=20 + num_players, sad=True)
+
+
+# ----------------------------------------------------------------------------- negative
+class _Tampered(Symmetry):
+    """A declaration whose observation representation was replaced (to model a wrong declaration)."""
+
+    def __init__(self, base: Symmetry, observation: PermutationRepresentation) -> None:
+        super().__init__(base.group, base.acts_on, base.observation_layout, base.action_layout)
+        self._tampered = observation
+
+    @property
+    def observation(self) -> PermutationRepresentation:  # type: ignore[override]
+        return self._tampered
+
+
+def _inverse_on_blocks(symmetry: Symmetry, prefix: str) -> _Tampered:
+    """The paper's public-code bug: blocks whose name starts with ``prefix`` permuted by g^-1."""
+    table = symmetry.observation.coordinate_permutations.clone()
+    inverse = symmetry.group.inverse
+    offsets = symmetry.observation_layout.offsets()
+    for block in symmetry.observation_layout:
+        if block.name.startswith(prefix):
+            s = slice(offsets[block.name], offsets[block.name] + block.size)
+            table[:, s] = symmetry.observation.coordinate_permutations[inverse][:, s]
+    return _Tampered(symmetry, PermutationRepresentation.from_table(symmetry.group, table))
+
+
+def _rotations(n: int) -> torch.Tensor:
+    """Non-identity rotations of the colours (g != g^-1 for each)."""
+    return torch.stack([torch.roll(torch.arange(5), k) for k in range(1, 5)] * (n // 4 + 1))[:n]
+
+
+def test_hint_colour_by_inverse_is_caught(hle_env) -> None:
+    env = hle_env(2)
+    wrong = _inverse_on_blocks(colour_symmetry(cyclic(5)), "last_action_colour")
+    found = check_env_symmetry(env, wrong, episodes=8, elements=_rotations(8), generator=torch.Generator().manual_seed(3))
+    assert found is not None and found.kind == "observation"
+    assert found.block == "last_action_colour", str(found)
+
+
+def test_knowledge_colour_hint_by_inverse_is_caught(hle_env) -> None:
+    env = hle_env(2)
+    base = colour_symmetry(cyclic(5))
+    table = base.observation.coordinate_permutations.clone()
+    wrong = _inverse_on_blocks(base, "knowledge_p0_slot0_colour_hinted")
+    found = check_env_symmetry(env, wrong, episodes=20, elements=_rotations(20), generator=torch.Generator().manual_seed(4))
+    assert found is not None and found.block == "knowledge_p0_slot0_colour_hinted", str(found)
+    assert torch.equal(base.observation.coordinate_permutations, table)  # the correct declaration was not touched
+
+
+def _declaration_with(block: Block, num_players: int = 2) -> Symmetry:
+    layout = observation_layout(num_players)
+    blocks = [block if b.name == block.name else b for b in layout]
+    return Symmetry(S5, colour_labels(), Layout(blocks), action_layout(num_players))
+
+
+def test_block_moved_when_it_should_be_fixed_is_caught(hle_env) -> None:
+    """Revealed *rank* declared as if it were a colour."""
+    wrong = _declaration_with(Block("last_action_rank", colour_labels(), encoding="one_hot"))
+    found = check_env_symmetry(hle_env(2), wrong, episodes=5, generator=torch.Generator().manual_seed(5))
+    assert found is not None and found.block == "last_action_rank", str(found)
+
+
+def test_block_fixed_when_it_should_move_is_caught(hle_env) -> None:
+    """Discards declared without their colour axis."""
+    wrong = _declaration_with(Block("discards", 5, 10, encoding="binary"), num_players=3)
+    found = check_env_symmetry(hle_env(3), wrong, episodes=5, generator=torch.Generator().manual_seed(6))
+    assert found is not None and found.block == "discards", str(found)
+
+
+def test_wrong_action_declaration_is_caught(hle_env) -> None:
+    """Reveal-rank moves declared as colour moves: reported on the legal-move mask."""
+    layout = action_layout(2)
+    blocks = [Block("reveal_rank", 1, colour_labels()) if b.name == "reveal_rank" else b for b in layout]
+    wrong = Symmetry(S5, colour_labels(), observation_layout(2), Layout(blocks))
+    found = check_env_symmetry(hle_env(2), wrong, episodes=5, generator=torch.Generator().manual_seed(8))
+    assert found is not None and found.kind == "legal_actions" and found.block == "reveal_rank", str(found)
+
+
+def test_differential_helper_catches_wrong_declaration() -> None:
+    env_a, env_b = HanabiEnv(2, seed=1), HanabiEnv(2)
+    wrong = _declaration_with(Block("fireworks", 5, rank_labels(), encoding="one_hot"))  # colour axis missing
+    generator = torch.Generator().manual_seed(2)
+    results = [relabelled_game_mismatch(env_a, env_b, wrong, torch.tensor([1, 2, 3, 4, 0]), generator) for _ in range(3)]
+    assert any(r is not None and "fireworks" in r for r in results), results
+
+
+# ----------------------------------------------------------------------------- slow: 1000+ games
+@pytest.mark.slow
+@pytest.mark.parametrize(("num_players", "games"), [(2, 300), (3, 250), (4, 250), (5, 250)])
+def test_differential_many_games(num_players: int, games: int) -> None:
+    _run_differential(num_players, games=games, seed=100 + num_players)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("num_players", PLAYERS)
+def test_differential_many_games_minimal_and_sad(num_players: int) -> None:
+    _run_differential(num_players, games=40, seed=200 + num_players, observation_type="minimal")
+    _run_differential(num_players, games=40, seed=300 + num_players, sad=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("num_players", PLAYERS)
+def test_check_env_symmetry_many_episodes(hle_env, num_players: int) -> None:
+    found = check_env_symmetry(hle_env(num_players), colour_symmetry(S5, num_players), episodes=60, generator=torch.Generator().manual_seed(num_players))
+    assert found is None, str(found)

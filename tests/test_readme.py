@@ -15,3 +15,13 @@ def test_quick_start_runs_and_is_short(capsys):
     out = capsys.readouterr().out
     error = float(out.strip().rsplit(" ", 1)[1])
     assert error < 1e-12
+
+
+def test_hanabi_declaration_check_finds_the_deliberate_mistake(capsys):
+    import pytest
+
+    pytest.importorskip("hanabi_learning_environment")
+    section = README.read_text().split("## Hanabi", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    exec(compile(code, "README Hanabi check", "exec"), {})
+    assert "block 'discards'" in capsys.readouterr().out

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Hashable
-from dataclasses import dataclass
 
 import networkx as nx
 import torch
@@ -47,27 +46,34 @@ from eqc.groups import PermutationGroup
 DEFAULT_DECIMALS = 9
 
 
-@dataclass(frozen=True)
-class DiscoveredSymmetry:
-    """The Other-Play symmetry group of a tabular Dec-POMDP.
+class DiscoveredSymmetry(PermutationGroup):
+    """The Other-Play symmetry group of a tabular Dec-POMDP: an eqc :class:`PermutationGroup`.
 
-    ``group`` acts on ``S + A + O`` points laid out as in :attr:`segments`; ``symmetry``
-    declares it on the game's observation, action and state layouts.
+    It acts on ``S + A + O`` points laid out as in :attr:`segments` (states, then actions, then
+    observations); :attr:`symmetry` declares it on the game's observation, action and state
+    layouts. ``order`` comes from the generators, never from listing the group.
     """
 
-    group: PermutationGroup
-    symmetry: Symmetry
-    segments: dict[str, range]
+    def __init__(self, generators: torch.Tensor, game: TabularDecPOMDP) -> None:
+        super().__init__(generators, name="discovered")
+        labels = game.labels
+        self.segments: dict[str, range] = {}
+        start = 0
+        for name in ("state", "action", "observation"):
+            self.segments[name] = range(start, start + labels[name].size)
+            start += labels[name].size
+        self.symmetry = Symmetry(
+            self,
+            acts_on=[labels["state"], labels["action"], labels["observation"]],
+            observation=game.observation_layout,
+            action=game.action_layout,
+            state=game.state_layout,
+        )
 
     @property
-    def order(self) -> int:
-        """Number of symmetries (from the generators, never by listing them)."""
-        return self.group.order
-
-    @property
-    def generators(self) -> torch.Tensor:
-        """The discovered generators, image arrays ``[k, S + A + O]``."""
-        return self.group.generators
+    def group(self) -> PermutationGroup:
+        """The group itself (reads well as ``found.group``)."""
+        return self
 
     def label_permutations(self, perm: torch.Tensor) -> dict[str, torch.Tensor]:
         """How the element ``perm`` (an image array) relabels ``"state"``, ``"action"`` and ``"observation"``."""
@@ -297,26 +303,24 @@ def _orbit(generators: list[list[int]], point: int) -> set[int]:
 def discover_symmetries(game: TabularDecPOMDP, *, decimals: int = DEFAULT_DECIMALS) -> DiscoveredSymmetry:
     """The group of Other-Play symmetries of ``game`` (see the module docstring for the point layout).
 
-    ``decimals``: table values that agree to this many decimals count as equal.
+    ``game`` is a :class:`TabularDecPOMDP` or anything with a ``to_tabular()`` method (e.g.
+    :func:`eqc.domains.lever.lever_game`). ``decimals``: table values that agree to this many
+    decimals count as equal.
     """
+    game = _as_tabular(game)
     _check_decimals(decimals)
     graph, points = symmetry_graph(game, decimals=decimals)
-    degree = len(points)
     generators = automorphism_generators(graph, points)
-    group = PermutationGroup.from_generators(generators, degree=degree, name="discovered")
-    labels = game.labels
-    segments, start = {}, 0
-    for name in ("state", "action", "observation"):
-        segments[name] = range(start, start + labels[name].size)
-        start += labels[name].size
-    symmetry = Symmetry(
-        group,
-        acts_on=[labels["state"], labels["action"], labels["observation"]],
-        observation=game.observation_layout,
-        action=game.action_layout,
-        state=game.state_layout,
-    )
-    return DiscoveredSymmetry(group, symmetry, segments)
+    validated = PermutationGroup.from_generators(generators, degree=len(points)).generators
+    return DiscoveredSymmetry(validated, game)
+
+
+def _as_tabular(game: object) -> TabularDecPOMDP:
+    if not isinstance(game, TabularDecPOMDP) and callable(getattr(game, "to_tabular", None)):
+        game = game.to_tabular()  # type: ignore[union-attr]
+    if not isinstance(game, TabularDecPOMDP):
+        raise TypeError(f"game must be a TabularDecPOMDP or have a to_tabular() method, got {type(game).__name__}")
+    return game
 
 
 def discover_agent_symmetries(
@@ -329,6 +333,7 @@ def discover_agent_symmetries(
     of the two games' graphs). Permutations already in the group found so far are skipped; at
     most ``max_agents`` agents (``n!`` candidates). E.g. the lever game's two players: order 2.
     """
+    game = _as_tabular(game)
     _check_decimals(decimals)
     n = game.num_agents
     if n > max_agents:

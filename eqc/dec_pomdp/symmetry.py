@@ -18,7 +18,7 @@ from functools import cached_property
 import torch
 
 from eqc.dec_pomdp.layout import Labels, Layout
-from eqc.groups import PermutationGroup, PermutationRepresentation, direct_sum, tensor_product
+from eqc.groups import PermutationGroup, PermutationRepresentation, as_permutation, direct_sum, tensor_product
 
 
 class Symmetry:
@@ -70,6 +70,14 @@ class Symmetry:
         for name, layout in (("observation", observation), ("action", action), ("state", state)):
             if layout is not None:
                 self._check_layout(name, layout)
+
+        used = {axis.name for layout in (observation, action, state) if layout is not None for axis in layout.labels()}
+        unused = [lab.name for lab in labels if lab.name not in used]
+        if unused:
+            raise ValueError(
+                f"acts_on names label set(s) {unused} that no observation, action or state block uses, so the "
+                f"declaration would move nothing there; label sets used by the layouts: {sorted(used)}"
+            )
 
     def _check_layout(self, layout_name: str, layout: Layout) -> None:
         by_name = {lab.name: lab for lab in self.acts_on}
@@ -123,9 +131,10 @@ class Symmetry:
 
     def _as_group_permutation(self, g: int | torch.Tensor) -> torch.Tensor:
         if isinstance(g, torch.Tensor) and g.dim() == 1:
-            if g.shape[0] != self.group.degree:
-                raise ValueError(f"g as a permutation must have length {self.group.degree}, got {g.shape[0]}")
-            return g.long()
+            perm = as_permutation(g, self.group.degree, name="g")
+            if perm not in self.group:
+                raise ValueError(f"g = {perm.tolist()} is not an element of {self.group.name}")
+            return perm
         index = self.group._check_index(g, "g")
         if index.dim() != 0:
             raise ValueError("g must be a single element (an int row or one image array)")

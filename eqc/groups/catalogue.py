@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import torch
 
+from eqc._checks import check_int
 from eqc.groups.group import DEFAULT_ENUMERATION_LIMIT, PermutationGroup
 
 
 def _check_points(n: int, minimum: int, group: str) -> None:
-    if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"n must be an int (the number of points), got {type(n).__name__}")
-    if n < minimum:
-        raise ValueError(f"{group}(n) needs n >= {minimum}, got n={n}")
+    check_int(n, f"{group}(n): n, the number of points,", low=minimum)
 
 
 def _shift(n: int) -> list[int]:

@@ -18,6 +18,7 @@ import torch
 from sympy.combinatorics import Permutation
 from sympy.combinatorics import PermutationGroup as SympyGroup
 
+from eqc._checks import check_int
 from eqc.groups.permutations import PermutationLike, as_permutation, compose, from_sympy, identity, invert, to_sympy
 
 #: Largest group whose elements are listed by default. symmetric(8) (40,320) fits; symmetric(9) does not.
@@ -46,10 +47,12 @@ class PermutationGroup:
         name: str | None = None,
         enumeration_limit: int = DEFAULT_ENUMERATION_LIMIT,
     ) -> None:
-        if generators.dim() != 2:
-            raise ValueError(f"generators must have shape [num_generators, degree], got {tuple(generators.shape)}")
-        if not isinstance(enumeration_limit, int) or enumeration_limit < 1:
-            raise ValueError(f"enumeration_limit must be a positive int, got {enumeration_limit!r}")
+        if not isinstance(generators, torch.Tensor) or generators.dim() != 2:
+            raise TypeError(
+                "generators must be a LongTensor [num_generators, degree] of validated image arrays; "
+                "use PermutationGroup.from_generators for lists"
+            )
+        check_int(enumeration_limit, "enumeration_limit", low=1)
         degree = generators.shape[1]
         if generators.shape[0] == 0:
             generators = identity(degree).unsqueeze(0)
@@ -78,8 +81,10 @@ class PermutationGroup:
         """
         if isinstance(generators, torch.Tensor) and generators.dim() == 1:
             raise ValueError("generators must be a list of permutations (a 2-D tensor), got a single 1-D permutation; wrap it in a list")
-        if degree is not None and (isinstance(degree, bool) or not isinstance(degree, int) or degree < 0):
-            raise ValueError(f"degree must be a non-negative int, got {degree!r}")
+        if degree is not None:
+            check_int(degree, "degree", low=0)
+        if isinstance(generators, torch.Tensor) and generators.dim() == 2 and degree is None:
+            degree = generators.shape[1]
         perms = [as_permutation(g, degree, name=f"generators[{k}]") for k, g in enumerate(generators)]
         if not perms:
             if degree is None:
@@ -156,11 +161,19 @@ class PermutationGroup:
 
     def index_of(self, perms: PermutationLike | torch.Tensor) -> torch.Tensor:
         """Row indices of ``perms`` (``[..., degree]``) in :attr:`elements`; ``ValueError`` if one is not in the group."""
-        perms = torch.as_tensor(perms, dtype=torch.long)
+        perms = torch.as_tensor(perms)
+        device = perms.device
+        if perms.dtype.is_floating_point or perms.dtype == torch.bool:
+            raise TypeError(f"perms must hold integers, got dtype {perms.dtype}")
+        perms = perms.to(device="cpu", dtype=torch.long)
         if perms.shape[-1:] != (self.degree,):
             raise ValueError(f"perms must have last dimension {self.degree} (the degree), got shape {tuple(perms.shape)}")
         keys, table = self._lookup
         flat = perms.reshape(-1, self.degree)
+        not_perm = (torch.sort(flat, dim=-1).values != identity(self.degree)).any(-1)
+        if bool(not_perm.any()):
+            bad = flat[not_perm.nonzero()[0, 0]].tolist()
+            raise ValueError(f"perms holds {bad}, which is not a permutation of 0..{self.degree - 1}")
         if table is None:
             query = self._sort_keys(flat)
             idx = torch.searchsorted(keys, query).clamp(max=self.order - 1)
@@ -171,7 +184,7 @@ class PermutationGroup:
         if bool(missing.any()):
             bad = flat[missing.nonzero()[0, 0]].tolist()
             raise ValueError(f"permutation {bad} is not an element of {self.name}")
-        return idx.reshape(perms.shape[:-1])
+        return idx.reshape(perms.shape[:-1]).to(device)
 
     def __contains__(self, perm: object) -> bool:
         try:
@@ -199,8 +212,9 @@ class PermutationGroup:
     def compose(self, i: int | torch.Tensor, j: int | torch.Tensor) -> torch.Tensor:
         """Row of ``elements[i] * elements[j]`` (apply ``j`` first); broadcasts over tensors of rows."""
         i_t, j_t = self._check_index(i, "i"), self._check_index(j, "j")
-        i_t, j_t = torch.broadcast_tensors(i_t, j_t)
-        return self.index_of(compose(self.elements[i_t], self.elements[j_t]))
+        device = i_t.device
+        i_t, j_t = torch.broadcast_tensors(i_t.cpu(), j_t.cpu())
+        return self.index_of(compose(self.elements[i_t], self.elements[j_t])).to(device)
 
     def _check_index(self, index: int | torch.Tensor, name: str) -> torch.Tensor:
         """Validate element indices (ints or integer tensors) against ``order``."""
@@ -269,8 +283,7 @@ class PermutationGroup:
 
 
 def _check_count(n: int) -> None:
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"n must be a non-negative int, got {n!r}")
+    check_int(n, "n", low=0)
 
 
 def _lexsort(rows: torch.Tensor) -> torch.Tensor:
@@ -287,6 +300,8 @@ def check_is_group(perms: Sequence[PermutationLike] | torch.Tensor, *, name: str
     Use it where a set of permutations must already *be* a group (the symmetrizer's
     guarantees need closure), rather than generate one.
     """
+    if len(perms) == 0:
+        raise ValueError(f"{name} is empty; a group contains at least the identity")
     rows = torch.stack([as_permutation(p, name=f"{name}[{k}]") for k, p in enumerate(perms)])
     present = {tuple(r) for r in rows.tolist()}
     for a in rows:

@@ -17,6 +17,7 @@ from functools import cached_property
 
 import torch
 
+from eqc._checks import check_int
 from eqc.groups.group import PermutationGroup
 from eqc.groups.permutations import compose, invert
 
@@ -35,6 +36,7 @@ class PermutationRepresentation:
     def __init__(self, group: PermutationGroup, dim: int, coordinate_map: CoordinateMap, *, name: str = "rho") -> None:
         if not isinstance(group, PermutationGroup):
             raise TypeError(f"group must be a PermutationGroup, got {type(group).__name__}")
+        check_int(dim, "dim", low=0)
         self.group = group
         self.dim = dim
         self.name = name
@@ -96,6 +98,8 @@ class PermutationRepresentation:
             raise ValueError(
                 f"perms must have last dimension {self.group.degree} (the group's degree), got shape {tuple(perms.shape)}"
             )
+        if perms.dtype.is_floating_point or perms.dtype == torch.bool:
+            raise TypeError(f"perms must hold integers, got dtype {perms.dtype}")
         perms = perms.cpu()
         if self.group.is_enumerable:  # look the cached table up rather than rebuild the map
             return self.coordinate_permutations[self.group.index_of(perms)]
@@ -143,9 +147,7 @@ class PermutationRepresentation:
         return self.group._check_index(g, "g").to(device)
 
     def _apply(self, x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        """Gather ``x`` along its last dim with per-row indices ``index [..., dim]``, broadcasting leading dims."""
-        shape = torch.broadcast_shapes(x.shape[:-1], index.shape[:-1]) + (self.dim,)
-        return torch.gather(x.expand(shape), -1, index.expand(shape))
+        return broadcast_gather(x, index)
 
     def act(self, x: torch.Tensor, g: int | torch.Tensor) -> torch.Tensor:
         """``rho(g) x``. ``x``: ``[..., dim]``; ``g``: an element row, or a LongTensor of rows broadcast
@@ -196,6 +198,8 @@ class PermutationRepresentation:
     # ------------------------------------------------------------------ derived representations
     def restrict(self, subgroup: PermutationGroup) -> PermutationRepresentation:
         """The same action restricted to ``subgroup`` (which must be a subgroup of :attr:`group`)."""
+        if not isinstance(subgroup, PermutationGroup):
+            raise TypeError(f"subgroup must be a PermutationGroup, got {type(subgroup).__name__}")
         if not subgroup.is_subgroup_of(self.group):
             raise ValueError(f"{subgroup.name} is not a subgroup of {self.group.name}")
         return PermutationRepresentation(subgroup, self.dim, self._map, name=self.name)
@@ -213,21 +217,33 @@ class PermutationRepresentation:
         return to_escnn(self)
 
 
-def _same_group(reps: Sequence[PermutationRepresentation]) -> PermutationGroup:
-    if not reps:
-        raise ValueError("need at least one representation")
-    group = reps[0].group
-    for k, rep in enumerate(reps):
+def broadcast_gather(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``out[..., j] = x[..., index[..., j]]``, broadcasting the leading dims of ``x`` and ``index`` (numpy-style)."""
+    shape = torch.broadcast_shapes(x.shape[:-1], index.shape[:-1]) + (index.shape[-1],)
+    return torch.gather(x.expand(shape), -1, index.to(x.device).expand(shape))
+
+
+def require_same_group(reps: Sequence[object], names: Sequence[str] | None = None) -> PermutationGroup:
+    """Check that every entry is a PermutationRepresentation (``None`` entries are skipped) of one group; return it."""
+    names = list(names) if names is not None else [f"reps[{k}]" for k in range(len(reps))]
+    group: PermutationGroup | None = None
+    for name, rep in zip(names, reps):
+        if rep is None:
+            continue
         if not isinstance(rep, PermutationRepresentation):
-            raise TypeError(f"reps[{k}] must be a PermutationRepresentation, got {type(rep).__name__}")
-        if rep.group is not group and rep.group != group:
-            raise ValueError(f"reps[{k}] is a representation of {rep.group.name}, not of {group.name}")
+            raise TypeError(f"{name} must be a PermutationRepresentation, got {type(rep).__name__}")
+        if group is None:
+            group = rep.group
+        elif rep.group is not group and rep.group != group:
+            raise ValueError(f"{name} is a representation of {rep.group.name}, not of {group.name}; they must share one group")
+    if group is None:
+        raise ValueError("need at least one representation")
     return group
 
 
 def direct_sum(*reps: PermutationRepresentation, name: str = "direct_sum") -> PermutationRepresentation:
     """``rho_1 + rho_2 + ...`` on the concatenation of the coordinates, in order."""
-    group = _same_group(reps)
+    group = require_same_group(reps)
     offsets = [0]
     for rep in reps:
         offsets.append(offsets[-1] + rep.dim)
@@ -241,7 +257,7 @@ def direct_sum(*reps: PermutationRepresentation, name: str = "direct_sum") -> Pe
 
 def tensor_product(*reps: PermutationRepresentation, name: str = "tensor_product") -> PermutationRepresentation:
     """``rho_1 (x) rho_2 (x) ...`` on row-major flattened coordinates ``(i_1, i_2, ...)``."""
-    group = _same_group(reps)
+    group = require_same_group(reps)
     dims = [rep.dim for rep in reps]
     strides = [1] * len(dims)
     for k in range(len(dims) - 2, -1, -1):

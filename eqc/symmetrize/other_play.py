@@ -17,6 +17,7 @@ import torch
 
 from eqc.dec_pomdp import Symmetry
 from eqc.groups import PermutationGroup, PermutationRepresentation, invert
+from eqc.groups.representation import broadcast_gather, require_same_group
 
 
 @dataclass(frozen=True)
@@ -40,13 +41,16 @@ class Relabelling:
         """Legal actions in each agent's relabelled game: ``rho_act(g) legal``."""
         return _gather(legal, self.action_index, "legal")
 
-    def to_env_actions(self, actions: torch.Tensor) -> torch.Tensor:
-        """Map actions chosen in the relabelled games back to the real game: ``a = g^-1(a')``."""
-        return _take(self.action_index, actions)
+    def to_env_actions(self, actions: torch.Tensor, *, check: bool = True) -> torch.Tensor:
+        """Map actions chosen in the relabelled games back to the real game: ``a = g^-1(a')``.
 
-    def to_agent_actions(self, actions: torch.Tensor) -> torch.Tensor:
+        ``check=False`` skips the range check (which synchronises with the device) in hot loops.
+        """
+        return _take(self.action_index, actions, check)
+
+    def to_agent_actions(self, actions: torch.Tensor, *, check: bool = True) -> torch.Tensor:
         """Map real-game actions into each agent's relabelled game: ``a' = g(a)`` (e.g. partner actions)."""
-        return _take(self.action_coordinates, actions)
+        return _take(self.action_coordinates, actions, check)
 
     def where(self, condition: torch.Tensor, other: Relabelling) -> Relabelling:
         """Take ``other``'s elements where ``condition [...]`` is True (e.g. for episodes that just restarted)."""
@@ -60,16 +64,15 @@ class Relabelling:
 
 
 def _gather(x: torch.Tensor, index: torch.Tensor, name: str) -> torch.Tensor:
-    if x.shape[-1] != index.shape[-1]:
-        raise ValueError(f"{name} must have last dimension {index.shape[-1]}, got shape {tuple(x.shape)}")
-    shape = torch.broadcast_shapes(x.shape[:-1], index.shape[:-1]) + (index.shape[-1],)
-    return torch.gather(x.expand(shape), -1, index.expand(shape))
+    if not isinstance(x, torch.Tensor) or x.dim() == 0 or x.shape[-1] != index.shape[-1]:
+        raise ValueError(f"{name} must be a tensor with last dimension {index.shape[-1]}, got {getattr(x, 'shape', type(x).__name__)}")
+    return broadcast_gather(x, index)
 
 
-def _take(table: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+def _take(table: torch.Tensor, actions: torch.Tensor, check: bool) -> torch.Tensor:
     if actions.dtype.is_floating_point or actions.dtype == torch.bool:
         raise TypeError(f"actions must be integer action indices, got dtype {actions.dtype}")
-    if actions.numel() and (int(actions.min()) < 0 or int(actions.max()) >= table.shape[-1]):
+    if check and actions.numel() and (int(actions.min()) < 0 or int(actions.max()) >= table.shape[-1]):
         raise ValueError(f"actions must lie in 0..{table.shape[-1] - 1}")
     return torch.gather(table, -1, actions.long().unsqueeze(-1)).squeeze(-1)
 
@@ -94,11 +97,10 @@ class OtherPlay:
     ) -> None:
         if not isinstance(generator, torch.Generator):
             raise TypeError("generator must be a seeded torch.Generator (Other-Play never uses the global RNG)")
-        for name, rep in (("observation", observation), ("action", action)):
-            if not isinstance(rep, PermutationRepresentation):
-                raise TypeError(f"{name} must be a PermutationRepresentation, got {type(rep).__name__}")
-            if rep.group != group:
-                raise ValueError(f"{name} is a representation of {rep.group.name}, not of {group.name}")
+        if not isinstance(group, PermutationGroup):
+            raise TypeError(f"group must be a PermutationGroup, got {type(group).__name__}")
+        if require_same_group([observation, action], ["observation", "action"]) != group:
+            raise ValueError(f"observation and action must be representations of {group.name}")
         self.group, self.observation, self.action = group, observation, action
         self.generator, self.device = generator, torch.device(device)
 

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from eqc.groups import PermutationRepresentation
+from eqc.groups.representation import require_same_group
 
 Average = Literal["outputs", "probabilities"]
 _AVERAGES = ("outputs", "probabilities")
@@ -22,11 +23,7 @@ _AVERAGES = ("outputs", "probabilities")
 
 def check_representations(in_rep: PermutationRepresentation, out_rep: PermutationRepresentation) -> None:
     """Both must be representations of the same group."""
-    for name, rep in (("in_rep", in_rep), ("out_rep", out_rep)):
-        if not isinstance(rep, PermutationRepresentation):
-            raise TypeError(f"{name} must be a PermutationRepresentation, got {type(rep).__name__}")
-    if in_rep.group is not out_rep.group and in_rep.group != out_rep.group:
-        raise ValueError(f"in_rep acts by {in_rep.group.name} but out_rep by {out_rep.group.name}; they must share one group")
+    require_same_group([in_rep, out_rep], ["in_rep", "out_rep"])
 
 
 def check_average(average: str) -> None:
@@ -90,10 +87,14 @@ class GroupAverager:
         if self.average == "outputs":
             result = back.mean(dim=-2)
             return result if legal_mask is None else result.masked_fill(~legal_mask, self.mask_value)
-        if legal_mask is not None:
-            back = back.masked_fill(~legal_mask.unsqueeze(-2), float("-inf"))
-        log_probs = torch.log_softmax(back, dim=-1)
-        return torch.logsumexp(log_probs, dim=-2) - math.log(back.shape[-2])
+        if legal_mask is None:
+            return torch.logsumexp(torch.log_softmax(back, dim=-1), dim=-2) - math.log(back.shape[-2])
+        # -inf entries would make NaN gradients (in log_softmax for rows with no legal action, e.g. a
+        # player not to act, and in logsumexp for illegal entries): keep every reduction finite, fill at the end
+        usable = (legal_mask | ~legal_mask.any(-1, keepdim=True)).unsqueeze(-2)
+        log_probs = torch.log_softmax(back.masked_fill(~usable, float("-inf")), dim=-1).masked_fill(~usable, 0.0)
+        averaged = torch.logsumexp(log_probs, dim=-2) - math.log(back.shape[-2])
+        return averaged.masked_fill(~legal_mask, float("-inf"))
 
     def check_input(self, x: torch.Tensor, legal_mask: torch.Tensor | None) -> None:
         if not isinstance(x, torch.Tensor):
@@ -103,9 +104,10 @@ class GroupAverager:
         if legal_mask is not None:
             if not isinstance(legal_mask, torch.Tensor) or legal_mask.dtype != torch.bool:
                 raise TypeError("legal_mask must be a bool tensor")
-            if legal_mask.shape[-1] != self.out_rep.dim:
+            if legal_mask.shape[:-1] != x.shape[:-1] or legal_mask.shape[-1] != self.out_rep.dim:
                 raise ValueError(
-                    f"legal_mask must have last dimension {self.out_rep.dim} (out_rep.dim), got shape {tuple(legal_mask.shape)}"
+                    f"legal_mask must have shape {tuple(x.shape[:-1]) + (self.out_rep.dim,)} (x's leading dims, "
+                    f"then out_rep.dim), got {tuple(legal_mask.shape)}"
                 )
 
 

@@ -13,6 +13,7 @@ The first violation is returned as a :class:`Counterexample` naming the block.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,7 @@ class Counterexample:
     expected: Any = None
     actual: Any = None
     detail: str = field(default="")
+    history: tuple[Any, ...] = ()  # the original game: (initial outcome, (actions, outcome) per step) up to `step`
 
     def __str__(self) -> str:
         where = f"episode {self.episode}, step {self.step}, element {self.element}"
@@ -91,6 +93,11 @@ def _play(env: DecPOMDP, generator: torch.Generator, max_steps: int, invariants:
     return trace
 
 
+def _history(trace: _Trace, t: int) -> tuple[Any, ...]:
+    """Enough to rebuild the original game's state at step ``t``: its chance outcomes and actions."""
+    return (trace.outcomes[0], *zip(trace.actions[:t], trace.outcomes[1 : t + 1]))
+
+
 def _relabel(env: DecPOMDP, outcome: Any, labels: dict[str, torch.Tensor]) -> Any:
     return None if outcome is None else env.relabel_outcome(outcome, labels)
 
@@ -119,9 +126,9 @@ def _compare_step(
     invariants: Invariants | None,
 ) -> Counterexample | None:
     element = perm.tolist()
-    base = dict(episode=episode, step=t, element=element)
+    base = dict(episode=episode, step=t, element=element, history=_history(trace, t))
     prob = float(env.last_outcome_probability)
-    if abs(prob - trace.probabilities[t]) > atol:
+    if not math.isclose(prob, trace.probabilities[t], rel_tol=1e-9, abs_tol=0.0):
         return Counterexample(**base, kind="outcome_probability", expected=trace.probabilities[t], actual=prob)
     checks = (
         ("observation", symmetry.observation, symmetry.observation_layout, trace.observations[t], env.observations()),
@@ -198,9 +205,15 @@ def check_env_symmetry(
             try:
                 reward = float(env.step(mapped, _relabel(env, trace.outcomes[t], labels)))
             except (ValueError, TypeError) as err:
-                return Counterexample(episode, t, perm.tolist(), "error", detail=f"relabelled step {mapped} failed: {err}")
+                return Counterexample(
+                episode, t, perm.tolist(), "error", detail=f"relabelled step {mapped} failed: {err}",
+                history=_history(trace, t),
+            )
             if abs(reward - trace.rewards[t - 1]) > atol:
-                return Counterexample(episode, t, perm.tolist(), "reward", expected=trace.rewards[t - 1], actual=reward)
+                return Counterexample(
+                    episode, t, perm.tolist(), "reward", expected=trace.rewards[t - 1], actual=reward,
+                    history=_history(trace, t),
+                )
             found = _compare_step(env, symmetry, trace, t, perm, episode, atol, invariants)
             if found:
                 return found

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from eqc.groups import PermutationGroup, PermutationRepresentation, invert
+from eqc.groups.representation import require_same_group
 
 Reps = PermutationRepresentation | Sequence[PermutationRepresentation | None] | None
 
@@ -84,14 +85,6 @@ def _as_list(value: object) -> list:
     return list(value) if isinstance(value, (tuple, list)) else [value]
 
 
-def _group_of(reps: list[PermutationRepresentation | None]) -> PermutationGroup:
-    groups = [r.group for r in reps if r is not None]
-    if not groups:
-        raise ValueError("at least one input or output needs a representation")
-    for g in groups[1:]:
-        if g is not groups[0] and g != groups[0]:
-            raise ValueError(f"all representations must share one group; got {groups[0].name} and {g.name}")
-    return groups[0]
 
 
 def _difference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -145,14 +138,21 @@ def equivariance_error(
     out_reps = _as_list(out_rep)
     if len(out_reps) != len(reference):
         raise ValueError(f"fn returned {len(reference)} outputs but {len(out_reps)} output representations were given")
-    group = _group_of(in_reps + out_reps)
+    for j, (rep, ref) in enumerate(zip(out_reps, reference)):
+        if rep is not None and (not isinstance(ref, torch.Tensor) or ref.shape[-1:] != (rep.dim,)):
+            raise ValueError(f"output {j} of fn must be a tensor with last dimension {rep.dim}, got {getattr(ref, 'shape', type(ref).__name__)}")
+    names = [f"in_rep[{k}]" for k in range(len(in_reps))] + [f"out_rep[{k}]" for k in range(len(out_reps))]
+    group = require_same_group(in_reps + out_reps, names)
     perms = _tested_elements(group, elements, generator)
 
     # coordinate permutations of every tested element, computed once per representation
     in_index = [None if rep is None else invert(rep.coordinate_map(perms)) for rep in in_reps]
     out_index = [None if rep is None else invert(rep.coordinate_map(perms)) for rep in out_reps]
     per_element = [[] for _ in out_reps]
-    per_coord = [torch.zeros(r.dim, dtype=torch.float64) if r is not None else None for r in out_reps]
+    per_coord = [
+        torch.zeros(r.dim, dtype=torch.float64, device=ref.device) if r is not None else None
+        for r, ref in zip(out_reps, reference)
+    ]
     with torch.no_grad():
         for k in range(perms.shape[0]):
             moved = [inp if idx is None else inp[..., idx[k].to(inp.device)] for inp, idx in zip(inputs, in_index)]
@@ -161,7 +161,7 @@ def equivariance_error(
                 if rep is None:
                     continue
                 diff = _difference(out, ref[..., out_index[j][k].to(ref.device)])
-                per_element[j].append(diff.max() if diff.numel() else torch.tensor(0.0, dtype=torch.float64))
+                per_element[j].append(diff.max().cpu() if diff.numel() else torch.tensor(0.0, dtype=torch.float64))
                 per_coord[j] = torch.maximum(per_coord[j], diff.reshape(-1, rep.dim).amax(0) if diff.numel() else per_coord[j])
 
     outputs = []
@@ -171,7 +171,7 @@ def equivariance_error(
         finite = ref[torch.isfinite(ref)] if ref.numel() else ref
         scale = max(1.0, float(finite.abs().max())) if finite.numel() else 1.0
         tol = (atol if atol is not None else DTYPE_TOLERANCE.get(ref.dtype, 1e-5)) * scale
-        outputs.append(OutputError(j, torch.stack(per_element[j]), per_coord[j], tol))
+        outputs.append(OutputError(j, torch.stack(per_element[j]), per_coord[j].cpu(), tol))
     return EquivarianceReport(perms, tuple(outputs))
 
 

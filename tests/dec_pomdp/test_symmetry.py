@@ -72,3 +72,16 @@ def test_axis_size_mismatch_names_block_and_axis():
     wrong = Layout([Block("discards", 3, Labels("colour", 4))])
     with pytest.raises(ValueError, match=r"observation block 'discards', axis 1.*size 4.*size 5"):
         Symmetry(cyclic(5), acts_on=colour, observation=wrong, action=ACT)
+
+
+def test_label_set_used_by_no_block_is_refused():
+    with pytest.raises(ValueError, match=r"\['color'\] that no observation, action or state block uses"):
+        Symmetry(cyclic(5), acts_on=Labels("color", 5), observation=OBS, action=ACT)
+
+
+def test_label_permutations_checks_membership():
+    sym = Symmetry(cyclic(5), acts_on=colour, observation=OBS, action=ACT)
+    with pytest.raises(ValueError, match="not an element of cyclic"):
+        sym.label_permutations(torch.tensor([1, 0, 2, 3, 4]))
+    with pytest.raises(ValueError, match="not a permutation"):
+        sym.label_permutations(torch.tensor([0, 0, 0, 0, 0]))

@@ -131,6 +131,10 @@ def test_index_errors():
         g.compose(5, 0)
     with pytest.raises(TypeError, match="integer"):
         g.compose(torch.tensor([0.5]), 0)
+    with pytest.raises(ValueError, match="not a permutation"):
+        cyclic(3).index_of(torch.tensor([0, 0, 5]))  # would alias the identity without the check
+    with pytest.raises(TypeError, match="from_generators"):
+        PermutationGroup([[1, 0]])
 
 
 def test_check_is_group():

@@ -6,7 +6,6 @@ from hypothesis import strategies as st
 from eqc.groups import (
     GroupTooLargeError,
     PermutationRepresentation,
-    compose,
     cyclic,
     dihedral,
     direct_sum,

@@ -67,7 +67,12 @@ def test_large_group_other_play_samples_permutations():
     lever = Labels("lever", 9)
     sym = Symmetry(symmetric(9), acts_on=lever, observation=Layout([Block("payoff", lever)]), action=Layout([Block("pull", lever)]))
     rel = OtherPlay.from_symmetry(sym, torch.Generator().manual_seed(0)).sample(3, 2)
-    assert rel.to_env_actions(torch.zeros(3, 2, dtype=torch.long)).shape == (3, 2)
+    assert all(p in sym.group for p in rel.perms.reshape(-1, 9))
+    actions = torch.randint(9, (3, 2), generator=torch.Generator().manual_seed(1))
+    # the lever an agent pulls in its relabelled game is g^-1 of it in the real game
+    assert torch.equal(rel.to_env_actions(actions), torch.argsort(rel.perms, -1).gather(-1, actions.unsqueeze(-1)).squeeze(-1))
+    payoff = torch.randn(3, 2, 9)
+    assert torch.equal(rel.observations(payoff), sym.observation.act_by_permutations(payoff, rel.perms))
 
 
 def test_bad_arguments():

@@ -3,7 +3,7 @@ import torch
 from torch import nn
 
 from eqc.dec_pomdp import Block, Labels, Layout, Symmetry
-from eqc.groups import dihedral, symmetric
+from eqc.groups import dihedral
 from eqc.symmetrize import RecurrentSymmetrizer
 from eqc.verification import assert_equivariant, equivariance_error
 
@@ -52,7 +52,7 @@ def test_sequence_and_step_by_step_agree_exactly(scheme):
 
 @pytest.mark.parametrize("scheme", ["average", "identity"])
 def test_each_step_is_equivariant_with_the_state_passed_untransformed(scheme):
-    sym, policy = make(scheme, symmetric(5))
+    sym, policy = make(scheme, dihedral(5))
     x = torch.randn(4, OBS.dim, dtype=torch.float64)
     report = assert_equivariant(policy.step, [sym.observation, None], [sym.action, None], (x, initial_state(4)))
     assert report.max_error < 1e-12
@@ -100,3 +100,27 @@ def test_bad_inputs():
         RecurrentSymmetrizer(LSTMPolicy().double(), sym.observation, sym.action, state_batch_dim=3).step(
             torch.randn(2, OBS.dim, dtype=torch.float64), initial_state(2)
         )
+
+
+class GRUPolicy(nn.Module):
+    """A GRU cell with a plain tensor state [B, H] (batch at dim 0)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cell = nn.GRUCell(OBS.dim, 8)
+        self.head = nn.Linear(8, ACT.dim)
+
+    def forward(self, x, h):
+        h = self.cell(x, h)
+        return self.head(h), h
+
+
+def test_gru_with_tensor_state_and_none_initial_state():
+    torch.manual_seed(0)
+    sym = Symmetry(dihedral(5), acts_on=colour, observation=OBS, action=ACT)
+    policy = RecurrentSymmetrizer(GRUPolicy().double(), sym.observation, sym.action, state_batch_dim=0)
+    xs = torch.randn(4, 3, OBS.dim, dtype=torch.float64)
+    ys, h = policy(xs)  # None: the GRU starts from zeros
+    assert h.shape == (3, 8)
+    report = equivariance_error(lambda s: policy(s)[0], sym.observation, sym.action, xs)
+    assert report.max_error < 1e-12

@@ -19,7 +19,7 @@ def symmetry(group=dihedral(5)):
     return Symmetry(group, acts_on=colour, observation=OBS, action=ACT)
 
 
-@settings(max_examples=30)
+@settings(max_examples=12)
 @given(st.sampled_from([cyclic(5), dihedral(5), symmetric(5)]), st.data())
 def test_proposition_1_symmetrized_network_is_equivariant(group, data):
     sym = symmetry(group)
@@ -120,3 +120,25 @@ def test_bad_inputs():
         Symmetrizer(net, sym.observation, sym.action, samples=0)
     with pytest.raises(ValueError, match="must return a tensor with last dimension"):
         Symmetrizer(nn.Linear(OBS.dim, 3), sym.observation, sym.action)(torch.randn(2, OBS.dim))
+
+
+def test_rows_without_any_legal_action_stay_finite_in_gradients():
+    """A player not to act has an all-False mask row; it must not produce NaN (values or gradients)."""
+    sym = symmetry()
+    net = nn.Linear(OBS.dim, ACT.dim).double()
+    x = torch.randn(2, OBS.dim, dtype=torch.float64)
+    mask = torch.zeros(2, ACT.dim, dtype=torch.bool)
+    mask[0, :4] = True  # row 1: nobody may act
+    for average in ("outputs", "probabilities"):
+        out = Symmetrizer(net, sym.observation, sym.action, average=average)(x, mask)
+        assert torch.all(out[1] == float("-inf")) and torch.isfinite(out[0, :4]).all()
+        out[0, :4].sum().backward()
+        assert all(torch.isfinite(p.grad).all() for p in net.parameters())
+        net.zero_grad()
+
+
+def test_mask_shape_must_match_the_input_batch():
+    sym = symmetry()
+    s = Symmetrizer(nn.Linear(OBS.dim, ACT.dim), sym.observation, sym.action)
+    with pytest.raises(ValueError, match=r"legal_mask must have shape \(2, 8\)"):
+        s(torch.randn(2, OBS.dim), torch.ones(3, ACT.dim, dtype=torch.bool))

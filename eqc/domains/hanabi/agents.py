@@ -1,6 +1,7 @@
 """A simple rule-based Hanabi agent that reads only the canonical ("full") observation vector.
 
-Its rules break ties by slot and seat, never by colour, so it is colour-equivariant:
+Its rules break ties by slot and seat, not by colour, so it is colour-equivariant (up to the
+last-resort fallback of rule 4):
 ``act(rho_obs(g) o, rho_act(g) legal) == rho_act(g) act(o, legal)`` for every colour permutation g.
 
 Rules, first applicable wins:
@@ -9,7 +10,9 @@ Rules, first applicable wins:
    playable card the partner does not know to be playable and reveal its rank (if the rank was
    not hinted yet) or else its colour;
 3. discard the lowest slot with no hint (slot 0 if all are hinted);
-4. reveal the rank of the next player's slot-0 card; else any legal move, non-colour moves first.
+4. reveal the rank of the next player's slot-0 card, else its colour; else the legal move of
+   lowest uid, non-colour moves first (the one rule that can look at a colour index; reached only
+   when the next player's slot 0 is empty and no discard is legal).
 """
 
 from __future__ import annotations
@@ -103,6 +106,8 @@ class RuleAgent:
             return (unhinted or discards)[0]
         if present[0][0] and legal_list[rank0 + cards[0][0] % R]:
             return rank0 + cards[0][0] % R
+        if present[0][0] and legal_list[colour0 + cards[0][0] // R]:
+            return colour0 + cards[0][0] // R
         colour_moves = set(range(colour0, rank0))
         order = [u for u in range(self.num_actions) if u not in colour_moves] + sorted(colour_moves)
         return next(u for u in order if legal_list[u])

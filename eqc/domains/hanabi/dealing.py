@@ -21,6 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from eqc._checks import check_int
+
 __all__ = [
     "card_counts",
     "deck_size",
@@ -34,12 +36,12 @@ __all__ = [
 
 
 def _check_positive_int(value: object, name: str, low: int = 1, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be a Python int, got {type(value).__name__}")
-    if value < low or (high is not None and value > high):
-        allowed = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise ValueError(f"{name} must be {allowed}, got {value}")
-    return value
+    return check_int(value, name, low=low, high=high)
+
+
+def default_hand_size(num_players: int) -> int:
+    """Cards per hand in the standard game: 5 for 2-3 players, 4 for 4-5."""
+    return 5 if num_players < 4 else 4
 
 
 def card_counts(num_ranks: int = 5) -> list[int]:

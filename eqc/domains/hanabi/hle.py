@@ -22,7 +22,16 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import torch
 
-from eqc.domains.hanabi.dealing import DealMoves, as_deck, deck_log_probability, deck_size, random_deck, relabel_deck
+from eqc._checks import check_int
+from eqc.domains.hanabi.dealing import (
+    DealMoves,
+    as_deck,
+    deck_log_probability,
+    deck_size,
+    default_hand_size,
+    random_deck,
+    relabel_deck,
+)
 
 __all__ = ["HanabiEnv", "OBSERVATION_TYPES", "load_pyhanabi"]
 
@@ -48,12 +57,7 @@ def load_pyhanabi() -> tuple[object, object]:
 
 def _int_arg(value: object, name: str, low: int, high: int) -> int:
     """A Python int in [low, high]; bools, numpy integers, floats, tensors are refused."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        hint = " (convert with int())" if hasattr(value, "__index__") and not isinstance(value, bool) else ""
-        raise TypeError(f"{name} must be a Python int in [{low}, {high}], got {type(value).__name__} {value!r}{hint}")
-    if not low <= value <= high:
-        raise ValueError(f"{name} must be in [{low}, {high}], got {value}")
-    return value
+    return check_int(value, name, low=low, high=high)
 
 
 class HanabiEnv:
@@ -97,7 +101,7 @@ class HanabiEnv:
         _int_arg(num_colours, "num_colours", 1, 5)
         _int_arg(num_ranks, "num_ranks", 1, 5)
         if hand_size is None:
-            hand_size = 5 if num_players < 4 else 4
+            hand_size = default_hand_size(num_players)
         _int_arg(hand_size, "hand_size", 1, 8)  # HLE keeps reveal outcomes in 8-bit masks
         _int_arg(max_information_tokens, "max_information_tokens", 1, 100)
         _int_arg(max_life_tokens, "max_life_tokens", 1, 100)

@@ -29,8 +29,9 @@ relative to the observer, 0 = the observer):
 
 from __future__ import annotations
 
+from eqc._checks import check_int
 from eqc.dec_pomdp import Block, Labels, Layout, Symmetry
-from eqc.domains.hanabi.dealing import deck_size
+from eqc.domains.hanabi.dealing import deck_size, default_hand_size
 from eqc.groups import PermutationGroup
 
 __all__ = ["colour_labels", "rank_labels", "observation_layout", "action_layout", "colour_symmetry"]
@@ -49,15 +50,7 @@ def rank_labels(num_ranks: int = 5) -> Labels:
 
 
 def _positive(value: object, name: str, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be a Python int, got {type(value).__name__}")
-    if value < 1 or (high is not None and value > high):
-        raise ValueError(f"{name} must be in [1, {high}], got {value}" if high else f"{name} must be >= 1, got {value}")
-    return value
-
-
-def _default_hand_size(num_players: int) -> int:
-    return 5 if num_players < 4 else 4
+    return check_int(value, name, low=1, high=high)
 
 
 def action_layout(
@@ -75,7 +68,7 @@ def action_layout(
     _positive(num_players, "num_players", 5)
     if num_players < 2:
         raise ValueError(f"num_players must be in [2, 5], got {num_players}")
-    hand_size = _default_hand_size(num_players) if hand_size is None else _positive(hand_size, "hand_size")
+    hand_size = default_hand_size(num_players) if hand_size is None else _positive(hand_size, "hand_size")
     colour = colour_labels(_positive(num_colours, "num_colours", 5))
     rank = rank_labels(_positive(num_ranks, "num_ranks", 5))
     others = num_players - 1
@@ -115,7 +108,7 @@ def observation_layout(
         raise TypeError(f"sad must be a bool, got {type(sad).__name__}")
     colour = colour_labels(_positive(num_colours, "num_colours", 5))
     rank = rank_labels(_positive(num_ranks, "num_ranks", 5))
-    hand_size = _default_hand_size(num_players) if hand_size is None else _positive(hand_size, "hand_size")
+    hand_size = default_hand_size(num_players) if hand_size is None else _positive(hand_size, "hand_size")
     max_deck_size = deck_size(num_colours, num_ranks) if max_deck_size is None else _positive(max_deck_size, "max_deck_size")
     if max_deck_size % num_colours:
         raise ValueError(f"max_deck_size ({max_deck_size}) must be a multiple of num_colours ({num_colours})")

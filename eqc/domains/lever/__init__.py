@@ -9,6 +9,7 @@ from eqc.domains.lever.game import (
     lever_game,
     lever_group,
 )
+from eqc.domains.lever.experiment import lever_experiment
 from eqc.domains.lever.train import RULES, LeverConfig, LeverPool, train_pool, train_pools
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "cross_play_matrix",
     "equal_payoff_classes",
     "lever_cyclic_subgroup",
+    "lever_experiment",
     "lever_game",
     "lever_group",
     "summarize",

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from eqc.cli_lever import add_lever_parser, format_table, lever_experiment, run_lever, write_json_atomic
+from eqc.cli_lever import add_lever_parser, run_lever
+from eqc.domains.lever.experiment import format_table, lever_experiment
+from eqc.io import write_json_atomic
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -65,3 +67,10 @@ def test_table_format() -> None:
 
     table = format_table({"sp": summarize(torch.tensor([[1.0, 0.0], [0.0, 1.0]]))})
     assert table.splitlines()[1].split() == ["sp", "1.000", "0.000", "0.000"]
+
+
+def test_bad_payoffs_give_an_error_message_not_a_traceback(tmp_path, capsys):
+    from eqc.cli import main
+
+    assert main(["lever", "--seeds", "2", "--payoffs", "1", "--out", str(tmp_path), "--no-progress"]) == 2
+    assert "eqc lever: error:" in capsys.readouterr().err

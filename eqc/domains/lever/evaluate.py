@@ -8,12 +8,12 @@ of the mean over those ``A(A-1)`` pair scores (``std / sqrt(A(A-1))``, the usual
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
 
 from eqc.domains.lever.game import LeverGame
+from eqc.evaluation.stats import mean_sem
 
 
 @dataclass(frozen=True)
@@ -55,9 +55,8 @@ def summarize(matrix: torch.Tensor) -> CrossPlay:
         raise ValueError(f"matrix must be square [agents, agents], got {tuple(matrix.shape)}")
     if agents < 2:
         raise ValueError("cross-play needs at least 2 agents (pairs of distinct agents)")
-    off = matrix[~torch.eye(agents, dtype=torch.bool)].double()
-    sem = float(off.std(unbiased=True)) / math.sqrt(off.numel())
-    return CrossPlay(matrix, float(matrix.diagonal().double().mean()), float(off.mean()), sem)
+    xp = mean_sem(matrix[~torch.eye(agents, dtype=torch.bool)], "off-diagonal (XP) entries")
+    return CrossPlay(matrix, float(matrix.diagonal().double().mean()), xp.mean, xp.sem)
 
 
 def cross_play(game: LeverGame, probabilities: torch.Tensor) -> CrossPlay:

@@ -1,7 +1,7 @@
 """Hanabi: HLE adapter, colour symmetry, decks, agents (and the batched torch env).
 
 Names load lazily so that ``import eqc.domains.hanabi`` works without HLE installed; only
-``HanabiEnv`` needs hanabi-learning-environment 0.0.4.
+``HanabiEnv`` needs hanabi-learning-environment 0.0.4; ``HanabiBatch`` is pure torch.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 
 _LAZY: dict[str, str] = {
     "HanabiEnv": "eqc.domains.hanabi.hle",
+    "HanabiBatch": "eqc.domains.hanabi.batched",
     "colour_symmetry": "eqc.domains.hanabi.symmetry",
     "observation_layout": "eqc.domains.hanabi.symmetry",
     "action_layout": "eqc.domains.hanabi.symmetry",

@@ -1,0 +1,116 @@
+"""Throughput of the batched torch Hanabi (``HanabiBatch``) against HLE's pyhanabi, in one run.
+
+One env step of a batch of B games counts B steps. What is timed per step, for both:
+both players' canonical observations (658 floats each), the legal-move mask, one uniformly random
+legal move per game, applying it and dealing the drawn card; finished games are restarted.
+
+- batched: ``HanabiBatch(B, check=False, auto_reset=True)``, observations and legal masks written
+  into preallocated buffers (``observations(out)``, ``legal_moves(out)``), moves drawn as
+  ``argmax(rand * legal)`` with a seeded generator;
+- HLE: pyhanabi's C++ state and ``ObservationEncoder`` for both players, ``legal_moves``, a
+  random legal move (Python ``random``), HLE's own random dealing.
+
+Usage: ``python benchmarks/batched_hanabi.py [--batch-sizes 1 64 1024 8192] [--seconds 2]
+[--repeats 3] [--threads 1] [--hle-steps 20000]``. Prints a markdown table (best of ``repeats``):
+wall-clock steps/s and process-CPU steps/s (the latter is robust to other jobs on a shared machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import time
+
+import torch
+
+from eqc.domains.hanabi.batched import HanabiBatch
+
+
+def time_batched(batch: int, seconds: float, repeats: int, seed: int = 0) -> tuple[float, float]:
+    """Best (wall, cpu) steps/s of ``HanabiBatch`` at ``batch`` games."""
+    env = HanabiBatch(batch, check=False, auto_reset=True, seed=seed)
+    env.reset()
+    obs = torch.empty(batch, env.num_players, env.obs_dim)
+    legal = torch.empty(batch, env.num_moves, dtype=torch.bool)
+    noise = torch.empty(batch, env.num_moves)
+    gen = torch.Generator().manual_seed(seed)
+
+    def one() -> None:
+        env.observations(obs)
+        env.legal_moves(legal)
+        noise.uniform_(generator=gen)
+        env.step(noise.mul_(legal).argmax(dim=1))
+
+    for _ in range(20):
+        one()
+    best_wall = best_cpu = 0.0
+    for _ in range(repeats):
+        steps, start_wall, start_cpu = 0, time.perf_counter(), time.process_time()
+        while steps < 10 or time.perf_counter() - start_wall < seconds:
+            one()
+            steps += 1
+        wall, cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
+        best_wall, best_cpu = max(best_wall, batch * steps / wall), max(best_cpu, batch * steps / cpu)
+    return best_wall, best_cpu
+
+
+def time_hle(steps: int, repeats: int, seed: int = 0) -> tuple[float, float]:
+    """Best (wall, cpu) steps/s of pyhanabi with both players' canonical encodings."""
+    from hanabi_learning_environment import pyhanabi
+
+    game = pyhanabi.HanabiGame({"players": 2, "random_start_player": False, "seed": seed})
+    encoder = pyhanabi.ObservationEncoder(game, pyhanabi.ObservationEncoderType.CANONICAL)
+    rng = random.Random(seed)
+
+    def new_state() -> object:
+        state = game.new_initial_state()
+        while state.cur_player() == pyhanabi.CHANCE_PLAYER_ID:
+            state.deal_random_card()
+        return state
+
+    best_wall = best_cpu = 0.0
+    for _ in range(repeats):
+        state = new_state()
+        wall, cpu = time.perf_counter(), time.process_time()
+        for _ in range(steps):
+            for player in range(2):
+                encoder.encode(state.observation(player))
+            move = rng.choice(state.legal_moves())
+            state.apply_move(move)
+            while state.cur_player() == pyhanabi.CHANCE_PLAYER_ID:
+                state.deal_random_card()
+            if state.is_terminal():
+                state = new_state()
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        best_wall, best_cpu = max(best_wall, steps / wall), max(best_cpu, steps / cpu)
+    return best_wall, best_cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 64, 1024, 8192])
+    parser.add_argument("--seconds", type=float, default=2.0, help="rough duration of one repeat")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads")
+    parser.add_argument("--hle-steps", type=int, default=20_000, help="0 skips the HLE baseline")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"torch {torch.__version__}, {args.threads} torch thread(s), load average {load:.1f} at start")
+    print("| env | batch | steps/s (wall) | steps/s (process CPU) |")
+    print("|---|---|---|---|")
+    if args.hle_steps:
+        wall, cpu = time_hle(args.hle_steps, args.repeats)
+        print(f"| HLE pyhanabi + encoder | 1 | {wall:,.0f} | {cpu:,.0f} |", flush=True)
+    for batch in args.batch_sizes:
+        wall, cpu = time_batched(batch, args.seconds, args.repeats)
+        print(f"| HanabiBatch | {batch} | {wall:,.0f} | {cpu:,.0f} |", flush=True)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"load average {load:.1f} at end")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""Input validation for ``HanabiBatch`` (its checked mode). Errors name the argument and the games.
+
+These checks synchronise with the device (they read tensor values on the host); the unchecked
+fast path of ``HanabiBatch`` skips them.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from eqc.domains.hanabi.batched_tables import DECK_SIZE, NUM_CARDS, HanabiTables
+
+__all__ = ["check_int", "check_decks", "check_moves", "check_legal", "as_long_tensor"]
+
+_SHOW = 5  # offending games listed in an error message
+
+
+def check_int(value: object, name: str, low: int, high: int | None = None) -> int:
+    """A Python int in [low, high]; bools and other types raise TypeError."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be a Python int, got {type(value).__name__} {value!r}")
+    if value < low or (high is not None and value > high):
+        allowed = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{name} must be {allowed}, got {value}")
+    return value
+
+
+def as_long_tensor(value: object, name: str, shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
+    """Check that ``value`` is an integer tensor of ``shape`` on ``device``; return it as long."""
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of integers, got {type(value).__name__}")
+    if value.dtype == torch.bool or value.dtype.is_floating_point or value.dtype.is_complex:
+        raise TypeError(f"{name} must have an integer dtype (torch.long), got {value.dtype}")
+    if tuple(value.shape) != shape:
+        raise ValueError(f"{name} must have shape {list(shape)}, got {list(value.shape)}")
+    if value.device != device:
+        raise ValueError(f"{name} is on device {value.device}, but the environment is on {device}")
+    return value.long()
+
+
+def _games(rows: torch.Tensor) -> str:
+    idx = rows.nonzero().flatten().tolist()
+    more = f" (and {len(idx) - _SHOW} more)" if len(idx) > _SHOW else ""
+    return ", ".join(str(i) for i in idx[:_SHOW]) + more
+
+
+def check_decks(decks: object, num_envs: int, tables: HanabiTables) -> torch.Tensor:
+    """``decks`` as long [num_envs, 50]: each row a permutation of the 50-card multiset."""
+    d = as_long_tensor(decks, "decks", (num_envs, DECK_SIZE), tables.device)
+    bad_id = ((d < 0) | (d >= NUM_CARDS)).any(dim=1)
+    if bool(bad_id.any()):
+        raise ValueError(f"decks holds card ids outside [0, {NUM_CARDS}) in games {_games(bad_id)}")
+    not_perm = (d.sort(dim=1).values != tables.initial_deck).any(dim=1)
+    if bool(not_perm.any()):
+        first = int(not_perm.nonzero()[0, 0])
+        counts = torch.bincount(d[first], minlength=NUM_CARDS)
+        want = torch.bincount(tables.initial_deck, minlength=NUM_CARDS)
+        card = int((counts != want).nonzero()[0, 0])
+        raise ValueError(
+            f"decks rows must be permutations of the 50-card deck; games {_games(not_perm)} are not "
+            f"(game {first}: card {card} appears {int(counts[card])} times, expected {int(want[card])})"
+        )
+    return d
+
+
+def check_moves(moves: object, num_envs: int, tables: HanabiTables, name: str = "moves") -> torch.Tensor:
+    """``moves`` as long [num_envs] with every entry a move uid in [0, M)."""
+    m = as_long_tensor(moves, name, (num_envs,), tables.device)
+    bad = (m < 0) | (m >= tables.num_moves)
+    if bool(bad.any()):
+        first = int(bad.nonzero()[0, 0])
+        raise ValueError(
+            f"{name} must be move uids in [0, {tables.num_moves}); games {_games(bad)} are not "
+            f"({name}[{first}] = {int(m[first])})"
+        )
+    return m
+
+
+def check_legal(moves: torch.Tensor, legal: torch.Tensor, applies: torch.Tensor, name: str = "moves") -> None:
+    """Raise ValueError if a move that will be applied (``applies``, bool [B]) is illegal."""
+    ok = legal.gather(1, moves.view(-1, 1)).view(-1)
+    bad = applies & ~ok
+    if bool(bad.any()):
+        first = int(bad.nonzero()[0, 0])
+        allowed = legal[first].nonzero().flatten().tolist()
+        raise ValueError(
+            f"{name} holds illegal moves in games {_games(bad)}: {name}[{first}] = {int(moves[first])}, "
+            f"legal move uids there: {allowed}"
+        )

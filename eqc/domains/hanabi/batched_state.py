@@ -1,0 +1,159 @@
+"""The state of a batch of Hanabi games as dense tensors, and (re)dealing games from decks.
+
+Every tensor has a leading batch dimension ``B``; ``P`` players, hand size ``h``. Tensors are
+created once and then only updated in place, so their storage never moves (CUDA-graph friendly).
+
+Hands hold card ids (``colour*5 + rank``) with slot 0 the oldest card, as HLE: a played or
+discarded card is removed, later cards move one slot down and a drawn card goes to the last
+slot; ``EMPTY`` (25) fills the slots a hand no longer has once the deck is out. Card knowledge is
+public: one 12-bit integer per (player, slot) as described in ``batched_tables`` (HLE's
+``CardKnowledge``: plausible colours and ranks, hinted flags), 0 for an empty slot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import torch
+
+from eqc.domains.hanabi.batched_tables import DECK_SIZE, EMPTY, FRESH, MAX_INFO, MAX_LIVES, NUM_COLOURS, HanabiTables
+
+__all__ = ["PADDED_DECK", "BatchState", "new_state", "pad_decks", "restart", "sample_decks", "shuffle_front"]
+
+PADDED_DECK = 56
+
+
+@dataclass
+class BatchState:
+    """Tensors of a batch of games (long unless noted).
+
+    deck uint8 [B, 56] card ids in dealing order in columns 0..49 (columns 50..55 pad rows to 7
+    int64 words so that re-dealing copies 7 words per game); dealt [B] cards dealt so far;
+    hands [B, P, h] card ids; knowledge [B, P, h] 12-bit card knowledge;
+    fireworks [B, 6] cards played per colour (column 5 is scratch for EMPTY);
+    discard_code [B, 6] discards per colour as a mixed-radix code (``DISCARD_RADIX``; column 5 scratch);
+    info, lives, current [B]; turns_left [B] HLE's turns_to_play (drops on each move made while
+    the deck is empty; the game ends at 0);
+    last_player [B] absolute seat of the last mover (-1: none); last_code [B] the
+    observer-independent last-action code (see ``HanabiTables``; 0 while there is no last move);
+    score [B] HLE's score (0 once all lives are lost); reward float [B] of the last step;
+    done bool [B]; restarted bool [B] games re-dealt by the last step (auto_reset);
+    final_score [B] the finished game's score where restarted, else -1;
+    shuffle_draws bool [B] draws pick a uniform undealt card (lazy shuffle of pool decks, see
+    ``rules.apply_moves``) instead of the next one in ``deck`` order.
+    """
+
+    deck: torch.Tensor
+    dealt: torch.Tensor
+    hands: torch.Tensor
+    knowledge: torch.Tensor
+    fireworks: torch.Tensor
+    discard_code: torch.Tensor
+    info: torch.Tensor
+    lives: torch.Tensor
+    current: torch.Tensor
+    turns_left: torch.Tensor
+    last_player: torch.Tensor
+    last_code: torch.Tensor
+    score: torch.Tensor
+    reward: torch.Tensor
+    done: torch.Tensor
+    restarted: torch.Tensor
+    final_score: torch.Tensor
+    shuffle_draws: torch.Tensor
+
+    def clone(self) -> BatchState:
+        """A deep copy (for tests and search)."""
+        return BatchState(**{f.name: getattr(self, f.name).clone() for f in fields(self)})
+
+
+def new_state(num_envs: int, tables: HanabiTables) -> BatchState:
+    """Allocate the tensors of ``num_envs`` finished placeholder games; ``restart`` deals real ones."""
+    b, p, h, dev = num_envs, tables.num_players, tables.hand_size, tables.device
+
+    def z(*shape: int, dtype: torch.dtype = torch.long) -> torch.Tensor:
+        return torch.zeros(*shape, dtype=dtype, device=dev)
+
+    return BatchState(
+        deck=pad_decks(tables.initial_deck.repeat(b, 1)),
+        dealt=z(b),
+        hands=torch.full((b, p, h), EMPTY, dtype=torch.long, device=dev),
+        knowledge=z(b, p, h),
+        fireworks=z(b, NUM_COLOURS + 1),
+        discard_code=z(b, NUM_COLOURS + 1),
+        info=z(b),
+        lives=z(b),
+        current=z(b),
+        turns_left=z(b),
+        last_player=z(b) - 1,
+        last_code=z(b),
+        score=z(b),
+        reward=z(b, dtype=torch.float32),
+        done=torch.ones(b, dtype=torch.bool, device=dev),
+        restarted=z(b, dtype=torch.bool),
+        final_score=z(b) - 1,
+        shuffle_draws=z(b, dtype=torch.bool),
+    )
+
+
+def restart(state: BatchState, tables: HanabiTables, mask: torch.Tensor, decks: torch.Tensor, shuffle_draws: bool) -> None:
+    """Re-deal the games where ``mask`` (bool [B]) from ``decks`` (padded, see ``pad_decks``); others are untouched.
+
+    A fresh game: hands dealt player by player from the deck's front (slot 0 first), 8
+    information tokens, 3 lives, player 0 to act, no last action; later draws follow the deck
+    (``shuffle_draws=False``) or pick uniformly among its undealt cards (``True``). Sets
+    ``restarted`` to ``mask`` and ``final_score`` to the old score where ``mask`` (else -1);
+    restarted games get reward 0.
+    """
+    s, t = state, tables
+    b, p, h = mask.shape[0], t.num_players, t.hand_size
+    m1, m2 = mask.view(b, 1), mask.view(b, 1, 1)
+    s.final_score.copy_(torch.where(mask, s.score, -1))
+    s.restarted.copy_(mask)
+    words = s.deck.view(torch.int64)
+    torch.where(m1, decks.view(torch.int64), words, out=words)
+    torch.where(m2, decks[:, : p * h].long().view(b, p, h), s.hands, out=s.hands)
+    s.knowledge.masked_fill_(m2, FRESH)
+    s.dealt.masked_fill_(mask, p * h)
+    s.fireworks.masked_fill_(m1, 0)
+    s.discard_code.masked_fill_(m1, 0)
+    s.info.masked_fill_(mask, MAX_INFO)
+    s.lives.masked_fill_(mask, MAX_LIVES)
+    s.current.masked_fill_(mask, 0)
+    s.turns_left.masked_fill_(mask, p)
+    s.last_player.masked_fill_(mask, -1)
+    s.last_code.masked_fill_(mask, 0)
+    s.score.masked_fill_(mask, 0)
+    s.reward.masked_fill_(mask, 0.0)
+    s.done.masked_fill_(mask, False)
+    s.shuffle_draws.masked_fill_(mask, shuffle_draws)
+
+
+def pad_decks(decks: torch.Tensor) -> torch.Tensor:
+    """Decks [N, 50] of card ids as the state stores them: uint8 [N, 56], zeros after column 49."""
+    out = torch.zeros(decks.shape[0], PADDED_DECK, dtype=torch.uint8, device=decks.device)
+    out[:, :DECK_SIZE] = decks
+    return out
+
+
+def sample_decks(num: int, tables: HanabiTables, generator: torch.Generator | None) -> torch.Tensor:
+    """``num`` uniformly shuffled, padded decks (``pad_decks``) drawn with ``generator`` (on the tables' device)."""
+    keys = torch.rand(num, DECK_SIZE, generator=generator, device=tables.device)
+    return pad_decks(tables.initial_deck.index_select(0, keys.argsort(dim=1).view(-1)).view(num, DECK_SIZE))
+
+
+def shuffle_front(decks: torch.Tensor, count: int, generator: torch.Generator | None) -> None:
+    """Fisher-Yates steps 0..count-1 on every row of ``decks`` ([N, >= 50]; columns 0..49), in place.
+
+    Afterwards ``decks[:, :count]`` is a uniform ordered sample of each row's cards, whatever the
+    rows held before, and the other positions hold the rest of the row's cards.
+    """
+    n = decks.shape[0]
+    steps = torch.arange(count, device=decks.device)
+    noise = torch.rand(n, count, generator=generator, device=decks.device)
+    chosen = steps + ((DECK_SIZE - steps) * noise).long().clamp(max=DECK_SIZE - 1 - steps)
+    for k in range(count):
+        j, column = chosen[:, k : k + 1], decks[:, k : k + 1]
+        card = decks.gather(1, j)
+        decks.scatter_(1, j, column.clone())
+        column.copy_(card)

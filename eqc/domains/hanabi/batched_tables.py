@@ -1,0 +1,247 @@
+"""Constant tables for the batched torch Hanabi (``HanabiBatch``), built once per (players, device).
+
+Conventions (HLE's, see ``eqc.domains.hanabi.dealing``):
+
+- card id = colour * 5 + rank (colours R, Y, G, W, B = 0..4, rank 0 is a "1"); ``EMPTY = 25``
+  marks an empty hand slot (colour and rank 5, matches no hint).
+- move uids: discard slot 0..h-1, play slot h..2h-1, reveal colour ``2h + (o-1)*5 + c``, reveal
+  rank ``2h + (p-1)*5 + (o-1)*5 + r`` for target offset ``o`` (1 = next player).
+- move kinds are numbered as in HLE's last-action section: PLAY 0, DISCARD 1, REVEAL_COLOUR 2,
+  REVEAL_RANK 3.
+- card knowledge is a 12-bit integer per slot: bits 0-4 colour plausible, 5-9 rank plausible,
+  bit 10 colour hinted, bit 11 rank hinted (``FRESH`` = 0x3FF for a new card, 0 for an empty slot).
+  A hinted colour leaves exactly that colour plausible, so HLE's 35 knowledge bits of a slot are a
+  function of these 12 bits alone (``knowledge_rows``).
+
+The hot path only indexes these tables (``index_select``/``gather``); the observation is assembled
+from float rows looked up here, never from per-bit Python code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import torch
+
+from eqc.domains.hanabi.batched_layout import ObservationLayout
+
+__all__ = [
+    "NUM_COLOURS",
+    "NUM_RANKS",
+    "NUM_CARDS",
+    "DECK_SIZE",
+    "EMPTY",
+    "FRESH",
+    "MAX_INFO",
+    "MAX_LIVES",
+    "PLAY",
+    "DISCARD",
+    "REVEAL_COLOUR",
+    "REVEAL_RANK",
+    "CARD_COUNTS",
+    "DISCARD_RADIX",
+    "HanabiTables",
+    "ObservationLayout",
+    "tables_for",
+]
+
+NUM_COLOURS = 5
+NUM_RANKS = 5
+NUM_CARDS = NUM_COLOURS * NUM_RANKS
+DECK_SIZE = 50
+EMPTY = NUM_CARDS
+FRESH = (1 << 10) - 1
+MAX_INFO = 8
+MAX_LIVES = 3
+PLAY, DISCARD, REVEAL_COLOUR, REVEAL_RANK = 0, 1, 2, 3
+CARD_COUNTS = (3, 2, 2, 2, 1)
+"""Copies of each rank per colour (HLE's ``NumberCardInstances``)."""
+DISCARD_RADIX = (1, 4, 12, 36, 108)
+"""Discards of one colour as one mixed-radix code: sum_r count[r] * radix[r] (216 codes)."""
+NUM_DISCARD_CODES = 216
+
+# Columns of HanabiTables.move_info and card_info.
+KIND, SLOT, OFFSET, AND_MATCH, OR_MATCH, AND_OTHER, HINT_BIT, LAST_CODE = range(8)
+COLOUR, RANK, BITS, RADIX = range(4)
+
+
+@dataclass(frozen=True)
+class _Move:
+    kind: int
+    slot: int
+    offset: int
+    value: int
+
+
+def _moves(p: int, h: int) -> list[_Move]:
+    out = [_Move(DISCARD, s, 0, 0) for s in range(h)] + [_Move(PLAY, s, 0, 0) for s in range(h)]
+    out += [_Move(REVEAL_COLOUR, 0, o + 1, c) for o in range(p - 1) for c in range(NUM_COLOURS)]
+    out += [_Move(REVEAL_RANK, 0, o + 1, r) for o in range(p - 1) for r in range(NUM_RANKS)]
+    return out
+
+
+def _bit_rows(num_rows: int, width: int, on: list[list[int]]) -> torch.Tensor:
+    """Float [num_rows, width] with ones at ``on[row]``."""
+    out = torch.zeros(num_rows, width)
+    rows = [row for row, cols in enumerate(on) for _ in cols]
+    cols = [col for cols in on for col in cols]
+    out[rows, cols] = 1.0
+    return out
+
+
+class HanabiTables:
+    """All constant tables for ``num_players`` players on ``device`` (see the module docstring).
+
+    Step tables (long): ``move_info [M, 8]`` per move uid: kind, slot (0 for hints), target offset
+    (0 for plays/discards), knowledge AND-mask for matching cards, OR-mask for matching cards,
+    AND-mask for the target's other cards (all -1/0 for non-hints), hinted bit, base of the
+    last-action code; ``card_info [26, 4]`` per card id: colour, rank, attribute bits
+    ``1<<c | 1<<(5+r)`` (0 for EMPTY), discard-code increment (``move_info_rows``,
+    ``card_info_rows``: the same transposed, so that a lookup yields contiguous rows); ``shift [h+1, h]`` row s < h
+    gathers a hand without slot s (its last slot then receives the drawn card), row h is the
+    identity; ``rotation [p, p]`` (o + k) % p; ``targets_of [p, p-1]`` the hint targets' seats
+    (offsets 1..p-1) of each actor.
+
+    Observation rows (float, one row per index value): ``card_rows [26, 25]``, ``knowledge_rows
+    [4096, 35]``, ``missing_rows [p * 2^p, p]`` (index o * 2^p + absolute missing mask),
+    ``deck_rows [51, deck_len]`` (index: cards left), ``fireworks_rows [6, 5]``,
+    ``tokens_rows [36, 11]`` (index info * 4 + lives), ``discard_rows [216, 10]``,
+    ``last_action_rows [p * num_codes + 1, la_len]`` (index actor-relative-to-observer * num_codes +
+    code; the last row: no move yet), ``last_action_base [p + 1, p]`` (row ``actor + 1``: the first
+    row index per observer; row 0, no move yet: the last row), ``sad_rows [M + 1, M]`` (last row zeros).
+
+    Legal-move rows (bool): ``play_discard_rows [2(h+1) + 1, 2h]`` (index 2 * cards-in-hand +
+    discard-allowed; the last row for finished games), ``hint_rows [1024, 10]`` (index: the
+    target's colour/rank bits, 0 when hinting is not allowed).
+
+    Last-action code (observer-independent): a hint ``(uid - 2h) * 2^h + revealed-slot mask``; a
+    play/discard ``(p-1)*10*2^h + (uid * 26 + card) * 3 + flag``, flag 0: not scored (or a discard),
+    1: scored, 2: scored and regained an information token.
+    """
+
+    def __init__(self, num_players: int, device: torch.device) -> None:
+        p = num_players
+        h = 5 if p < 4 else 4
+        self.num_players, self.hand_size, self.device = p, h, device
+        moves = _moves(p, h)
+        self.num_moves = m = len(moves)
+        self.layout = lay = ObservationLayout(p, h)
+        self.num_hint_codes = (p - 1) * (NUM_COLOURS + NUM_RANKS) << h
+        self.num_codes = self.num_hint_codes + 2 * h * (NUM_CARDS + 1) * 3
+        to = {"device": device}
+
+        info = []
+        for uid, mv in enumerate(moves):
+            if mv.kind in (REVEAL_COLOUR, REVEAL_RANK):
+                first = 0 if mv.kind == REVEAL_COLOUR else NUM_COLOURS
+                bit = 1 << (first + mv.value)
+                attribute = ((1 << 5) - 1) << first
+                flag = 1 << (10 if mv.kind == REVEAL_COLOUR else 11)
+                code = (uid - 2 * h) << h
+                info.append([mv.kind, mv.slot, mv.offset, ~attribute, bit | flag, ~bit, bit, code])
+            else:
+                info.append([mv.kind, mv.slot, mv.offset, -1, 0, -1, 0, self.num_hint_codes + uid * (NUM_CARDS + 1) * 3])
+        self.move_info = torch.tensor(info, dtype=torch.long, **to)
+        self.move_info_rows = self.move_info.t().contiguous()
+        cards = [[c // NUM_RANKS, c % NUM_RANKS, (1 << (c // NUM_RANKS)) | (1 << (5 + c % NUM_RANKS)), DISCARD_RADIX[c % NUM_RANKS]] for c in range(NUM_CARDS)]
+        cards.append([NUM_COLOURS, NUM_RANKS, 0, 0])
+        self.card_info = torch.tensor(cards, dtype=torch.long, **to)
+        self.card_bits = self.card_info[:, BITS].contiguous()
+        self.card_info_rows = self.card_info.t().contiguous()
+        shift = [[j if j < s else min(j + 1, h - 1) for j in range(h)] for s in range(h)] + [list(range(h))]
+        self.shift = torch.tensor(shift, dtype=torch.long, **to)
+        self.rotation = torch.tensor([[(o + k) % p for k in range(p)] for o in range(p)], dtype=torch.long, **to)
+        self.others = self.rotation[:, 1:].reshape(-1).contiguous()
+        self.rotation_flat = self.rotation.reshape(-1).contiguous()
+        self.arange_players = torch.arange(p, **to)
+        self.target_offsets = torch.arange(1, p, **to)
+        self.targets_of = (self.rotation[:, 1:]).contiguous()
+        self.slot_bits = torch.tensor([1 << j for j in range(h)], dtype=torch.long, **to)
+        self.last_slot = torch.arange(h, **to) == h - 1
+        self.initial_deck = torch.tensor([c for c in range(NUM_CARDS) for _ in range(CARD_COUNTS[c % NUM_RANKS])], dtype=torch.long, **to)
+        self.discard_counts = torch.tensor(
+            [[code // DISCARD_RADIX[r] % (CARD_COUNTS[r] + 1) for r in range(NUM_RANKS)] for code in range(NUM_DISCARD_CODES)],
+            dtype=torch.long,
+            **to,
+        )
+
+        # Observation rows.
+        self.card_rows = _bit_rows(NUM_CARDS + 1, NUM_CARDS, [[c] for c in range(NUM_CARDS)] + [[]]).to(device)
+        know = []
+        for k in range(1 << 12):
+            colours = [c for c in range(NUM_COLOURS) if k >> c & 1]
+            ranks = [r for r in range(NUM_RANKS) if k >> (5 + r) & 1]
+            bits = [c * NUM_RANKS + r for c in colours for r in ranks]
+            if k >> 10 & 1 and len(colours) == 1:
+                bits.append(NUM_CARDS + colours[0])
+            if k >> 11 & 1 and len(ranks) == 1:
+                bits.append(NUM_CARDS + NUM_COLOURS + ranks[0])
+            know.append(bits)
+        self.knowledge_rows = _bit_rows(1 << 12, lay.knowledge_per_card, know).to(device)
+        self.missing_rows = _bit_rows(
+            p << p, p, [[k for k in range(p) if mask >> ((o + k) % p) & 1] for o in range(p) for mask in range(1 << p)]
+        ).to(device)
+        self.deck_rows = _bit_rows(DECK_SIZE + 1, lay.deck_len, [list(range(min(n, lay.deck_len))) for n in range(DECK_SIZE + 1)]).to(device)
+        self.fireworks_rows = _bit_rows(NUM_RANKS + 1, NUM_RANKS, [[n - 1] if n else [] for n in range(NUM_RANKS + 1)]).to(device)
+        self.tokens_rows = _bit_rows(
+            (MAX_INFO + 1) * (MAX_LIVES + 1),
+            MAX_INFO + MAX_LIVES,
+            [list(range(i)) + [MAX_INFO + j for j in range(n)] for i in range(MAX_INFO + 1) for n in range(MAX_LIVES + 1)],
+        ).to(device)
+        discard_bits = []
+        for code in range(NUM_DISCARD_CODES):
+            bits, start = [], 0
+            for r in range(NUM_RANKS):
+                bits += [start + i for i in range(code // DISCARD_RADIX[r] % (CARD_COUNTS[r] + 1))]
+                start += CARD_COUNTS[r]
+            discard_bits.append(bits)
+        self.discard_rows = _bit_rows(NUM_DISCARD_CODES, sum(CARD_COUNTS), discard_bits).to(device)
+        self.last_action_rows = self._last_action_rows(moves).to(device)
+        base = [[p * self.num_codes] * p] + [[(a - o) % p * self.num_codes for o in range(p)] for a in range(p)]
+        self.last_action_base = torch.tensor(base, dtype=torch.long, **to)
+        self.sad_rows = _bit_rows(m + 1, m, [[u] for u in range(m)] + [[]]).to(device)
+
+        # Legal-move rows: plays/discards by (cards in hand, discard allowed) plus an all-False
+        # row for finished games; hints by the target's colour/rank bits (0 when no hint is allowed).
+        pd = [(list(range(n)) if d else []) + [h + j for j in range(n)] for n in range(h + 1) for d in (0, 1)]
+        self.play_discard_rows = _bit_rows(len(pd) + 1, 2 * h, pd + [[]]).bool().to(device)
+        self.hint_rows = _bit_rows(1 << 10, 10, [[i for i in range(10) if code >> i & 1] for code in range(1 << 10)]).bool().to(device)
+
+    def _last_action_rows(self, moves: list[_Move]) -> torch.Tensor:
+        """Float [p * num_codes + 1, la_len]: HLE's last-action section for every (actor, code)."""
+        p, h = self.num_players, self.hand_size
+        width = self.layout.last_action_len
+        kind_at, target_at, colour_at = p, p + 4, 2 * p + 4
+        rank_at, outcome_at = colour_at + NUM_COLOURS, colour_at + NUM_COLOURS + NUM_RANKS
+        position_at, card_at = outcome_at + h, outcome_at + 2 * h
+        flags_at = card_at + NUM_CARDS
+        rows = []
+        for actor in range(p):
+            per_actor: list[list[int]] = [[] for _ in range(self.num_codes)]
+            for uid, mv in enumerate(moves):
+                if mv.kind in (REVEAL_COLOUR, REVEAL_RANK):
+                    value_at = colour_at if mv.kind == REVEAL_COLOUR else rank_at
+                    base = [actor, kind_at + mv.kind, target_at + (actor + mv.offset) % p, value_at + mv.value]
+                    for mask in range(1 << h):
+                        per_actor[(uid - 2 * h) << h | mask] = base + [outcome_at + j for j in range(h) if mask >> j & 1]
+                else:
+                    for card in range(NUM_CARDS):
+                        for flag in range(3):
+                            bits = [actor, kind_at + mv.kind, position_at + mv.slot, card_at + card]
+                            bits += [flags_at] if flag >= 1 else []
+                            bits += [flags_at + 1] if flag == 2 else []
+                            per_actor[self.num_hint_codes + (uid * (NUM_CARDS + 1) + card) * 3 + flag] = bits
+            rows += per_actor
+        rows.append([])
+        return _bit_rows(len(rows), width, rows)
+
+
+@lru_cache(maxsize=32)
+def _cached(num_players: int, device: torch.device) -> HanabiTables:
+    return HanabiTables(num_players, device)
+
+
+def tables_for(num_players: int, device: torch.device) -> HanabiTables:
+    """Shared (read-only) tables for ``num_players`` players on ``device``."""
+    return _cached(num_players, torch.device(device))

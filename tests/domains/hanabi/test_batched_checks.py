@@ -1,0 +1,149 @@
+"""``HanabiBatch``'s API contract: argument checks, the unchecked fast path, finished games."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from eqc.domains.hanabi.batched import HanabiBatch
+from eqc.domains.hanabi.dealing import standard_deck
+
+
+def decks(count: int, seed: int = 0) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    cards = torch.tensor(standard_deck())
+    return torch.stack([cards[torch.randperm(50, generator=gen)] for _ in range(count)])
+
+
+def test_constructor_checks() -> None:
+    with pytest.raises(ValueError, match="num_envs"):
+        HanabiBatch(0)
+    with pytest.raises(TypeError, match="num_envs"):
+        HanabiBatch(2.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="num_players"):
+        HanabiBatch(2, num_players=6)
+    with pytest.raises(TypeError, match="auto_reset"):
+        HanabiBatch(2, auto_reset=1)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="knowledge"):
+        HanabiBatch(2, knowledge="v1_belief")
+
+
+def test_calls_before_reset() -> None:
+    env = HanabiBatch(2)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(torch.zeros(2, dtype=torch.long))
+    with pytest.raises(RuntimeError, match="reset"):
+        env.observations()
+
+
+def test_deck_checks_name_the_argument_and_the_games() -> None:
+    env = HanabiBatch(3)
+    good = decks(3)
+    with pytest.raises(TypeError, match="decks"):
+        env.reset(good.tolist())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="decks.*integer"):
+        env.reset(good.float())
+    with pytest.raises(ValueError, match=r"decks must have shape \[3, 50\]"):
+        env.reset(good[:, :49])
+    with pytest.raises(ValueError, match="decks is on device meta"):
+        env.reset(good.to("meta"))
+    bad = good.clone()
+    bad[1, 0] = 25
+    with pytest.raises(ValueError, match="outside .* games 1"):
+        env.reset(bad)
+    bad = good.clone()
+    bad[2] = torch.tensor(standard_deck())
+    bad[2, 0] = 24  # now two copies of the single blue 5 and only two red 1s
+    with pytest.raises(ValueError, match="permutations of the 50-card deck; games 2 .*card 0 appears 2 times, expected 3"):
+        env.reset(bad)
+
+
+def test_move_checks_name_the_argument_and_the_games() -> None:
+    env = HanabiBatch(3)
+    env.reset(decks(3))
+    with pytest.raises(TypeError, match="moves"):
+        env.step([15, 15, 15])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="moves.*integer"):
+        env.step(torch.full((3,), 15.0))
+    with pytest.raises(ValueError, match=r"moves must have shape \[3\]"):
+        env.step(torch.full((3, 1), 15))
+    with pytest.raises(ValueError, match="move uids in \\[0, 20\\); games 1"):
+        env.step(torch.tensor([15, 20, 15]))
+    with pytest.raises(ValueError, match="games 0"):
+        env.step(torch.tensor([-1, 15, 15]))
+    # Discarding with 8 information tokens is illegal in HLE.
+    with pytest.raises(ValueError, match="illegal moves in games 2: moves\\[2\\] = 0"):
+        env.step(torch.tensor([5, 5, 0]))
+    with pytest.raises(ValueError, match="greedy"):
+        env.step(torch.tensor([5, 5, 5]), torch.tensor([5, 5, 5]))
+    with pytest.raises(ValueError, match="moves is on device meta"):
+        env.step(torch.tensor([5, 5, 5], device="meta"))
+    with pytest.raises(TypeError, match="out"):
+        env.observations(torch.empty(3, 2, 658, dtype=torch.float64))
+    with pytest.raises(ValueError, match="out"):
+        env.observations(torch.empty(3, 2, 657))
+    env.step(torch.tensor([5, 6, 7], dtype=torch.int32))  # any integer dtype is accepted
+
+
+def test_sad_greedy_checks() -> None:
+    env = HanabiBatch(2, sad=True)
+    env.reset(decks(2))
+    with pytest.raises(ValueError, match="illegal moves in games 1: greedy\\[1\\] = 0"):
+        env.step(torch.tensor([5, 5]), torch.tensor([5, 0]))
+    env.step(torch.tensor([5, 5]), torch.tensor([10 + int(decks(2)[0, 5]) // 5, 5]))
+
+
+def play_until_done(env: HanabiBatch, seed: int) -> None:
+    gen = torch.Generator().manual_seed(seed)
+    while not bool(env.done.all()):
+        legal = env.legal_moves()
+        env.step((torch.rand(legal.shape, generator=gen) * legal).argmax(dim=1))
+
+
+def test_finished_games_keep_their_final_state() -> None:
+    env = HanabiBatch(4, seed=3)
+    env.reset()
+    play_until_done(env, 0)
+    obs, state = env.observations(), env.state.clone()
+    assert not env.legal_moves().any()
+    reward = env.step(torch.tensor([0, 19, 7, 12]))  # ignored: every game is over
+    assert not reward.any() and not env.restarted.any()
+    assert torch.equal(env.observations(), obs)
+    assert all(torch.equal(getattr(env.state, k), getattr(state, k)) for k in ("hands", "knowledge", "deck", "score", "lives", "last_code"))
+    assert (env.final_score == -1).all()
+
+
+def test_status_tensors_are_copies() -> None:
+    env = HanabiBatch(2)
+    env.reset()
+    env.score.add_(5)
+    env.done.fill_(True)
+    assert env.score.tolist() == [0, 0] and env.done.tolist() == [False, False]
+
+
+def test_fast_path_equals_checked_path() -> None:
+    checked, fast = HanabiBatch(16, seed=9, auto_reset=True), HanabiBatch(16, seed=9, auto_reset=True, check=False)
+    checked.reset()
+    fast.reset()
+    gen = torch.Generator().manual_seed(1)
+    for _ in range(120):
+        legal = checked.legal_moves()
+        assert torch.equal(legal, fast.legal_moves())
+        assert torch.equal(checked.observations(), fast.observations())
+        moves = (torch.rand(legal.shape, generator=gen) * legal).argmax(dim=1)
+        assert torch.equal(checked.step(moves), fast.step(moves))
+        assert torch.equal(checked.final_score, fast.final_score)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"sad": True}, {"knowledge": "v0_belief"}, {"num_players": 4}], ids=str)
+def test_fast_path_never_reads_tensor_values(kwargs: dict) -> None:
+    """On the meta device tensors have no values, so any host read or data-dependent branch would fail."""
+    b = 300  # large enough for the vectorised pool refresh
+    env = HanabiBatch(b, device="meta", check=False, auto_reset=True, **kwargs)
+    env.reset()
+    moves = torch.zeros(b, dtype=torch.long, device="meta")
+    for _ in range(6):
+        obs = env.observations()
+        env.legal_moves()
+        env.step(moves, moves if kwargs.get("sad") else None)
+    assert obs.shape == (b, env.num_players, env.obs_dim) and obs.device.type == "meta"

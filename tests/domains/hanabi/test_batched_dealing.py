@@ -1,0 +1,84 @@
+"""Dealing in ``HanabiBatch``: seeded generators only, uniform decks, the lazy shuffle of auto_reset."""
+
+from __future__ import annotations
+
+import torch
+
+from eqc.domains.hanabi.batched import HanabiBatch
+from eqc.domains.hanabi.batched_rules import apply_moves
+from eqc.domains.hanabi.batched_state import new_state, pad_decks, restart, shuffle_front
+from eqc.domains.hanabi.batched_tables import tables_for
+from eqc.domains.hanabi.dealing import standard_deck
+
+CPU = torch.device("cpu")
+EXPECTED = torch.tensor([3, 2, 2, 2, 1] * 5, dtype=torch.float64) / 50
+
+
+def chi_square(cards: torch.Tensor) -> float:
+    """Pearson's statistic of card ids ``cards`` (1-D) against the deck's card frequencies (24 dof)."""
+    counts = torch.bincount(cards.long(), minlength=25).double()
+    expected = EXPECTED * cards.numel()
+    return float(((counts - expected) ** 2 / expected).sum())
+
+
+def test_reset_samples_seeded_permutations() -> None:
+    a, b, c = HanabiBatch(64, seed=5), HanabiBatch(64, seed=5), HanabiBatch(64, seed=6)
+    state = torch.random.get_rng_state()
+    for env in (a, b, c):
+        env.reset()
+    assert torch.equal(torch.random.get_rng_state(), state), "the global RNG must not be used"
+    assert torch.equal(a.decks, b.decks) and not torch.equal(a.decks, c.decks)
+    assert (a.decks.sort(dim=1).values == torch.tensor(standard_deck())).all()
+    assert chi_square(a.decks.flatten()) < 70
+
+
+def test_lazy_draw_reaches_every_undealt_position() -> None:
+    """A shuffled draw at deck position k picks position k + floor(noise * (50 - k))."""
+    t = tables_for(2, CPU)
+    s = new_state(3, t)
+    deck = pad_decks(torch.arange(50).remainder(25).repeat(3, 1))
+    restart(s, t, torch.ones(3, dtype=torch.bool), deck, shuffle_draws=True)
+    s.dealt.fill_(48)
+    s.info.fill_(0)
+    apply_moves(s, t, torch.zeros(3, dtype=torch.long), torch.ones(3, dtype=torch.bool), torch.tensor([0.0, 0.49, 0.9999]))
+    assert s.hands[:, 0, 4].tolist() == [48 % 25, 48 % 25, 49 % 25]
+    assert s.deck[2, 48:50].tolist() == [49 % 25, 48 % 25]
+
+
+def test_auto_reset_deals_are_uniform_at_every_position() -> None:
+    """Pool decks (front re-drawn by Fisher-Yates) plus lazy draws deal every position uniformly."""
+    b = 4000
+    t = tables_for(2, CPU)
+    gen = torch.Generator().manual_seed(0)
+    pool = pad_decks(t.initial_deck.repeat(b, 1))  # sorted: any bias would show
+    shuffle_front(pool, 10, gen)
+    s = new_state(b, t)
+    restart(s, t, torch.ones(b, dtype=torch.bool), pool, shuffle_draws=True)
+    active = torch.ones(b, dtype=torch.bool)
+    for _ in range(40):
+        s.info.fill_(0)  # keep discards legal and the games running
+        s.lives.fill_(3)
+        s.done.fill_(False)
+        apply_moves(s, t, torch.zeros(b, dtype=torch.long), active, torch.rand(b, generator=gen))
+    assert (s.dealt == 50).all()
+    assert (s.deck[:, :50].sort(dim=1).values == t.initial_deck).all()
+    worst = max(chi_square(s.deck[:, k]) for k in range(50))
+    assert worst < 70, worst  # 24 dof: the 99.99% quantile is about 57
+
+
+def test_auto_reset_never_reuses_a_spare_deck() -> None:
+    """Games that bomb out as fast as the rules allow still get fresh, uniform initial hands."""
+    b = 300
+    env = HanabiBatch(b, seed=2, auto_reset=True, check=False)
+    env.reset()
+    hands: list[list[torch.Tensor]] = [[] for _ in range(b)]
+    for _ in range(120):
+        env.step(torch.full((b,), 5))  # always play slot 0: bombs out within a few moves
+        for i in env.restarted.nonzero().flatten().tolist():
+            hands[i].append(env.decks[i, :10])
+    firsts = [h for env_hands in hands for h in env_hands]
+    assert len(firsts) > 5 * b
+    for env_hands in hands:
+        for x, y in zip(env_hands, env_hands[1:]):
+            assert not torch.equal(x, y)
+    assert max(chi_square(torch.stack(firsts)[:, k]) for k in range(10)) < 70

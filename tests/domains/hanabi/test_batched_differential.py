@@ -1,0 +1,265 @@
+"""Differential tests: ``HanabiBatch`` against HLE 0.0.4 (through eqc's ``HanabiEnv`` adapter).
+
+Same decks, same moves -> bit-identical observations of every player, identical legal-move
+masks, rewards, scores, lives, information tokens, fireworks, hands, current players and terminal
+flags, at every step of every game, for a batch of games at different stages at once. Move choice
+comes from three policies so that the games cover bomb-outs (``random``), deck exhaustion and the
+final round (``cautious``) and completed fireworks with returned tokens (``cheat``, which sees the
+true hands).
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+from collections.abc import Iterator, Sequence
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("hanabi_learning_environment")
+
+from eqc.domains.hanabi.batched import HanabiBatch  # noqa: E402
+from eqc.domains.hanabi.dealing import standard_deck  # noqa: E402
+from eqc.domains.hanabi.hle import HanabiEnv  # noqa: E402
+
+pytestmark = pytest.mark.hanabi
+
+STYLES = ("random", "cautious", "cheat")
+_ENVS: dict[tuple[int, bool], list[HanabiEnv]] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _free_hle_envs() -> Iterator[None]:
+    """Free the cached HLE envs while HLE's library is still loaded."""
+    yield
+    _ENVS.clear()
+    gc.collect()
+
+
+def hle_envs(num_players: int, count: int, sad: bool = False) -> list[HanabiEnv]:
+    """``count`` HLE adapters (cached per process; every use resets them)."""
+    pool = _ENVS.setdefault((num_players, sad), [])
+    while len(pool) < count:
+        pool.append(HanabiEnv(num_players, sad=sad))
+    return pool[:count]
+
+
+def choose(env: HanabiEnv, style: str, rng: random.Random) -> int:
+    """A legal move uid of the acting player in ``env`` (HLE), by ``style``.
+
+    random: uniform. cautious: discard or hint, never play while either is legal (games run the
+    deck out). cheat: play a card known (from the true hand) to be playable, else like cautious
+    but sometimes playing blind.
+    """
+    legal = env.legal_moves()
+    h = env.hand_size
+    if style == "random":
+        return rng.choice(legal)
+    if style == "cheat":
+        hand = env.hands()[env.current_player]
+        heights = env.fireworks
+        playable = [h + i for i, card in enumerate(hand) if heights[card // 5] == card % 5]
+        if playable and rng.random() < 0.9:
+            return rng.choice(playable)
+    discards = [u for u in legal if u < h]
+    hints = [u for u in legal if u >= 2 * h]
+    plays = [u for u in legal if h <= u < 2 * h]
+    roll = rng.random()
+    if discards and roll < 0.55:
+        return rng.choice(discards)
+    if hints and roll < 0.97:
+        return rng.choice(hints)
+    if style == "cautious" and (discards or hints):
+        return rng.choice(discards or hints)
+    return rng.choice(plays or legal)
+
+
+def play_lockstep(
+    decks: Sequence[Sequence[int]],
+    styles: Sequence[str],
+    rngs: Sequence[random.Random],
+    num_players: int = 2,
+    sad: bool = False,
+    knowledge: str = "canonical",
+) -> dict[str, int]:
+    """Play ``len(decks)`` games in one ``HanabiBatch`` and in HLE; assert they agree at every step.
+
+    Returns counts of how the games ended (for the coverage checks of the callers).
+    """
+    k = len(decks)
+    envs = hle_envs(num_players, k, sad)
+    batch = HanabiBatch(k, num_players, sad=sad, knowledge=knowledge)
+    batch.reset(torch.tensor([list(d) for d in decks]))
+    for env, deck in zip(envs, decks):
+        env.reset(list(deck))
+    m = batch.num_moves
+    for step in range(200):
+        where = f"step {step}"
+        expected = torch.stack([env.observations() for env in envs])
+        got = batch.observations()
+        if knowledge == "v0_belief":
+            expected = v0_reference(expected, envs, batch)
+        if not torch.equal(got, expected):
+            game, player, coord = (got != expected).nonzero()[0].tolist()
+            raise AssertionError(f"{where}: game {game}, player {player}, coordinate {coord}: {got[game, player, coord]} != {expected[game, player, coord]}")
+        legal = torch.zeros(k, m, dtype=torch.bool)
+        for i, env in enumerate(envs):
+            legal[i, env.legal_moves()] = True
+        assert torch.equal(batch.legal_moves(), legal), where
+        assert batch.done.tolist() == [env.terminal for env in envs], where
+        assert batch.score.tolist() == [env.score for env in envs], where
+        assert batch.lives.tolist() == [env.lives for env in envs], where
+        assert batch.info_tokens.tolist() == [env.information_tokens for env in envs], where
+        assert batch.fireworks.tolist() == [env.fireworks for env in envs], where
+        assert batch.deck_size.tolist() == [50 - env.cards_dealt for env in envs], where
+        hands = [[[c for c in row if c != 25] for row in game] for game in batch.state.hands.tolist()]
+        assert hands == [env.hands() for env in envs], where
+        running = [i for i, env in enumerate(envs) if not env.terminal]
+        assert batch.current_player[running].tolist() == [envs[i].current_player for i in running], where
+        if not running:
+            break
+        moves = torch.zeros(k, dtype=torch.long)
+        greedy = torch.zeros(k, dtype=torch.long)
+        expected_reward = torch.zeros(k)
+        for i in running:
+            env = envs[i]
+            moves[i] = choose(env, styles[i], rngs[i])
+            greedy[i] = choose(env, "random", rngs[i]) if sad else moves[i]
+            actions = [-1] * num_players
+            actions[env.current_player] = int(moves[i])
+            greedy_actions = None
+            if sad:
+                greedy_actions = [-1] * num_players
+                greedy_actions[env.current_player] = int(greedy[i])
+            expected_reward[i] = env.step(actions, greedy_actions=greedy_actions)
+        reward = batch.step(moves, greedy if sad else None)
+        assert torch.equal(reward, expected_reward), where
+        assert torch.equal(batch.reward, expected_reward), where
+    else:
+        raise AssertionError("games did not end within 200 steps")
+    return {
+        "bombed": sum(env.lives == 0 for env in envs),
+        "deck_out": sum(env.lives > 0 and env.cards_dealt == 50 and env.score < 25 for env in envs),
+        "perfect": sum(env.score == 25 for env in envs),
+        "completed_colours": sum(sum(height == 5 for height in env.fireworks) for env in envs),
+    }
+
+
+def v0_reference(canonical: torch.Tensor, envs: Sequence[HanabiEnv], batch: HanabiBatch) -> torch.Tensor:
+    """OBL's v0 belief computed independently from HLE's canonical observations and HLE's state."""
+    out = canonical.clone()
+    lay = batch.tables.layout
+    p, h = batch.num_players, batch.hand_size
+    for i, env in enumerate(envs):
+        counts = torch.tensor([3, 2, 2, 2, 1] * 5, dtype=torch.float32)
+        discards = out[i, 0, lay.discards : lay.discards + 50]
+        start = 0
+        for card in range(25):
+            n = [3, 2, 2, 2, 1][card % 5]
+            counts[card] -= discards[start : start + n].sum()
+            start += n
+        for colour, height in enumerate(env.fireworks):
+            counts[colour * 5 : colour * 5 + height] -= 1
+        for obs in range(p):
+            for slot in range(p * h):
+                at = lay.knowledge + slot * lay.knowledge_per_card
+                weighted = out[i, obs, at : at + 25] * counts
+                total = weighted.sum()
+                out[i, obs, at : at + 25] = weighted / total if total > 0 else weighted
+    return out
+
+
+deck_strategy = st.permutations(standard_deck())
+game_strategy = st.tuples(deck_strategy, st.sampled_from(STYLES), st.randoms(use_true_random=False))
+
+
+@settings(max_examples=12, deadline=None)
+@given(games=st.lists(game_strategy, min_size=1, max_size=4))
+def test_two_player_batches_match_hle(games: list) -> None:
+    decks, styles, rngs = zip(*games)
+    play_lockstep(decks, styles, rngs)
+
+
+@pytest.mark.parametrize("num_players", [3, 4, 5])
+def test_more_players_match_hle(num_players: int) -> None:
+    gen = torch.Generator().manual_seed(num_players)
+    decks = [torch.randperm(50, generator=gen) for _ in range(3)]
+    decks = [[standard_deck()[int(i)] for i in order] for order in decks]
+    play_lockstep(decks, STYLES, [random.Random(s) for s in range(3)], num_players=num_players)
+
+
+def test_deck_exhaustion_and_completed_fireworks_match_hle() -> None:
+    """Seeded games that surely reach the final round, complete fireworks and return tokens."""
+    rng = random.Random(7)
+    decks = [rng.sample(standard_deck(), 50) for _ in range(8)]
+    ends = play_lockstep(decks, ["cautious"] * 4 + ["cheat"] * 4, [random.Random(s) for s in range(8)])
+    assert ends["deck_out"] >= 2 and ends["completed_colours"] >= 2, ends
+
+
+def test_sad_block_matches_hle() -> None:
+    rng = random.Random(3)
+    decks = [rng.sample(standard_deck(), 50) for _ in range(3)]
+    play_lockstep(decks, STYLES, [random.Random(s) for s in range(3)], sad=True)
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_v0_belief_matches_reference(num_players: int) -> None:
+    rng = random.Random(5)
+    decks = [rng.sample(standard_deck(), 50) for _ in range(3)]
+    play_lockstep(decks, STYLES, [random.Random(s) for s in range(3)], num_players=num_players, knowledge="v0_belief")
+
+
+def test_auto_reset_games_replay_exactly_in_hle() -> None:
+    """Games dealt by auto_reset (lazily shuffled pool decks) are HLE games of their realised deck."""
+    k, num_players = 6, 2
+    batch = HanabiBatch(k, num_players, seed=11, auto_reset=True)
+    batch.reset()
+    rng = random.Random(0)
+    current: list[list[tuple]] = [[] for _ in range(k)]
+    finished: list[list[tuple]] = []
+    for _ in range(300):
+        obs, legal, done_before = batch.observations(), batch.legal_moves(), batch.done
+        assert not legal[done_before].any()
+        moves = torch.tensor([rng.choice(row.nonzero().flatten().tolist() or [0]) for row in legal])
+        reward = batch.step(moves)
+        assert torch.equal(batch.restarted, done_before)
+        assert not reward[done_before].any()
+        for i in range(k):
+            if done_before[i]:
+                assert int(batch.final_score[i]) == current[i][-1][3]
+                finished.append(current[i])
+                current[i] = []
+            else:
+                assert int(batch.final_score[i]) == -1
+                current[i].append((obs[i], int(moves[i]), float(reward[i]), int(batch.score[i]), batch.decks[i].tolist()))
+    assert len(finished) >= 2 * k
+    env = hle_envs(num_players, 1)[0]
+    for game in finished:
+        env.reset(game[-1][4])  # the deck as realised by the end of the game
+        for obs, move, reward, score, _ in game:
+            assert torch.equal(env.observations(), obs)
+            actions = [-1] * num_players
+            actions[env.current_player] = move
+            assert env.step(actions) == reward
+            assert env.score == score
+        assert env.terminal
+
+
+seeded_game = st.tuples(st.integers(0, 2**32 - 1), st.sampled_from(STYLES))
+
+
+@pytest.mark.slow
+@settings(max_examples=100, deadline=None)
+@given(num_players=st.integers(2, 5), games=st.lists(seeded_game, min_size=20, max_size=40))
+def test_thousands_of_games_match_hle(num_players: int, games: list) -> None:
+    """About 3,000 games (100 batches of 20-40), 2-5 players, all three policies.
+
+    Each game is drawn as a seed (deck and move choices) so that examples stay small for
+    Hypothesis (40 explicit 50-card permutations would overflow its example buffer).
+    """
+    decks = [random.Random(seed).sample(standard_deck(), 50) for seed, _ in games]
+    rngs = [random.Random(seed + 1) for seed, _ in games]
+    play_lockstep(decks, [style for _, style in games], rngs, num_players=num_players)

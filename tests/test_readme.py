@@ -25,3 +25,23 @@ def test_hanabi_declaration_check_finds_the_deliberate_mistake(capsys):
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     exec(compile(code, "README Hanabi check", "exec"), {})
     assert "block 'discards'" in capsys.readouterr().out
+
+
+def _section_code(heading: str) -> str:
+    section = README.read_text().split(heading, 1)[1]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+def test_batched_hanabi_example_runs(capsys):
+    exec(compile(_section_code("### Batched Hanabi in torch"), "README batched Hanabi", "exec"), {})
+    assert "mean score of random play" in capsys.readouterr().out
+
+
+def test_evaluation_example_runs(capsys, tmp_path, monkeypatch):
+    import pytest
+
+    pytest.importorskip("hanabi_learning_environment")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(_section_code("## Evaluation: cross-play"), "README evaluation", "exec"), {})
+    assert "99% CI" in capsys.readouterr().out
+    assert (tmp_path / "rule_agent_actions.png").exists()

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import torch
 
-from eqc.domains.hanabi.batched_checks import check_decks, check_int, check_legal, check_moves
+from eqc._checks import check_int
+from eqc.domains.hanabi.batched_checks import check_decks, check_legal, check_moves
 from eqc.domains.hanabi.batched_encoding import EncodingScratch, encode
 from eqc.domains.hanabi.batched_rules import apply_moves, legal_moves
 from eqc.domains.hanabi.batched_state import BatchState, new_state, pad_decks, restart, sample_decks, shuffle_front
@@ -77,9 +78,9 @@ class HanabiBatch:
         sad: bool = False,
         knowledge: str = "canonical",
     ) -> None:
-        check_int(num_envs, "num_envs", 1)
-        check_int(num_players, "num_players", 2, 5)
-        check_int(seed, "seed", 0, 2**63 - 1)
+        check_int(num_envs, "num_envs", low=1)
+        check_int(num_players, "num_players", low=2, high=5)
+        check_int(seed, "seed", low=0, high=2**63 - 1)
         for name, flag in (("auto_reset", auto_reset), ("check", check), ("sad", sad)):
             if not isinstance(flag, bool):
                 raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")

@@ -8,21 +8,12 @@ from __future__ import annotations
 
 import torch
 
+from eqc._checks import check_int
 from eqc.domains.hanabi.batched_tables import DECK_SIZE, NUM_CARDS, HanabiTables
 
-__all__ = ["check_int", "check_decks", "check_moves", "check_legal", "as_long_tensor"]
+__all__ = ["check_decks", "check_moves", "check_legal", "as_long_tensor"]
 
 _SHOW = 5  # offending games listed in an error message
-
-
-def check_int(value: object, name: str, low: int, high: int | None = None) -> int:
-    """A Python int in [low, high]; bools and other types raise TypeError."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be a Python int, got {type(value).__name__} {value!r}")
-    if value < low or (high is not None and value > high):
-        allowed = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise ValueError(f"{name} must be {allowed}, got {value}")
-    return value
 
 
 def as_long_tensor(value: object, name: str, shape: tuple[int, ...], device: torch.device) -> torch.Tensor:

@@ -146,3 +146,36 @@ def test_mask_shape_must_match_the_input_batch():
     s = Symmetrizer(nn.Linear(OBS.dim, ACT.dim), sym.observation, sym.action)
     with pytest.raises(ValueError, match=r"legal_mask must have shape \(2, 8\)"):
         s(torch.randn(2, OBS.dim), torch.ones(3, ACT.dim, dtype=torch.bool))
+
+
+@pytest.mark.parametrize("average", ["outputs", "probabilities"])
+@pytest.mark.parametrize("samples", [None, 50])
+def test_chunked_symmetrization_equals_one_batched_call(average, samples):
+    sym = symmetry(symmetric(5))
+    torch.manual_seed(2)
+    net = nn.Sequential(nn.Linear(OBS.dim, 16), nn.Tanh(), nn.Linear(16, ACT.dim)).double()
+    x = torch.randn(3, OBS.dim, dtype=torch.float64)
+    mask = torch.rand(3, ACT.dim, generator=torch.Generator().manual_seed(1)) > 0.5
+    mask[:, 0] = True
+
+    def run(chunk_size):
+        gen = torch.Generator().manual_seed(0)
+        s = Symmetrizer(net, sym.observation, sym.action, average=average, samples=samples, generator=gen, chunk_size=chunk_size)
+        return s(x, mask)
+
+    whole, chunked = run(None), run(7)
+    assert torch.allclose(whole, chunked, atol=1e-12, rtol=0) and torch.equal(whole.isinf(), chunked.isinf())
+    with pytest.raises(ValueError, match="chunk_size"):
+        run(0)
+
+
+def test_auto_chunking_acts_like_one_call_without_gradients():
+    sym = symmetry(symmetric(5))
+    torch.manual_seed(3)
+    net = nn.Linear(OBS.dim, ACT.dim).double()
+    x = torch.randn(40, OBS.dim, dtype=torch.float64)  # 40 * 120 rows > AUTO_CHUNK_ROWS: chunks when acting
+    auto, whole = Symmetrizer(net, sym.observation, sym.action), Symmetrizer(net, sym.observation, sym.action, chunk_size=None)
+    assert auto._chunk_size(x) is None  # gradients on: one call
+    with torch.no_grad():
+        assert auto._chunk_size(x) is not None
+        assert torch.allclose(auto(x), whole(x), atol=1e-12, rtol=0)

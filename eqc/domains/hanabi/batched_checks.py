@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import torch
 
-from eqc._checks import check_int
 from eqc.domains.hanabi.batched_tables import DECK_SIZE, NUM_CARDS, HanabiTables
 
 __all__ = ["check_decks", "check_moves", "check_legal", "as_long_tensor"]

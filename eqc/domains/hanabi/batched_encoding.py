@@ -2,7 +2,7 @@
 
 Output ``[B, P, D]`` (D = 658 for 2 players): row ``[b, o]`` is what player ``o`` of game ``b``
 sees, with players numbered relative to the observer (k-th player = seat ``(o + k) % P``), bit for
-bit as HLE's ``CanonicalObservationEncoder`` (layout: ``batched_layout.ObservationLayout``):
+bit as HLE's ``CanonicalObservationEncoder`` (layout: ``eqc.domains.hanabi.symmetry.observation_layout``):
 
 - other players' hands: one-hot card per slot, zeros for an empty slot;
 - missing-card bit per player (hand shorter than h);

@@ -24,7 +24,9 @@ from functools import lru_cache
 
 import torch
 
-from eqc.domains.hanabi.batched_layout import ObservationLayout
+from eqc.dec_pomdp import Layout
+from eqc.domains.hanabi.dealing import default_hand_size
+from eqc.domains.hanabi.symmetry import observation_layout
 
 __all__ = [
     "NUM_COLOURS",
@@ -42,7 +44,6 @@ __all__ = [
     "CARD_COUNTS",
     "DISCARD_RADIX",
     "HanabiTables",
-    "ObservationLayout",
     "tables_for",
 ]
 
@@ -64,6 +65,39 @@ NUM_DISCARD_CODES = 216
 # Columns of HanabiTables.move_info and card_info.
 KIND, SLOT, OFFSET, AND_MATCH, OR_MATCH, AND_OTHER, HINT_BIT, LAST_CODE = range(8)
 COLOUR, RANK, BITS, RADIX = range(4)
+
+
+@dataclass(frozen=True)
+class Sections:
+    """Start offsets and sizes of the canonical observation's sections, read off the one
+    declaration of HLE's observation (:func:`eqc.domains.hanabi.symmetry.observation_layout`)."""
+
+    deck: int
+    deck_len: int
+    info: int
+    discards: int
+    last_action: int
+    last_action_len: int
+    knowledge: int
+    knowledge_per_card: int
+    dim: int
+
+    @classmethod
+    def of(cls, layout: Layout) -> Sections:
+        knowledge = layout.offset("knowledge_p0_slot0_plausible")
+        per_card = sum(layout.block(f"knowledge_p0_slot0_{part}").size for part in ("plausible", "colour_hinted", "rank_hinted"))
+        last_action = layout.offset("last_action_player")
+        return cls(
+            deck=layout.offset("deck"),
+            deck_len=layout.block("deck").size,
+            info=layout.offset("information_tokens"),
+            discards=layout.offset("discards"),
+            last_action=last_action,
+            last_action_len=knowledge - last_action,
+            knowledge=knowledge,
+            knowledge_per_card=per_card,
+            dim=layout.dim,
+        )
 
 
 @dataclass(frozen=True)
@@ -122,11 +156,13 @@ class HanabiTables:
 
     def __init__(self, num_players: int, device: torch.device) -> None:
         p = num_players
-        h = 5 if p < 4 else 4
+        h = default_hand_size(p)
         self.num_players, self.hand_size, self.device = p, h, device
         moves = _moves(p, h)
         self.num_moves = m = len(moves)
-        self.layout = lay = ObservationLayout(p, h)
+        self.layout = Sections.of(observation_layout(p))
+        self.deck_len, self.knowledge_per_card = self.layout.deck_len, self.layout.knowledge_per_card
+        self.last_action_len = self.layout.last_action_len
         self.num_hint_codes = (p - 1) * (NUM_COLOURS + NUM_RANKS) << h
         self.num_codes = self.num_hint_codes + 2 * h * (NUM_CARDS + 1) * 3
         to = {"device": device}
@@ -178,11 +214,13 @@ class HanabiTables:
             if k >> 11 & 1 and len(ranks) == 1:
                 bits.append(NUM_CARDS + NUM_COLOURS + ranks[0])
             know.append(bits)
-        self.knowledge_rows = _bit_rows(1 << 12, lay.knowledge_per_card, know).to(device)
+        self.knowledge_rows = _bit_rows(1 << 12, self.knowledge_per_card, know).to(device)
         self.missing_rows = _bit_rows(
             p << p, p, [[k for k in range(p) if mask >> ((o + k) % p) & 1] for o in range(p) for mask in range(1 << p)]
         ).to(device)
-        self.deck_rows = _bit_rows(DECK_SIZE + 1, lay.deck_len, [list(range(min(n, lay.deck_len))) for n in range(DECK_SIZE + 1)]).to(device)
+        self.deck_rows = _bit_rows(
+            DECK_SIZE + 1, self.deck_len, [list(range(min(n, self.deck_len))) for n in range(DECK_SIZE + 1)]
+        ).to(device)
         self.fireworks_rows = _bit_rows(NUM_RANKS + 1, NUM_RANKS, [[n - 1] if n else [] for n in range(NUM_RANKS + 1)]).to(device)
         self.tokens_rows = _bit_rows(
             (MAX_INFO + 1) * (MAX_LIVES + 1),
@@ -211,7 +249,7 @@ class HanabiTables:
     def _last_action_rows(self, moves: list[_Move]) -> torch.Tensor:
         """Float [p * num_codes + 1, la_len]: HLE's last-action section for every (actor, code)."""
         p, h = self.num_players, self.hand_size
-        width = self.layout.last_action_len
+        width = self.last_action_len
         kind_at, target_at, colour_at = p, p + 4, 2 * p + 4
         rank_at, outcome_at = colour_at + NUM_COLOURS, colour_at + NUM_COLOURS + NUM_RANKS
         position_at, card_at = outcome_at + h, outcome_at + 2 * h

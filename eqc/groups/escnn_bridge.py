@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import numbers
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
@@ -33,9 +34,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import torch
 
+from eqc._checks import check_int
 from eqc.groups.group import PermutationGroup
 from eqc.groups.permutations import PermutationLike, as_permutation, compose, identity
-from eqc.groups.representation import PermutationRepresentation
+from eqc.groups.representation import PermutationRepresentation, require_same_group
 
 if TYPE_CHECKING:  # pragma: no cover - escnn is optional
     from escnn.group import Group as EscnnGroup
@@ -114,7 +116,8 @@ class EscnnGroupMap:
 def _element_row(group: PermutationGroup, element: ElementLike, name: str) -> int:
     if isinstance(element, bool):
         raise TypeError(f"{name} must be an element row (int) or a permutation, got a bool")
-    if isinstance(element, int):
+    if isinstance(element, numbers.Integral):
+        element = int(element)
         if not 0 <= element < group.order:
             raise ValueError(f"{name} = {element} is not an element row of {group.name} (order {group.order})")
         return element
@@ -167,8 +170,15 @@ def _choose_generators(
     """Pick (kind, n, rotation row, reflection row) presenting ``group`` as C_n or D_n."""
     order = group.order
     elements = group.elements
-    if rotation is not None or reflection is not None:
-        r_row = _element_row(group, rotation, "rotation") if rotation is not None else 0
+    if reflection is not None and rotation is None:
+        if order != 2:
+            raise ValueError(
+                "reflection= needs rotation= too: a dihedral presentation is a (rotation, reflection) pair "
+                "(only an order-2 group, escnn's D1, is a reflection alone)"
+            )
+        rotation = 0  # D1: the trivial rotation
+    if rotation is not None:
+        r_row = _element_row(group, rotation, "rotation")
         r = elements[r_row]
         m = _order_of(r)
         if reflection is None:
@@ -366,14 +376,8 @@ def field_type(
     escnn = _import_escnn()
     if not reps:
         raise ValueError("field_type needs at least one PermutationRepresentation (for its group)")
-    group = reps[0].group
-    for k, rep in enumerate(reps):
-        if not isinstance(rep, PermutationRepresentation):
-            raise TypeError(f"reps[{k}] must be a PermutationRepresentation, got {type(rep).__name__}")
-        if rep.group is not group and rep.group != group:
-            raise ValueError(f"reps[{k}] is a representation of {rep.group.name}, not of {group.name}")
-    if isinstance(regular, bool) or not isinstance(regular, int) or regular < 0:
-        raise ValueError(f"regular must be a non-negative int, got {regular!r}")
+    group = require_same_group(reps)
+    check_int(regular, "regular", low=0)
     space = gspace(group, rotation=rotation, reflection=reflection)
     fields = [to_escnn(rep, rotation=rotation, reflection=reflection) for rep in reps]
     fields += [space.fibergroup.regular_representation] * regular

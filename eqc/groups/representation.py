@@ -146,6 +146,12 @@ class PermutationRepresentation:
     def _element_index(self, g: int | torch.Tensor, device: torch.device) -> torch.Tensor:
         return self.group._check_index(g, "g").to(device)
 
+    def _element_rows(self, elements: torch.Tensor, device: torch.device) -> torch.Tensor:
+        rows = self._element_index(elements, device)
+        if rows.dim() != 1:
+            raise ValueError(f"elements must be a 1-D LongTensor of element rows, got shape {tuple(rows.shape)}")
+        return rows
+
     def _apply(self, x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
         return broadcast_gather(x, index)
 
@@ -172,7 +178,7 @@ class PermutationRepresentation:
         self._check_input(x)
         table = self._table("gather", x.device)
         if elements is not None:
-            table = table[self._element_index(elements, x.device)]
+            table = table[self._element_rows(elements, x.device)]
         # index_select on the flattened table is several times faster than x[..., table] on CPU
         return torch.index_select(x, -1, table.reshape(-1)).view(*x.shape[:-1], *table.shape)
 
@@ -181,7 +187,7 @@ class PermutationRepresentation:
         self._check_input(y, "y")
         table = self._table("coordinates", y.device)
         if elements is not None:
-            table = table[self._element_index(elements, y.device)]
+            table = table[self._element_rows(elements, y.device)]
         if y.dim() < 2 or y.shape[-2] != table.shape[0]:
             raise ValueError(f"y must have shape [..., {table.shape[0]}, {self.dim}], got {tuple(y.shape)}")
         k = table.shape[0]

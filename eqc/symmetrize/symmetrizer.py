@@ -1,8 +1,8 @@
 """The symmetrizer: any network made exactly G-equivariant.
 
 ``S(psi)(x) = 1/|G| sum_g rho_out(g)^-1 psi(rho_in(g) x)`` (Muglich et al., 2022, eq. 3),
-with ``rho`` moving the feature at label ``c`` to label ``g(c)``. All |G| transformed copies
-of the input run through ``psi`` as one batch.
+with ``rho`` moving the feature at label ``c`` to label ``g(c)``. The |G| transformed copies of
+the input run through ``psi`` as one batch, or in a few large chunks (``chunk_size``).
 """
 
 from __future__ import annotations
@@ -75,12 +75,14 @@ class GroupAverager:
             return None
         return self.in_rep.group.random_permutations(self.samples, self.generator)
 
-    def chunks(self, perms: torch.Tensor | None, chunk_size: int | None) -> list[Elements]:
+    def chunks(
+        self, perms: torch.Tensor | None, chunk_size: int | None, device: torch.device | str = "cpu"
+    ) -> list[Elements]:
         """Split the elements in use into chunks: element rows (exact) or image arrays (sampled)."""
         if chunk_size is None:
             return [perms]
         if perms is None:
-            return list(torch.arange(self.group_size).split(chunk_size))
+            return list(torch.arange(self.group_size, device=device).split(chunk_size))
         return list(perms.split(chunk_size))
 
     def expand(self, x: torch.Tensor, elements: Elements) -> torch.Tensor:
@@ -136,6 +138,8 @@ class GroupAverager:
         if legal_mask is not None:
             if not isinstance(legal_mask, torch.Tensor) or legal_mask.dtype != torch.bool:
                 raise TypeError("legal_mask must be a bool tensor")
+            if legal_mask.device != x.device:
+                raise ValueError(f"legal_mask is on {legal_mask.device} but x is on {x.device}")
             if legal_mask.shape[:-1] != x.shape[:-1] or legal_mask.shape[-1] != self.out_rep.dim:
                 raise ValueError(
                     f"legal_mask must have shape {tuple(x.shape[:-1]) + (self.out_rep.dim,)} (x's leading dims, "
@@ -159,9 +163,8 @@ class Symmetrizer(nn.Module):
         mask_value: fill value for illegal outputs when ``average="outputs"``.
         chunk_size: run the copies through ``module`` this many elements at a time and accumulate
             (same result; peak memory divided by about ``|G| / chunk_size``). ``None``: all copies in
-            one batched call. ``"auto"`` (default): one call when gradients are on (fastest for
-            learning); without gradients (acting), chunks of about :data:`AUTO_CHUNK_ROWS` rows,
-            which keeps the copies cache-sized and is faster for large groups.
+            one batched call. ``"auto"`` (default): one call, except when acting (no gradients) on
+            a CPU, where chunks of about :data:`AUTO_CHUNK_ROWS` rows keep the copies cache-sized.
 
     ``forward(x, legal_mask=None)``: ``x [..., d_in]``, ``legal_mask`` bool ``[..., d_out]``.
     """
@@ -204,14 +207,14 @@ class Symmetrizer(nn.Module):
         avg.check_input(x, legal_mask)
         if self.pass_mask and legal_mask is None:
             raise ValueError("pass_mask=True needs a legal_mask")
-        chunks = avg.chunks(avg.draw(), self._chunk_size(x))
+        chunks = avg.chunks(avg.draw(), self._chunk_size(x), x.device)
         return avg.finish([self._partial(x, legal_mask, chunk) for chunk in chunks], legal_mask)
 
     def _chunk_size(self, x: torch.Tensor) -> int | None:
         if self.chunk_size != "auto":
             return self.chunk_size
         rows = x.numel() // max(1, x.shape[-1])
-        if torch.is_grad_enabled() or rows * self.averager.group_size <= AUTO_CHUNK_ROWS:
+        if torch.is_grad_enabled() or x.device.type != "cpu" or rows * self.averager.group_size <= AUTO_CHUNK_ROWS:
             return None
         return max(1, AUTO_CHUNK_ROWS // max(1, rows))
 

@@ -221,3 +221,15 @@ def test_gspace_and_field_type_checks():
         field_type(std, PermutationRepresentation.standard(cyclic(5)))
     with pytest.raises(ValueError, match="regular"):
         field_type(std, regular=-1)
+
+
+def test_reflection_without_rotation_and_numpy_rows() -> None:
+    import numpy as np
+
+    from eqc.groups import cyclic, dihedral
+    from eqc.groups.escnn_bridge import escnn_group_map
+
+    with pytest.raises(ValueError, match="reflection= needs rotation="):
+        escnn_group_map(dihedral(5), reflection=1)
+    row = int(cyclic(5).index_of(torch.tensor([1, 2, 3, 4, 0])))
+    assert escnn_group_map(cyclic(5), rotation=np.int64(row)).escnn_group.order() == 5

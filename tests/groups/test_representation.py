@@ -122,3 +122,13 @@ def test_bad_input_errors():
         direct_sum(rep, PermutationRepresentation.standard(symmetric(5)))
     with pytest.raises(ValueError, match="dense matrices"):
         PermutationRepresentation.trivial(symmetric(5), 1000).matrices()
+
+
+def test_act_all_needs_a_1d_list_of_elements():
+    rep = PermutationRepresentation.standard(cyclic(4))
+    x = torch.randn(2, 4)
+    assert rep.act_all(x, torch.tensor([1, 3])).shape == (2, 2, 4)
+    with pytest.raises(ValueError, match="1-D"):
+        rep.act_all(x, 3)
+    with pytest.raises(ValueError, match="1-D"):
+        rep.act_all_inverse(torch.randn(2, 1, 4), torch.tensor(3))

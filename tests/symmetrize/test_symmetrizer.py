@@ -179,3 +179,23 @@ def test_auto_chunking_acts_like_one_call_without_gradients():
     with torch.no_grad():
         assert auto._chunk_size(x) is not None
         assert torch.allclose(auto(x), whole(x), atol=1e-12, rtol=0)
+
+
+def test_chunking_with_pass_mask_and_several_leading_dims():
+    sym = symmetry(dihedral(5))
+    torch.manual_seed(4)
+    net = nn.Linear(OBS.dim, ACT.dim).double()
+
+    def policy(x, mask):
+        return net(x).masked_fill(~mask, -5.0)
+
+    x = torch.randn(2, 3, OBS.dim, dtype=torch.float64)
+    mask = torch.rand(2, 3, ACT.dim, generator=torch.Generator().manual_seed(2)) > 0.3
+    whole = Symmetrizer(policy, sym.observation, sym.action, pass_mask=True, chunk_size=None)(x, mask)
+    chunked = Symmetrizer(policy, sym.observation, sym.action, pass_mask=True, chunk_size=3)(x, mask)
+    assert torch.equal(whole.isinf(), chunked.isinf())
+    assert torch.allclose(whole[~whole.isinf()], chunked[~chunked.isinf()], atol=1e-12, rtol=0)
+    assert_equivariant(
+        lambda x_, m_: Symmetrizer(policy, sym.observation, sym.action, pass_mask=True, chunk_size=3)(x_, m_),
+        [sym.observation, sym.action], sym.action, (x, mask),
+    )

@@ -46,7 +46,8 @@ class HanabiBatch:
         seed: seeds the ``torch.Generator`` that shuffles decks (the global RNG is never used).
         auto_reset: a finished game is re-dealt at its next ``step`` (its move is ignored; its
             reward is 0); ``restarted`` and ``final_score`` report such games. Without it a finished
-            game keeps its final state and observations, and its moves are ignored.
+            game keeps its final state and observations, and its moves are ignored. Either way, in
+            checked mode the move of a finished game must still be a uid in ``0..M-1``.
         check: validate every argument (types, shapes, devices, deck contents, move legality);
             ``check=False`` is the fast path: no validation, no host-device synchronisation.
         sad: append the SAD block to observations: a one-hot over move uids of the greedy move of
@@ -62,7 +63,9 @@ class HanabiBatch:
     ``reward``, ``fireworks``, ``decks``, ``deck_size``, ``restarted``, ``final_score``) are copies;
     ``state`` is the live ``BatchState`` for callers that want to avoid the copies. With
     ``check=False``, ``moves`` must be valid move uids (a long tensor on ``device``): nothing is
-    validated and nothing is read back to the host, so the calls can be captured by CUDA graphs.
+    validated and nothing is read back to the host, so the calls can be captured by CUDA graphs
+    (with ``auto_reset``, ``step`` refreshes its pool of spare decks every few steps from Python:
+    capture ``observations``/``legal_moves`` and the policy, not ``step``).
     On the "meta" device (shape-only tracing) sampling uses no generator.
     """
 
@@ -86,7 +89,7 @@ class HanabiBatch:
                 raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
         if knowledge not in KNOWLEDGE_ENCODINGS:
             raise ValueError(f"knowledge must be one of {KNOWLEDGE_ENCODINGS}, got {knowledge!r}")
-        self.device = torch.device(device)
+        self.device = torch.empty(0, device=device).device  # canonical: 'cuda' -> 'cuda:0'
         self.num_envs = num_envs
         self.num_players = num_players
         self.auto_reset = auto_reset
@@ -147,7 +150,7 @@ class HanabiBatch:
                 if self.num_envs >= _FRONT_SHUFFLE_MIN_ENVS:
                     shuffle_front(self._pool, self.num_players * self.hand_size, self.generator)
                 else:
-                    self._pool = sample_decks(self.num_envs, t, self.generator)
+                    self._pool.copy_(sample_decks(self.num_envs, t, self.generator))  # keep the storage (CUDA graphs)
             finished = s.done.clone()
             restart(s, t, finished, self._pool, shuffle_draws=True)
             active = ~finished
@@ -192,10 +195,19 @@ class HanabiBatch:
         return out
 
     def legal_moves(self, out: torch.Tensor | None = None) -> torch.Tensor:
-        """Bool [B, M]: HLE's legal moves of the player to act; all False for finished games."""
+        """Bool [B, M]: HLE's legal moves of the player to act; all False for finished games.
+
+        ``out``: an optional bool buffer of that shape on the env's device to write into.
+        """
         self._require_started()
+        shape = (self.num_envs, self.num_moves)
         if out is None:
-            out = torch.empty(self.num_envs, self.num_moves, dtype=torch.bool, device=self.device)
+            out = torch.empty(shape, dtype=torch.bool, device=self.device)
+        elif self.check:
+            if not isinstance(out, torch.Tensor) or out.dtype != torch.bool:
+                raise TypeError(f"out must be a bool torch.Tensor, got {getattr(out, 'dtype', type(out).__name__)}")
+            if tuple(out.shape) != shape or out.device != self.device:
+                raise ValueError(f"out must have shape {list(shape)} on {self.device}, got {list(out.shape)} on {out.device}")
         return legal_moves(self._state, self.tables, out)
 
     @property

@@ -191,10 +191,10 @@ class HanabiTables:
         self.others = self.rotation[:, 1:].reshape(-1).contiguous()
         self.rotation_flat = self.rotation.reshape(-1).contiguous()
         self.arange_players = torch.arange(p, **to)
-        self.target_offsets = torch.arange(1, p, **to)
         self.targets_of = (self.rotation[:, 1:]).contiguous()
         self.slot_bits = torch.tensor([1 << j for j in range(h)], dtype=torch.long, **to)
-        self.last_slot = torch.arange(h, **to) == h - 1
+        self.card_totals = torch.tensor(CARD_COUNTS * NUM_COLOURS, dtype=torch.long, **to)  # copies of each card id
+        self.rank_range = torch.arange(NUM_RANKS, **to)
         self.initial_deck = torch.tensor([c for c in range(NUM_CARDS) for _ in range(CARD_COUNTS[c % NUM_RANKS])], dtype=torch.long, **to)
         self.discard_counts = torch.tensor(
             [[code // DISCARD_RADIX[r] % (CARD_COUNTS[r] + 1) for r in range(NUM_RANKS)] for code in range(NUM_DISCARD_CODES)],

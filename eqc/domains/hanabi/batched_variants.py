@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 
 from eqc.domains.hanabi.batched_state import BatchState
-from eqc.domains.hanabi.batched_tables import CARD_COUNTS, NUM_CARDS, NUM_COLOURS, NUM_RANKS, HanabiTables
+from eqc.domains.hanabi.batched_tables import NUM_CARDS, NUM_COLOURS, HanabiTables
 
 __all__ = ["KNOWLEDGE_ENCODINGS", "public_card_counts", "v0_belief"]
 
@@ -24,10 +24,9 @@ KNOWLEDGE_ENCODINGS = ("canonical", "v0_belief")
 def public_card_counts(state: BatchState, tables: HanabiTables) -> torch.Tensor:
     """Long [B, 25]: copies of each card neither discarded nor played."""
     b = state.fireworks.shape[0]
-    total = torch.tensor(CARD_COUNTS, device=tables.device).repeat(NUM_COLOURS)
-    played = (torch.arange(NUM_RANKS, device=tables.device) < state.fireworks[:, :NUM_COLOURS].unsqueeze(-1)).flatten(1)
+    played = (tables.rank_range < state.fireworks[:, :NUM_COLOURS].unsqueeze(-1)).flatten(1)
     discarded = tables.discard_counts.index_select(0, state.discard_code[:, :NUM_COLOURS].reshape(-1)).view(b, NUM_CARDS)
-    return total - discarded - played.long()
+    return tables.card_totals - discarded - played.long()
 
 
 def v0_belief(state: BatchState, tables: HanabiTables, out: torch.Tensor) -> torch.Tensor:

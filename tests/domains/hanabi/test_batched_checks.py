@@ -147,3 +147,14 @@ def test_fast_path_never_reads_tensor_values(kwargs: dict) -> None:
         env.legal_moves()
         env.step(moves, moves if kwargs.get("sad") else None)
     assert obs.shape == (b, env.num_players, env.obs_dim) and obs.device.type == "meta"
+
+
+def test_legal_moves_out_buffer_is_validated() -> None:
+    env = HanabiBatch(2, seed=0)
+    env.reset()
+    with pytest.raises(TypeError, match="bool"):
+        env.legal_moves(torch.empty(2, 20))
+    with pytest.raises(ValueError, match="shape"):
+        env.legal_moves(torch.empty(2, 7, dtype=torch.bool))
+    buf = torch.empty(2, 20, dtype=torch.bool)
+    assert env.legal_moves(buf) is buf and torch.equal(buf, env.legal_moves())

@@ -199,10 +199,11 @@ def test_deck_exhaustion_and_completed_fireworks_match_hle() -> None:
     assert ends["deck_out"] >= 2 and ends["completed_colours"] >= 2, ends
 
 
-def test_sad_block_matches_hle() -> None:
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_sad_block_matches_hle(num_players: int) -> None:
     rng = random.Random(3)
     decks = [rng.sample(standard_deck(), 50) for _ in range(3)]
-    play_lockstep(decks, STYLES, [random.Random(s) for s in range(3)], sad=True)
+    play_lockstep(decks, STYLES, [random.Random(s) for s in range(3)], num_players=num_players, sad=True)
 
 
 @pytest.mark.parametrize("num_players", [2, 3])

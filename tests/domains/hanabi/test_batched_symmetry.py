@@ -94,7 +94,7 @@ def test_colour_symmetry_more_players(num_players: int) -> None:
 
 @pytest.mark.parametrize("group", [cyclic(5), dihedral(5)], ids=["C5", "D10"])
 def test_colour_symmetry_sad_and_v0_belief(group: object) -> None:
-    g = torch.arange(group.order) % group.order
+    g = torch.arange(group.order)  # every element once
     decks = random_decks(group.order, 1)
     assert first_mismatch(colour_symmetry(group, 2, sad=True), decks, g, 1, sad=True) is None
     assert first_mismatch(colour_symmetry(group, 2), decks, g, 2, knowledge="v0_belief") is None

@@ -35,10 +35,6 @@ __all__ = [
 ]
 
 
-def _check_positive_int(value: object, name: str, low: int = 1, high: int | None = None) -> int:
-    return check_int(value, name, low=low, high=high)
-
-
 def default_hand_size(num_players: int) -> int:
     """Cards per hand in the standard game: 5 for 2-3 players, 4 for 4-5."""
     return 5 if num_players < 4 else 4
@@ -49,20 +45,20 @@ def card_counts(num_ranks: int = 5) -> list[int]:
 
     Rank 0 has 3 copies, the highest rank 1 copy, the others 2 (a single rank has 3 copies).
     """
-    _check_positive_int(num_ranks, "num_ranks", 1, 5)
+    check_int(num_ranks, "num_ranks", low=1, high=5)
     return [3 if r == 0 else 1 if r == num_ranks - 1 else 2 for r in range(num_ranks)]
 
 
 def deck_size(num_colours: int = 5, num_ranks: int = 5) -> int:
     """Number of cards in a full deck (50 in the standard game)."""
-    _check_positive_int(num_colours, "num_colours", 1, 5)
+    check_int(num_colours, "num_colours", low=1, high=5)
     return num_colours * sum(card_counts(num_ranks))
 
 
 def standard_deck(num_colours: int = 5, num_ranks: int = 5) -> list[int]:
     """The deck's multiset as a sorted list of card ids."""
     counts = card_counts(num_ranks)
-    _check_positive_int(num_colours, "num_colours", 1, 5)
+    check_int(num_colours, "num_colours", low=1, high=5)
     return [c * num_ranks + r for c in range(num_colours) for r in range(num_ranks) for _ in range(counts[r])]
 
 

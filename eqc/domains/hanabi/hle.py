@@ -55,11 +55,6 @@ def load_pyhanabi() -> tuple[object, object]:
     return pyhanabi.ffi, pyhanabi.lib
 
 
-def _int_arg(value: object, name: str, low: int, high: int) -> int:
-    """A Python int in [low, high]; bools, numpy integers, floats, tensors are refused."""
-    return check_int(value, name, low=low, high=high)
-
-
 class HanabiEnv:
     """Hanabi for 2-5 players on HLE, implementing the eqc DecPOMDP protocol.
 
@@ -95,19 +90,19 @@ class HanabiEnv:
         sad: bool = False,
         seed: int = 0,
     ) -> None:
-        _int_arg(num_players, "num_players", 2, 5)
+        check_int(num_players, "num_players", low=2, high=5)
         if observation_type not in OBSERVATION_TYPES:
             raise ValueError(f"observation_type must be one of {sorted(OBSERVATION_TYPES)}, got {observation_type!r}")
-        _int_arg(num_colours, "num_colours", 1, 5)
-        _int_arg(num_ranks, "num_ranks", 1, 5)
+        check_int(num_colours, "num_colours", low=1, high=5)
+        check_int(num_ranks, "num_ranks", low=1, high=5)
         if hand_size is None:
             hand_size = default_hand_size(num_players)
-        _int_arg(hand_size, "hand_size", 1, 8)  # HLE keeps reveal outcomes in 8-bit masks
-        _int_arg(max_information_tokens, "max_information_tokens", 1, 100)
-        _int_arg(max_life_tokens, "max_life_tokens", 1, 100)
+        check_int(hand_size, "hand_size", low=1, high=8)  # HLE keeps reveal outcomes in 8-bit masks
+        check_int(max_information_tokens, "max_information_tokens", low=1, high=100)
+        check_int(max_life_tokens, "max_life_tokens", low=1, high=100)
         if not isinstance(sad, bool):
             raise TypeError(f"sad must be a bool, got {type(sad).__name__}")
-        _int_arg(seed, "seed", 0, 2**63 - 1)
+        check_int(seed, "seed", low=0, high=2**63 - 1)
         cards = deck_size(num_colours, num_ranks)
         if hand_size * num_players > cards:
             raise ValueError(f"hand_size * num_players = {hand_size * num_players} exceeds the deck's {cards} cards")
@@ -224,7 +219,7 @@ class HanabiEnv:
 
     def observation(self, player: int) -> torch.Tensor:
         """FloatTensor [obs_dim]: player ``player``'s observation."""
-        _int_arg(player, "player", 0, self.num_players - 1)
+        check_int(player, "player", low=0, high=self.num_players - 1)
         return self.observations()[player]
 
     def legal_actions(self) -> torch.Tensor:
@@ -338,7 +333,7 @@ class HanabiEnv:
             raise ValueError("the game is over (terminal); call reset() to start a new one")
 
     def _check_move(self, move: object, name: str, actor: int) -> int:
-        _int_arg(move, name, 0, self.num_actions - 1)
+        check_int(move, name, low=0, high=self.num_actions - 1)
         if not self._lib.MoveIsLegal(self._state, self._moves[move]):
             raise ValueError(f"{name} = {move} is not legal for player {actor}; legal move uids: {self.legal_moves()}")
         return move

@@ -49,10 +49,6 @@ def rank_labels(num_ranks: int = 5) -> Labels:
     return Labels("rank", num_ranks)
 
 
-def _positive(value: object, name: str, high: int | None = None) -> int:
-    return check_int(value, name, low=1, high=high)
-
-
 def action_layout(
     num_players: int = 2,
     num_colours: int = 5,
@@ -65,12 +61,12 @@ def action_layout(
 
     The target offset is the target's seat relative to the actor, minus one.
     """
-    _positive(num_players, "num_players", 5)
+    check_int(num_players, "num_players", low=1, high=5)
     if num_players < 2:
         raise ValueError(f"num_players must be in [2, 5], got {num_players}")
-    hand_size = default_hand_size(num_players) if hand_size is None else _positive(hand_size, "hand_size")
-    colour = colour_labels(_positive(num_colours, "num_colours", 5))
-    rank = rank_labels(_positive(num_ranks, "num_ranks", 5))
+    hand_size = default_hand_size(num_players) if hand_size is None else check_int(hand_size, "hand_size", low=1)
+    colour = colour_labels(check_int(num_colours, "num_colours", low=1, high=5))
+    rank = rank_labels(check_int(num_ranks, "num_ranks", low=1, high=5))
     others = num_players - 1
     return Layout(
         [
@@ -99,17 +95,17 @@ def observation_layout(
     ``max_deck_size`` defaults to HLE's deck size (50 for 5 colours and ranks); it must be a
     multiple of ``num_colours`` because discards are encoded colour by colour.
     """
-    _positive(num_players, "num_players", 5)
+    check_int(num_players, "num_players", low=1, high=5)
     if num_players < 2:
         raise ValueError(f"num_players must be in [2, 5], got {num_players}")
     if observation_type not in _OBSERVATION_TYPES:
         raise ValueError(f"observation_type must be one of {_OBSERVATION_TYPES}, got {observation_type!r}")
     if not isinstance(sad, bool):
         raise TypeError(f"sad must be a bool, got {type(sad).__name__}")
-    colour = colour_labels(_positive(num_colours, "num_colours", 5))
-    rank = rank_labels(_positive(num_ranks, "num_ranks", 5))
-    hand_size = default_hand_size(num_players) if hand_size is None else _positive(hand_size, "hand_size")
-    max_deck_size = deck_size(num_colours, num_ranks) if max_deck_size is None else _positive(max_deck_size, "max_deck_size")
+    colour = colour_labels(check_int(num_colours, "num_colours", low=1, high=5))
+    rank = rank_labels(check_int(num_ranks, "num_ranks", low=1, high=5))
+    hand_size = default_hand_size(num_players) if hand_size is None else check_int(hand_size, "hand_size", low=1)
+    max_deck_size = deck_size(num_colours, num_ranks) if max_deck_size is None else check_int(max_deck_size, "max_deck_size", low=1)
     if max_deck_size % num_colours:
         raise ValueError(f"max_deck_size ({max_deck_size}) must be a multiple of num_colours ({num_colours})")
     thermometer = max_deck_size - num_players * hand_size
@@ -121,8 +117,8 @@ def observation_layout(
         Block("missing_card", P, encoding="binary"),
         Block("deck", thermometer, encoding="binary"),
         Block("fireworks", colour, rank, encoding="one_hot", one_hot_axes=1),
-        Block("information_tokens", _positive(max_information_tokens, "max_information_tokens"), encoding="binary"),
-        Block("life_tokens", _positive(max_life_tokens, "max_life_tokens"), encoding="binary"),
+        Block("information_tokens", check_int(max_information_tokens, "max_information_tokens", low=1), encoding="binary"),
+        Block("life_tokens", check_int(max_life_tokens, "max_life_tokens", low=1), encoding="binary"),
         Block("discards", colour, max_deck_size // num_colours, encoding="binary"),
         Block("last_action_player", P, encoding="one_hot"),
         Block("last_action_type", 4, encoding="one_hot"),

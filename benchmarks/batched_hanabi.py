@@ -4,15 +4,20 @@ One env step of a batch of B games counts B steps. What is timed per step, for b
 both players' canonical observations (658 floats each), the legal-move mask, one uniformly random
 legal move per game, applying it and dealing the drawn card; finished games are restarted.
 
-- batched: ``HanabiBatch(B, check=False, auto_reset=True)``, observations and legal masks written
-  into preallocated buffers (``observations(out)``, ``legal_moves(out)``), moves drawn as
+- batched: ``HanabiBatch(B, rules, check=False, auto_reset=True)``, observations and legal masks
+  written into preallocated buffers (``observations(out)``, ``legal_move_mask(out)``), moves drawn as
   ``argmax(rand * legal)`` with a seeded generator;
 - HLE: pyhanabi's C++ state and ``ObservationEncoder`` for both players, ``legal_moves``, a
   random legal move (Python ``random``), HLE's own random dealing.
 
 Usage: ``python benchmarks/batched_hanabi.py [--batch-sizes 1 64 1024 8192] [--seconds 2]
-[--repeats 3] [--threads 1] [--hle-steps 20000]``. Prints a markdown table (best of ``repeats``):
-wall-clock steps/s and process-CPU steps/s (the latter is robust to other jobs on a shared machine).
+[--repeats 3] [--threads 1] [--hle-steps 20000] [--knowledge canonical] [--sad off]``. Prints a
+markdown table (best of ``repeats``): wall-clock steps/s and process-CPU steps/s (the latter is
+robust to other jobs on a shared machine).
+
+Threads: the count is set with ``torch.set_num_threads(--threads)``, default 1, measured on the
+2-core machine of ``RESULTS.md``: under load, batch 1024 ran 48k steps/s with 1 thread and 5.6k
+with 2 (OpenMP threads spin-waiting for each other); idle, 242k and 276k.
 """
 
 from __future__ import annotations
@@ -26,11 +31,15 @@ import time
 import torch
 
 from eqc.domains.hanabi.batched import HanabiBatch
+from eqc.domains.hanabi.rules import KNOWLEDGE, SAD_VARIANTS, HanabiRules
+
+DEFAULT_THREADS = 1
+"""Measured (see the module docstring): one torch thread is fastest on a shared 2-core machine."""
 
 
-def time_batched(batch: int, seconds: float, repeats: int, seed: int = 0) -> tuple[float, float]:
+def time_batched(batch: int, seconds: float, repeats: int, rules: HanabiRules, seed: int = 0) -> tuple[float, float]:
     """Best (wall, cpu) steps/s of ``HanabiBatch`` at ``batch`` games."""
-    env = HanabiBatch(batch, check=False, auto_reset=True, seed=seed)
+    env = HanabiBatch(batch, rules, check=False, auto_reset=True, seed=seed)
     env.reset()
     obs = torch.empty(batch, env.num_players, env.obs_dim)
     legal = torch.empty(batch, env.num_moves, dtype=torch.bool)
@@ -39,7 +48,7 @@ def time_batched(batch: int, seconds: float, repeats: int, seed: int = 0) -> tup
 
     def one() -> None:
         env.observations(obs)
-        env.legal_moves(legal)
+        env.legal_move_mask(legal)
         noise.uniform_(generator=gen)
         env.step(noise.mul_(legal).argmax(dim=1))
 
@@ -93,20 +102,27 @@ def main() -> None:
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 64, 1024, 8192])
     parser.add_argument("--seconds", type=float, default=2.0, help="rough duration of one repeat")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads")
+    parser.add_argument(
+        "--threads", type=int, default=DEFAULT_THREADS, help="torch.set_num_threads (default 1: measured fastest on a shared 2-core CPU)"
+    )
     parser.add_argument("--hle-steps", type=int, default=20_000, help="0 skips the HLE baseline")
+    parser.add_argument("--knowledge", choices=KNOWLEDGE, default="canonical", help="HanabiRules.knowledge of the batched env")
+    parser.add_argument("--sad", choices=SAD_VARIANTS, default="off", help="HanabiRules.sad of the batched env")
     args = parser.parse_args()
+    if args.threads < 1:
+        parser.error("--threads must be at least 1")
     torch.set_num_threads(args.threads)
+    rules = HanabiRules(knowledge=args.knowledge, sad=args.sad)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"torch {torch.__version__}, {args.threads} torch thread(s), load average {load:.1f} at start")
+          f"torch {torch.__version__}, {args.threads} torch thread(s), load average {load:.1f} at start; batched rules: {rules}")
     print("| env | batch | steps/s (wall) | steps/s (process CPU) |")
     print("|---|---|---|---|")
     if args.hle_steps:
         wall, cpu = time_hle(args.hle_steps, args.repeats)
         print(f"| HLE pyhanabi + encoder | 1 | {wall:,.0f} | {cpu:,.0f} |", flush=True)
     for batch in args.batch_sizes:
-        wall, cpu = time_batched(batch, args.seconds, args.repeats)
+        wall, cpu = time_batched(batch, args.seconds, args.repeats, rules)
         print(f"| HanabiBatch | {batch} | {wall:,.0f} | {cpu:,.0f} |", flush=True)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"load average {load:.1f} at end")

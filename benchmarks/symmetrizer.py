@@ -333,8 +333,8 @@ def main(argv: list[str] | None = None) -> None:
         f"Machine: {machine(load_before, load_after)}",
         "",
         f"MLP {OBS_DIM} -> {args.hidden} -> {ACT_DIM} (ReLU), batch B = {args.batch}; forward under no_grad, fwd+bwd = "
-        "out.sum().backward(); median and min over interleaved rounds of torch.utils.benchmark blocks; peak MiB = peak memory allocated during "
-        "one call (torch.profiler).",
+        "out.sum().backward(); median and min over interleaved rounds of torch.utils.benchmark blocks; "
+        "peak MiB = peak memory allocated during one call (torch.profiler).",
         "",
         table(rows),
     ]

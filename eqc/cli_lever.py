@@ -1,34 +1,63 @@
-"""``eqc lever``: train lever-game pools under the five rules, print the cross-play table,
-write ``DIR/lever_xp.json`` and ``DIR/lever_xp.png``.
+"""``eqc lever``: the main demo. ``add_lever_parser(subparsers)`` registers it; ``run_lever(args)`` runs it.
 
-Wire it into a parser with ``add_lever_parser(subparsers)``; the parsed namespace's ``run``
-is :func:`run_lever`. :func:`eqc.domains.lever.experiment.lever_experiment` is the same without argparse.
+``eqc.domains.lever.lever_experiment`` is the same experiment without argparse.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
+from eqc._cli_common import (
+    add_threads_flag,
+    device,
+    float_in,
+    int_in,
+    output_dir,
+    positive_int,
+    prepare_output_dir,
+    seed,
+)
 from eqc.domains.lever.experiment import JSON_NAME, PLOT_NAME, format_table, lever_experiment
-from eqc.domains.lever.game import DEFAULT_PAYOFFS
+from eqc.domains.lever.game import DEFAULT_PAYOFFS, check_payoffs
 from eqc.domains.lever.train import LeverConfig
+
+__all__ = ["MAX_LEVERS", "add_lever_parser", "run_lever"]
+
+#: Most levers ``--payoffs`` accepts. Building the symmetry group of n levers (Schreier-Sims over
+#: S(n-1)) dominates the cost and grows steeply: 40 levers take about 6 s, 60 about 25 s on one core.
+MAX_LEVERS = 64
+
+DESCRIPTION = """\
+Train pools of lever-game agents under five rules and cross-play them.
+
+Two players each pull one of the levers; they are paid the lever's payoff only if they pull the
+same one (default: nine levers pay 1.0, one pays 0.9). Rules: sp (self-play), op (Other-Play over
+the full symmetry group), gop (G-OP over a cyclic subgroup, symmetrized at test time), eq (the
+symmetrized network trained by self-play), sp+sym (the sp agents symmetrized at test time).
+
+Prints the cross-play table and writes OUT/lever_xp.json (per rule: SP/XP means, the XP standard
+error, the per-pair matrix, seeds, the configuration and the eqc version) and the heatmap
+OUT/lever_xp.png. Every flag is checked before training starts.
+"""
 
 
 def _payoffs(text: str) -> list[float]:
     try:
-        return [float(v) for v in text.split(",") if v.strip()]
+        values = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--payoffs must be comma-separated numbers, got {text!r}") from None
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
+        raise argparse.ArgumentTypeError(f"must be comma-separated numbers, got {text!r}") from None
+    try:
+        check_payoffs(values)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err).replace("payoffs must", "must", 1)) from None
+    if len(values) > MAX_LEVERS:
+        raise argparse.ArgumentTypeError(
+            f"{len(values)} levers is more than the {MAX_LEVERS} supported: the symmetry group's cost grows "
+            "steeply with the number of levers (40 take about 6 s, 60 about 25 s)"
+        )
+    return values
 
 
 def add_lever_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -36,36 +65,41 @@ def add_lever_parser(subparsers: Any) -> argparse.ArgumentParser:
     defaults = LeverConfig()
     parser = subparsers.add_parser(
         "lever",
-        help="the lever game: SP, OP, G-OP, EQ and SP+symmetrizer pools, cross-play table and heatmap",
-        description=__doc__,
+        help="the main demo: train SP, OP, G-OP, EQ and SP+sym lever-game pools; cross-play table and heatmap",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--seeds", type=_positive_int, default=16, help="agents per pool, each independently seeded (>= 2; default 16)")
-    parser.add_argument("--out", type=Path, default=Path("runs/lever"), help="output directory (default runs/lever)")
-    parser.add_argument("--device", default="cpu", help="torch device (default cpu)")
-    parser.add_argument("--steps", type=_positive_int, default=defaults.steps, help=f"Adam steps per pool (default {defaults.steps})")
-    parser.add_argument("--lr", type=float, default=defaults.lr, help=f"learning rate (default {defaults.lr})")
-    parser.add_argument("--restarts", type=_positive_int, default=defaults.restarts, help=f"candidates per agent (default {defaults.restarts})")
-    parser.add_argument("--seed", type=int, default=0, help="base seed of the pools (default 0)")
-    parser.add_argument("--payoffs", type=_payoffs, default=list(DEFAULT_PAYOFFS), help="comma-separated lever payoffs (default nine 1.0 and one 0.9)")
-    parser.add_argument("--threads", type=_positive_int, default=1, help="torch CPU threads while training (default 1: the networks are tiny)")
+    parser.add_argument("--seeds", type=int_in(2), default=16, help="agents per pool, each independently seeded (>= 2; default 16)")
+    parser.add_argument("--out", type=output_dir, default="runs/lever", help="output directory, created if needed (default runs/lever)")
+    parser.add_argument("--device", type=device, default="cpu", help="torch device: cpu, cuda or cuda:N (default cpu)")
+    parser.add_argument("--steps", type=positive_int, default=defaults.steps, help=f"Adam steps per pool (default {defaults.steps})")
+    parser.add_argument("--lr", type=float_in(0.0, low_open=True), default=defaults.lr, help=f"learning rate, > 0 (default {defaults.lr})")
+    parser.add_argument(
+        "--restarts", type=positive_int, default=defaults.restarts,
+        help=f"candidates per agent, the best kept (default {defaults.restarts})",
+    )
+    parser.add_argument("--seed", type=seed, default=0, help="base seed of the pools, 0 to 2**63-1 (default 0)")
+    parser.add_argument(
+        "--payoffs", type=_payoffs, default=list(DEFAULT_PAYOFFS),
+        help=f"comma-separated lever payoffs, 2 to {MAX_LEVERS} levers (default nine 1.0 and one 0.9)",
+    )
+    add_threads_flag(parser)
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.set_defaults(run=run_lever)
     return parser
 
 
 def run_lever(args: argparse.Namespace) -> int:
-    """Run ``eqc lever`` from parsed arguments; prints the table and where the files went. Returns 0, or 2 on bad input."""
-    if args.seeds < 2:
-        raise SystemExit("eqc lever: --seeds must be at least 2 (cross-play pairs distinct agents)")
-    try:
-        config = LeverConfig(steps=args.steps, lr=args.lr, restarts=args.restarts, device=args.device)
-        results = lever_experiment(
-            seeds=args.seeds, out=args.out, payoffs=args.payoffs, config=config, seed=args.seed,
-            progress=not args.no_progress, threads=args.threads,
-        )
-    except (ValueError, TypeError) as err:
-        print(f"eqc lever: error: {err}", file=sys.stderr)
-        return 2
+    """Run ``eqc lever`` from parsed arguments: prepare ``--out``, train, print the table and where the files went.
+
+    Raises :class:`eqc._cli_common.FlagError` (``eqc`` exits 2 with usage) when ``--out`` cannot be written.
+    """
+    out = prepare_output_dir(Path(args.out), "--out")
+    config = LeverConfig(steps=args.steps, lr=args.lr, restarts=args.restarts, device=args.device)
+    results = lever_experiment(
+        seeds=args.seeds, out=out, payoffs=args.payoffs, config=config, seed=args.seed,
+        progress=not args.no_progress, threads=None,
+    )
     print(format_table(results))
-    print(f"wrote {Path(args.out) / JSON_NAME} and {Path(args.out) / PLOT_NAME}")
+    print(f"wrote {out / JSON_NAME} and {out / PLOT_NAME}")
     return 0

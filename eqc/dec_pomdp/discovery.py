@@ -38,9 +38,20 @@ import networkx as nx
 import torch
 from networkx.algorithms.isomorphism import GraphMatcher
 
+from eqc._checks import check_int, check_list
 from eqc.dec_pomdp.symmetry import Symmetry
 from eqc.dec_pomdp.tabular import TabularDecPOMDP
 from eqc.groups import PermutationGroup
+
+__all__ = [
+    "DEFAULT_DECIMALS",
+    "DiscoveredSymmetry",
+    "automorphism_generators",
+    "discover_agent_symmetries",
+    "discover_symmetries",
+    "permute_agents",
+    "symmetry_graph",
+]
 
 #: Table values are compared after rounding to this many decimals.
 DEFAULT_DECIMALS = 9
@@ -65,9 +76,9 @@ class DiscoveredSymmetry(PermutationGroup):
         self.symmetry = Symmetry(
             self,
             acts_on=[labels["state"], labels["action"], labels["observation"]],
-            observation=game.observation_layout,
-            action=game.action_layout,
-            state=game.state_layout,
+            observation_layout=game.observation_layout,
+            action_layout=game.action_layout,
+            state_layout=game.state_layout,
         )
 
     @property
@@ -76,7 +87,7 @@ class DiscoveredSymmetry(PermutationGroup):
         return self
 
     def label_permutations(self, perm: torch.Tensor) -> dict[str, torch.Tensor]:
-        """How the element ``perm`` (an image array) relabels ``"state"``, ``"action"`` and ``"observation"``."""
+        """How the element ``perm`` (a permutation) relabels ``"state"``, ``"action"`` and ``"observation"``."""
         return self.symmetry.label_permutations(torch.as_tensor(perm, dtype=torch.long))
 
     def __repr__(self) -> str:
@@ -258,7 +269,7 @@ def _isomorphism(
 
 
 def automorphism_generators(graph: nx.Graph, points: list[Hashable]) -> list[list[int]]:
-    """Generators (image arrays on ``points``) of the colour-preserving automorphisms of ``graph``.
+    """Generators (permutations of ``points``) of the colour-preserving automorphisms of ``graph``.
 
     ``points`` must determine an automorphism (every other node is fixed by the images of the
     points), as in :func:`symmetry_graph`. The group is never listed: a base point is only
@@ -335,6 +346,7 @@ def discover_agent_symmetries(
     """
     game = _as_tabular(game)
     _check_decimals(decimals)
+    check_int(max_agents, "max_agents", low=1)
     n = game.num_agents
     if n > max_agents:
         raise ValueError(f"agent symmetry search tries up to {n}! permutations; {n} agents exceeds max_agents={max_agents}")
@@ -368,6 +380,7 @@ def _isomorphic(first: nx.Graph, second: nx.Graph) -> bool:
 def permute_agents(game: TabularDecPOMDP, sigma: list[int]) -> TabularDecPOMDP:
     """``game`` with agent ``i``'s role given to agent ``sigma[i]`` (same tables, agent axes reordered)."""
     n = game.num_agents
+    sigma = check_list(sigma, "sigma", item="agent indices")
     if sorted(sigma) != list(range(n)):
         raise ValueError(f"sigma must be a permutation of the {n} agents, got {sigma}")
     inverse = [0] * n
@@ -385,5 +398,4 @@ def permute_agents(game: TabularDecPOMDP, sigma: list[int]) -> TabularDecPOMDP:
 
 
 def _check_decimals(decimals: int) -> None:
-    if isinstance(decimals, bool) or not isinstance(decimals, int) or not 0 <= decimals <= 15:
-        raise ValueError(f"decimals must be an int in 0..15, got {decimals!r}")
+    check_int(decimals, "decimals", low=0, high=15)

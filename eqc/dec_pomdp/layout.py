@@ -12,7 +12,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal
+
+from eqc._checks import check_choice, check_int, check_list
+
+__all__ = ["Axis", "Block", "Encoding", "Labels", "Layout"]
 
 Encoding = Literal["real", "binary", "one_hot"]
 _ENCODINGS = ("real", "binary", "one_hot")
@@ -26,13 +30,18 @@ class Labels:
     size: int
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise ValueError(f"Labels name must be a non-empty str, got {self.name!r}")
-        if isinstance(self.size, bool) or not isinstance(self.size, int) or self.size < 1:
-            raise ValueError(f"Labels {self.name!r}: size must be a positive int, got {self.size!r}")
+        _check_name(self.name, "Labels name")
+        check_int(self.size, f"Labels {self.name!r}: size (a positive int)", low=1)
 
 
-Axis = Union[Labels, int]
+Axis = Labels | int
+
+
+def _check_name(name: object, what: str) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"{what} must be a str, got {type(name).__name__} {name!r}")
+    if not name:
+        raise ValueError(f"{what} must be a non-empty str, got {name!r}")
 
 
 @dataclass(frozen=True, init=False)
@@ -50,19 +59,17 @@ class Block:
     one_hot_axes: int = 1
 
     def __init__(self, name: str, *axes: Axis, encoding: Encoding = "real", one_hot_axes: int = 1) -> None:
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"Block name must be a non-empty str, got {name!r}")
+        _check_name(name, "Block name")
         if not axes:
             raise ValueError(f"Block {name!r} needs at least one axis (a Labels or a positive int)")
         for k, axis in enumerate(axes):
             if isinstance(axis, Labels):
                 continue
-            if isinstance(axis, bool) or not isinstance(axis, int) or axis < 1:
-                raise ValueError(f"Block {name!r}, axis {k}: must be a Labels or a positive int, got {axis!r}")
-        if encoding not in _ENCODINGS:
-            raise ValueError(f"Block {name!r}: encoding must be one of {_ENCODINGS}, got {encoding!r}")
-        if encoding == "one_hot" and not 1 <= one_hot_axes <= len(axes):
-            raise ValueError(f"Block {name!r}: one_hot_axes must be in 1..{len(axes)}, got {one_hot_axes}")
+            if isinstance(axis, bool) or not isinstance(axis, int):
+                raise TypeError(f"Block {name!r}, axis {k}: must be a Labels or a positive int, got {type(axis).__name__} {axis!r}")
+            check_int(axis, f"Block {name!r}, axis {k} (a Labels or a positive int)", low=1)
+        check_choice(encoding, f"Block {name!r}: encoding", _ENCODINGS)
+        check_int(one_hot_axes, f"Block {name!r}: one_hot_axes (how many trailing axes the one-hot spans)", low=1, high=len(axes))
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "axes", tuple(axes))
         object.__setattr__(self, "encoding", encoding)
@@ -97,7 +104,7 @@ class Layout:
     blocks: tuple[Block, ...] = field()
 
     def __init__(self, blocks: Iterable[Block]) -> None:
-        blocks = tuple(blocks)
+        blocks = tuple(check_list(blocks, "Layout(blocks): blocks", item="Blocks (wrap a single Block in a list)"))
         names = set()
         for k, block in enumerate(blocks):
             if not isinstance(block, Block):

@@ -13,6 +13,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import torch
 
+__all__ = ["DecPOMDP"]
+
 
 @runtime_checkable
 class DecPOMDP(Protocol):

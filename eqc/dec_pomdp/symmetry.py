@@ -1,13 +1,12 @@
 """Declaring how a group acts on a Dec-POMDP's label sets.
 
-``Symmetry(group, acts_on=[colour], observation=obs_layout, action=act_layout)`` derives
-the permutation representations on observations and actions: every axis of a block
+``Symmetry(group, acts_on=[colour], observation_layout=obs, action_layout=act)`` derives
+the permutation representations ``observation_rep`` and ``action_rep``: every axis of a block
 whose label set is acted on is permuted by the group; every other axis stays put. With
 several label sets, the group acts on their concatenated points: the first label set is
 points ``0..size_1-1``, the next ``size_1..size_1+size_2-1``, and so on (build such a group
-with :func:`eqc.groups.direct_product`, or any group preserving those segments).
-
-Convention: under element ``g`` the feature for label ``c`` moves to label ``g(c)``.
+with :func:`eqc.groups.direct_product`, or any group preserving those segments). The direction
+is the one of :mod:`eqc.groups.representation`.
 """
 
 from __future__ import annotations
@@ -17,24 +16,53 @@ from functools import cached_property
 
 import torch
 
+from eqc._checks import check_list
 from eqc.dec_pomdp.layout import Labels, Layout
 from eqc.groups import PermutationGroup, PermutationRepresentation, as_permutation, direct_sum, tensor_product
 
+__all__ = ["Symmetry"]
+
 
 class Symmetry:
-    """A group acting on the label sets ``acts_on`` of a Dec-POMDP's observation/action (and state) layouts."""
+    """A group acting on the label sets ``acts_on`` of a Dec-POMDP's observation/action (and state) layouts.
+
+    Layouts (what each coordinate means) and representations (how the group moves coordinates)
+    have distinct names: the constructor takes ``observation_layout``, ``action_layout`` and
+    ``state_layout``, kept as attributes of the same names; the derived representations are
+    :attr:`observation_rep`, :attr:`action_rep` and :attr:`state_rep`.
+
+    Older names kept as aliases: the keywords ``observation=``, ``action=``, ``state=`` (layouts)
+    and the attributes ``observation``, ``action``, ``state`` (representations).
+
+    Args:
+        group: the group; its points are the acted-on label sets, concatenated in order.
+        acts_on: the :class:`~eqc.dec_pomdp.Labels` the group permutes (one, or a list).
+        observation_layout, action_layout: :class:`~eqc.dec_pomdp.Layout` of one agent's
+            observation and action vectors.
+        state_layout: optional layout of the state vector.
+    """
 
     def __init__(
         self,
         group: PermutationGroup,
         acts_on: Labels | Sequence[Labels],
-        observation: Layout,
-        action: Layout,
+        observation_layout: Layout | None = None,
+        action_layout: Layout | None = None,
+        state_layout: Layout | None = None,
+        *,
+        observation: Layout | None = None,
+        action: Layout | None = None,
         state: Layout | None = None,
     ) -> None:
+        observation = _one_of(observation_layout, observation, "observation_layout", "observation")
+        action = _one_of(action_layout, action, "action_layout", "action")
+        state = _one_of(state_layout, state, "state_layout", "state", required=False)
         if not isinstance(group, PermutationGroup):
             raise TypeError(f"group must be a PermutationGroup, got {type(group).__name__}")
-        labels = [acts_on] if isinstance(acts_on, Labels) else list(acts_on)
+        if isinstance(acts_on, Labels):
+            labels = [acts_on]
+        else:
+            labels = check_list(acts_on, "acts_on", item="Labels")
         if not labels:
             raise ValueError("acts_on must name at least one Labels")
         for k, lab in enumerate(labels):
@@ -50,9 +78,10 @@ class Symmetry:
                 f"the group acts on {group.degree} points but acts_on has {sizes} = {total} labels; "
                 f"they must agree (use direct_product for several label sets)"
             )
-        for name, layout in (("observation", observation), ("action", action), ("state", state)):
+        for name, layout in (("observation_layout", observation), ("action_layout", action), ("state_layout", state)):
             if layout is not None and not isinstance(layout, Layout):
-                raise TypeError(f"{name} must be a Layout, got {type(layout).__name__}")
+                hint = " (a representation is derived from a Layout, not given)" if isinstance(layout, PermutationRepresentation) else ""
+                raise TypeError(f"{name} must be a Layout, got {type(layout).__name__}{hint}")
         self.group = group
         self.acts_on = tuple(labels)
         self.observation_layout = observation
@@ -65,7 +94,7 @@ class Symmetry:
             offset += lab.size
         self._label_reps = {
             lab.name: PermutationRepresentation.on_points(group, start, size, name=lab.name)
-            for lab, (start, size) in zip(labels, self._segments.values())
+            for lab, (start, size) in zip(labels, self._segments.values(), strict=False)
         }
         for name, layout in (("observation", observation), ("action", action), ("state", state)):
             if layout is not None:
@@ -104,27 +133,42 @@ class Symmetry:
         return direct_sum(*blocks, name=name)
 
     @cached_property
-    def observation(self) -> PermutationRepresentation:
-        """rho_obs on ``R^observation.dim``."""
+    def observation_rep(self) -> PermutationRepresentation:
+        """rho_obs on ``R^observation_layout.dim``."""
         return self._representation(self.observation_layout, "observation")
 
     @cached_property
-    def action(self) -> PermutationRepresentation:
-        """rho_act on ``R^action.dim`` (also relabels discrete actions via ``permute_index``)."""
+    def action_rep(self) -> PermutationRepresentation:
+        """rho_act on ``R^action_layout.dim`` (also relabels discrete actions via ``act_index``)."""
         return self._representation(self.action_layout, "action")
 
     @cached_property
-    def state(self) -> PermutationRepresentation:
+    def state_rep(self) -> PermutationRepresentation:
         """rho_state, when a state layout was declared."""
         if self.state_layout is None:
             raise AttributeError("this Symmetry was declared without a state layout")
         return self._representation(self.state_layout, "state")
 
+    @property
+    def observation(self) -> PermutationRepresentation:
+        """Alias of :attr:`observation_rep`."""
+        return self.observation_rep
+
+    @property
+    def action(self) -> PermutationRepresentation:
+        """Alias of :attr:`action_rep`."""
+        return self.action_rep
+
+    @property
+    def state(self) -> PermutationRepresentation:
+        """Alias of :attr:`state_rep`."""
+        return self.state_rep
+
     def label_permutations(self, g: int | torch.Tensor) -> dict[str, torch.Tensor]:
         """How element ``g`` relabels each acted-on label set: ``{name: LongTensor [size]}``, label ``c`` -> ``[c]``.
 
-        ``g`` is an element row (int) or an image array ``[degree]`` of a group element
-        (for groups too large to list).
+        ``g`` is one element, as an index (an int or 0-d tensor) or as a permutation ``[degree]``
+        (for groups too large to list); the shape decides.
         """
         perm = self._as_group_permutation(g)
         return {name: perm[start : start + size] - start for name, (start, size) in self._segments.items()}
@@ -137,11 +181,13 @@ class Symmetry:
             return perm
         index = self.group._check_index(g, "g")
         if index.dim() != 0:
-            raise ValueError("g must be a single element (an int row or one image array)")
+            raise ValueError("g must be a single element (an int index or one permutation [degree])")
         return self.group.elements[index]
 
     def restrict(self, subgroup: PermutationGroup) -> Symmetry:
         """The same declaration for a subgroup (e.g. a cyclic subgroup of a symmetric group)."""
+        if not isinstance(subgroup, PermutationGroup):
+            raise TypeError(f"subgroup must be a PermutationGroup, got {type(subgroup).__name__}")
         if not subgroup.is_subgroup_of(self.group):
             raise ValueError(f"{subgroup.name} is not a subgroup of {self.group.name}")
         return Symmetry(subgroup, self.acts_on, self.observation_layout, self.action_layout, self.state_layout)
@@ -152,3 +198,13 @@ class Symmetry:
             f"Symmetry({self.group.name} on [{labels}], observation dim {self.observation_layout.dim}, "
             f"action dim {self.action_layout.dim})"
         )
+
+
+def _one_of(new: Layout | None, old: Layout | None, new_name: str, old_name: str, *, required: bool = True) -> Layout | None:
+    """The layout given under its name or under its older alias, never both."""
+    if new is not None and old is not None:
+        raise TypeError(f"give {new_name} or its older alias {old_name}, not both")
+    value = new if new is not None else old
+    if value is None and required:
+        raise TypeError(f"Symmetry needs {new_name}: the Layout of one agent's {new_name.split('_')[0]} vector")
+    return value

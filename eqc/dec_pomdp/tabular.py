@@ -23,7 +23,10 @@ from functools import cached_property
 
 import torch
 
+from eqc._checks import check_int
 from eqc.dec_pomdp.layout import Block, Labels, Layout
+
+__all__ = ["PROBABILITY_ATOL", "Outcome", "TabularDecPOMDP"]
 
 #: Tolerance for "probabilities sum to 1".
 PROBABILITY_ATOL = 1e-6
@@ -97,8 +100,8 @@ class TabularDecPOMDP:
         expected = (num_states,) + (num_actions,) * num_agents + (num_states,)
         if tuple(trans.shape) != expected:
             raise ValueError(f"transition must have shape {expected} ([S] + [A] * n + [S]), got {tuple(trans.shape)}")
-        if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
-            raise ValueError(f"horizon must be a positive int, got {horizon!r}")
+        check_int(horizon, "horizon", low=1)
+        check_int(seed, "seed", low=-(2**63), high=2**64 - 1)
         _check_distribution(b0, "initial", "states")
         _check_distribution(trans, "transition", "next states")
         _check_distribution(obs, "observation", "observations")
@@ -185,8 +188,14 @@ class TabularDecPOMDP:
     def relabel_outcome(self, outcome: Outcome, perms: dict[str, torch.Tensor]) -> Outcome:
         """``(state, observations)`` relabelled: state ``s`` -> ``perms["state"][s]``, each ``o`` -> ``perms["observation"][o]``.
 
-        A label set missing from ``perms`` is left unchanged.
+        A label set missing from ``perms`` is left unchanged; a key that is not one of this game's
+        label sets (a misspelling such as ``"states"``) is refused rather than silently ignored.
         """
+        if not isinstance(perms, dict):
+            raise TypeError(f"perms must be a dict {{label set name: LongTensor}}, got {type(perms).__name__}")
+        unknown = sorted(set(perms) - set(self.labels))
+        if unknown:
+            raise ValueError(f"perms has unknown label set(s) {unknown}; this game's label sets are {sorted(self.labels)}")
         state, obs = self._check_outcome(outcome)
         state_perm = perms.get("state")
         obs_perm = perms.get("observation")

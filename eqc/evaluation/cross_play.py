@@ -2,10 +2,11 @@
 
 ``play(agent_i, agent_j)`` plays some games between two agents and returns their per-game
 results. Every ordered pair is played: ``i != j`` is cross-play, ``i == j`` self-play. The
-headline numbers follow the usual report (and eqc's lever evaluation): the mean over pair means
+headline numbers follow the usual report: the mean over pair means
 and its standard error over the pairs (``A(A-1)`` XP pairs, ``A`` SP pairs). Bomb-out and
 perfect-score rates are pooled over all games of the set. Per-game scores of a set
-(``xp_scores()``) feed :func:`eqc.evaluation.permutation_test`.
+(``xp_scores()``) feed :func:`eqc.evaluation.permutation_test`. Every domain uses this one
+function: Hanabi plays games per pair, the lever game enters each pair's exact expected payoff.
 """
 
 from __future__ import annotations

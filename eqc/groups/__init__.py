@@ -1,13 +1,23 @@
 """Finite permutation groups and their permutation representations.
 
-Convention: a permutation is an image array (point ``i`` goes to ``p[i]``) and
-``(g * h)[i] = g[h[i]]`` (apply ``h`` first). A representation moves the feature at
-coordinate ``c`` to coordinate ``perm_g(c)``.
+Conventions are stated once, where they are implemented: permutations, indices and the
+product ``g * h`` in :mod:`eqc.groups.permutations`; the direction of a representation in
+:mod:`eqc.groups.representation`.
 """
 
 from eqc.groups.catalogue import alternating, cyclic, dihedral, direct_product, symmetric, trivial
 from eqc.groups.group import DEFAULT_ENUMERATION_LIMIT, GroupTooLargeError, PermutationGroup, check_is_group
-from eqc.groups.permutations import as_permutation, compose, from_sympy, identity, invert, to_sympy
+from eqc.groups.permutations import (
+    as_permutation,
+    compose,
+    compose_permutations,
+    from_sympy,
+    identity,
+    identity_permutation,
+    inverse_permutations,
+    invert,
+    to_sympy,
+)
 from eqc.groups.representation import PermutationRepresentation, direct_sum, tensor_product
 
 __all__ = [
@@ -19,12 +29,15 @@ __all__ = [
     "as_permutation",
     "check_is_group",
     "compose",
+    "compose_permutations",
     "cyclic",
     "dihedral",
     "direct_product",
     "direct_sum",
     "from_sympy",
     "identity",
+    "identity_permutation",
+    "inverse_permutations",
     "invert",
     "symmetric",
     "tensor_product",

@@ -36,7 +36,7 @@ import torch
 
 from eqc._checks import check_int
 from eqc.groups.group import PermutationGroup
-from eqc.groups.permutations import PermutationLike, as_permutation, compose, identity
+from eqc.groups.permutations import PermutationLike, as_permutation, compose_permutations, identity_permutation
 from eqc.groups.representation import PermutationRepresentation, require_same_group
 
 if TYPE_CHECKING:  # pragma: no cover - escnn is optional
@@ -124,14 +124,14 @@ def _element_row(group: PermutationGroup, element: ElementLike, name: str) -> in
     perm = as_permutation(element, group.degree, name=name)
     if perm not in group:
         raise ValueError(f"{name} = {perm.tolist()} is not an element of {group.name}")
-    return int(group.index_of(perm))
+    return int(group.permutation_to_index(perm))
 
 
 def _powers(perm: torch.Tensor, count: int) -> torch.Tensor:
     """``[count, degree]``: ``perm^0, perm^1, ..., perm^(count-1)``."""
-    rows = [identity(perm.numel())]
+    rows = [identity_permutation(perm.numel())]
     for _ in range(count - 1):
-        rows.append(compose(perm, rows[-1]))
+        rows.append(compose_permutations(perm, rows[-1]))
     return torch.stack(rows)
 
 
@@ -156,10 +156,10 @@ def _order_of(perm: torch.Tensor) -> int:
 
 def _is_reflection_for(group: PermutationGroup, r: torch.Tensor, m: int, s: torch.Tensor) -> bool:
     """``s*s = e``, ``s*r*s = r^-1`` and ``s`` not a power of ``r`` (so ``<r, s>`` is dihedral of order 2m)."""
-    ident = identity(group.degree)
-    if not torch.equal(compose(s, s), ident):
+    ident = identity_permutation(group.degree)
+    if not torch.equal(compose_permutations(s, s), ident):
         return False
-    if not torch.equal(compose(s, compose(r, s)), _powers(r, m)[-1]):  # r^(m-1) = r^-1
+    if not torch.equal(compose_permutations(s, compose_permutations(r, s)), _powers(r, m)[-1]):  # r^(m-1) = r^-1
         return False
     return not bool((_powers(r, m) == s).all(-1).any())
 
@@ -202,7 +202,7 @@ def _choose_generators(
     # Cyclic: prefer a generator of full order (the catalogue's shift), else the first such element.
     for g in gens:
         if _order_of(g) == order:
-            return "cyclic", order, int(group.index_of(g)), None
+            return "cyclic", order, int(group.permutation_to_index(g)), None
     full = (orders == order).nonzero().flatten()
     if full.numel():
         return "cyclic", order, int(full[0]), None
@@ -210,7 +210,7 @@ def _choose_generators(
     if order % 2 == 0:
         m = order // 2
         if gens.shape[0] == 2 and _order_of(gens[0]) == m and _is_reflection_for(group, gens[0], m, gens[1]):
-            return "dihedral", m, int(group.index_of(gens[0])), int(group.index_of(gens[1]))
+            return "dihedral", m, int(group.permutation_to_index(gens[0])), int(group.permutation_to_index(gens[1]))
         candidates = (orders == 2).nonzero().flatten().tolist()
         for r_row in (orders == m).nonzero().flatten().tolist():
             r = elements[r_row]
@@ -230,7 +230,7 @@ def escnn_group_map(
 ) -> EscnnGroupMap:
     """The isomorphism from ``group`` onto escnn's ``cyclic_group(n)`` or ``dihedral_group(n)``.
 
-    ``rotation`` / ``reflection`` (element rows or image arrays) choose the elements sent to
+    ``rotation`` / ``reflection`` (element indices or permutations) choose the elements sent to
     escnn's generators; by default the group's own generators are used when they fit (so
     eqc's ``cyclic(n)`` and ``dihedral(n)`` map shift -> rotation 1 and ``i -> -i`` -> the flip),
     otherwise a rotation and reflection are searched for. Raises :class:`UnsupportedGroupError`
@@ -244,7 +244,7 @@ def escnn_group_map(
     r_powers = _powers(elements[r_row], n)
     if kind == "cyclic":
         target = escnn.group.cyclic_group(n)
-        rows = group.index_of(r_powers)  # rows[k] = row of r^k
+        rows = group.permutation_to_index(r_powers)  # rows[k] = row of r^k
         by_row: list[Any] = [None] * group.order
         for k, row in enumerate(rows.tolist()):
             by_row[row] = target.element(k)
@@ -253,8 +253,8 @@ def escnn_group_map(
         s = elements[s_row]
         by_row = [None] * group.order
         for j in (0, 1):
-            words = compose(r_powers, s.expand_as(r_powers)) if j else r_powers  # r^k * s^j
-            for k, row in enumerate(group.index_of(words).tolist()):
+            words = compose_permutations(r_powers, s.expand_as(r_powers)) if j else r_powers  # r^k * s^j
+            for k, row in enumerate(group.permutation_to_index(words).tolist()):
                 by_row[row] = target.element((j, k))
     if any(e is None for e in by_row):  # cannot happen after _choose_generators; a guard for the invariant
         raise UnsupportedGroupError(f"the chosen generators do not reach every element of {group.name}")

@@ -1,13 +1,25 @@
 """Pure functions on permutations stored as image arrays.
 
-Convention (used everywhere in eqc): a permutation ``p`` of ``{0, ..., n-1}`` is an
-image array, point ``i`` goes to ``p[i]``. The product follows function composition,
+This module is where eqc's composition convention is defined; every other module refers here.
+
+A group element has two forms in eqc, and every name says which one it takes:
+
+- a **permutation** is an image array ``p`` of ``{0, ..., n-1}``: point ``i`` goes to ``p[i]``
+  (a ``torch.long`` tensor ``[..., degree]``);
+- an **index** is the element's row in ``group.elements`` (a Python int or ``torch.long`` tensor
+  ``[...]``); see :class:`eqc.groups.PermutationGroup`.
+
+The product follows function composition,
 
     (g * h)[i] = g[h[i]]        (apply ``h`` first, then ``g``),
 
-so ``compose(g, h) == g[h]``. sympy's ``Permutation`` multiplies the other way round
-(``p * q`` applies ``p`` first); :func:`to_sympy` / :func:`from_sympy` are the only
-places that cross that boundary.
+so ``compose_permutations(g, h) == g[h]``. sympy's ``Permutation`` multiplies the other way round
+(``p * q`` applies ``p`` first); :func:`to_sympy` / :func:`from_sympy` are the only places that
+cross that boundary.
+
+The functions here follow one naming pattern (``identity_*``, ``compose_*``, ``inverse_*``);
+:class:`~eqc.groups.PermutationGroup` offers the same verbs for indices. The older names
+``identity``, ``compose`` and ``invert`` remain as aliases.
 """
 
 from __future__ import annotations
@@ -16,6 +28,21 @@ from collections.abc import Sequence
 
 import torch
 from sympy.combinatorics import Permutation
+
+from eqc._checks import check_int, check_tensor
+
+__all__ = [
+    "PermutationLike",
+    "as_permutation",
+    "compose",
+    "compose_permutations",
+    "from_sympy",
+    "identity",
+    "identity_permutation",
+    "inverse_permutations",
+    "invert",
+    "to_sympy",
+]
 
 PermutationLike = Sequence[int] | torch.Tensor
 
@@ -31,9 +58,11 @@ def as_permutation(perm: PermutationLike, degree: int | None = None, *, name: st
             raise TypeError(f"{name} must hold integers, got a tensor of dtype {perm.dtype}")
         tensor = perm.detach().to(device="cpu", dtype=torch.long)
     else:
+        if perm is None or isinstance(perm, (str, bytes)) or not hasattr(perm, "__iter__"):
+            raise TypeError(f"{name} must be a permutation (a sequence of ints or a LongTensor), got {type(perm).__name__}")
         values = list(perm)
         for value in values:
-            if isinstance(value, bool) or not isinstance(value, int) and not hasattr(value, "__index__"):
+            if isinstance(value, bool) or (not isinstance(value, int) and not hasattr(value, "__index__")):
                 raise TypeError(f"{name} must be a sequence of ints, got element {value!r} of type {type(value).__name__}")
         tensor = torch.tensor([int(v) for v in values], dtype=torch.long)
     if tensor.dim() != 1:
@@ -46,19 +75,23 @@ def as_permutation(perm: PermutationLike, degree: int | None = None, *, name: st
     return tensor
 
 
-def identity(degree: int) -> torch.Tensor:
-    """The identity permutation of ``degree`` points."""
+def identity_permutation(degree: int) -> torch.Tensor:
+    """The identity permutation of ``degree`` points, ``torch.long [degree]``."""
+    check_int(degree, "degree", low=0)
     return torch.arange(degree, dtype=torch.long)
 
 
-def compose(g: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-    """Return ``g * h`` (apply ``h`` first): ``(g * h)[i] = g[h[i]]``. Batched over leading dims."""
+def compose_permutations(g: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    """Return ``g * h`` (apply ``h`` first): ``(g * h)[i] = g[h[i]]``. Batched over broadcast leading dims."""
+    check_tensor(g, "g")
+    check_tensor(h, "h")
     g, h = torch.broadcast_tensors(g, h)
     return torch.gather(g, -1, h)
 
 
-def invert(p: torch.Tensor) -> torch.Tensor:
+def inverse_permutations(p: torch.Tensor) -> torch.Tensor:
     """Return ``p⁻¹`` (``p⁻¹[p[i]] = i``). Batched over leading dims."""
+    check_tensor(p, "p")
     return torch.argsort(p, dim=-1)
 
 
@@ -72,3 +105,11 @@ def from_sympy(p: Permutation, degree: int) -> torch.Tensor:
     image = list(p.array_form)
     image.extend(range(len(image), degree))
     return torch.tensor(image, dtype=torch.long)
+
+
+#: Alias of :func:`identity_permutation` (older name, kept working).
+identity = identity_permutation
+#: Alias of :func:`compose_permutations` (older name, kept working).
+compose = compose_permutations
+#: Alias of :func:`inverse_permutations` (older name, kept working).
+invert = inverse_permutations

@@ -1,8 +1,14 @@
 """Permutation representations: a group acting on R^d by moving coordinates.
 
-Convention: under element ``g`` the feature at coordinate ``c`` moves to coordinate
-``perm_g(c)``, i.e. ``(rho(g) x)[perm_g(c)] = x[c]``. This is a homomorphism,
-``rho(g * h) = rho(g) rho(h)``, with ``(g * h)[i] = g[h[i]]`` as in :mod:`eqc.groups.permutations`.
+This module is where eqc's direction convention is defined; every other module refers here.
+Under element ``g`` the feature at coordinate ``c`` moves to coordinate ``perm_g(c)``::
+
+    (rho(g) x)[perm_g(c)] = x[c]        equivalently   (rho(g) x)[j] = x[perm_g^-1(j)]
+
+where ``perm_g`` is ``g``'s coordinate permutation. With the product of
+:mod:`eqc.groups.permutations` (``(g * h)[i] = g[h[i]]``) this is a homomorphism,
+``rho(g * h) = rho(g) rho(h)``. For a declared symmetry, the feature for label ``c`` moves to
+label ``g(c)``.
 
 A representation is stored as a vectorised map from group permutations ``[k, degree]`` to
 coordinate permutations ``[k, dim]``, so it works for any group, also one too large to
@@ -17,9 +23,19 @@ from functools import cached_property
 
 import torch
 
-from eqc._checks import check_int
+from eqc._checks import check_bool, check_int, check_tensor
 from eqc.groups.group import PermutationGroup
-from eqc.groups.permutations import compose, invert
+from eqc.groups.permutations import compose_permutations, inverse_permutations
+
+__all__ = [
+    "DENSE_MATRIX_LIMIT",
+    "CoordinateMap",
+    "PermutationRepresentation",
+    "broadcast_gather",
+    "direct_sum",
+    "require_same_group",
+    "tensor_product",
+]
 
 CoordinateMap = Callable[[torch.Tensor], torch.Tensor]
 #: Largest dense ``[order, dim, dim]`` tensor :meth:`PermutationRepresentation.matrices` builds.
@@ -27,10 +43,35 @@ DENSE_MATRIX_LIMIT = 50_000_000
 
 
 class PermutationRepresentation:
-    """A permutation representation of ``group`` on ``R^dim``.
+    """A permutation representation of ``group`` on ``R^dim`` (direction: see :mod:`eqc.groups.representation`).
 
     Build one with :meth:`standard`, :meth:`on_points`, :meth:`trivial`, :meth:`from_table`,
-    :func:`direct_sum` or :func:`tensor_product`; apply it with :meth:`act`.
+    :func:`direct_sum` or :func:`tensor_product`.
+
+    Apply it with the ``act`` family. Every method takes ``inverse=False`` (``True`` applies
+    ``rho(g)^-1``), and the elements come as *indices* (rows of ``group.elements``) or, in the
+    ``*_permutations`` forms, as *permutations* ``[..., degree]`` (any group size):
+
+    ========================  ====================================  ===================================
+    what                      elements as indices                   elements as permutations
+    ========================  ====================================  ===================================
+    one element per vector    :meth:`act` ``(x, g)``                :meth:`act_permutations` ``(x, p)``
+    every element, each x     :meth:`act_all` ``(x, indices=None)`` (use :meth:`act_permutations`
+                                                                    with ``x.unsqueeze(-2)``)
+    one coordinate index      :meth:`act_index` ``(c, g)``          :meth:`act_index_permutations`
+    ========================  ====================================  ===================================
+
+    Broadcasting rule (:meth:`act`, :meth:`act_permutations`, :meth:`act_index`): one element per
+    vector. The element tensor's batch shape broadcasts against the vectors' batch shape
+    ``x.shape[:-1]`` right-aligned, as in numpy, and the result has the batch shape of one of
+    the two, never a combination: ``x [B, d]`` with ``g [B]`` (one element per row) or
+    ``g []`` (one for all) is fine; ``x [B, P, d]`` with ``g [B, 1]`` (one per row, shared
+    over ``P``) is fine; ``x [B, d]`` with ``g [B, 1]``, which numpy would broadcast to
+    ``[B, B, d]``, is refused. Use :meth:`act_all` for every element on each vector.
+
+    Older names kept as aliases: ``act_inverse(x, g)`` = ``act(x, g, inverse=True)``;
+    ``act_all_inverse(y, elements)`` = ``act_all(y, elements, inverse=True)``;
+    ``act_by_permutations`` = :meth:`act_permutations`; ``permute_index`` = :meth:`act_index`.
     """
 
     def __init__(self, group: PermutationGroup, dim: int, coordinate_map: CoordinateMap, *, name: str = "rho") -> None:
@@ -52,8 +93,10 @@ class PermutationRepresentation:
     @classmethod
     def on_points(cls, group: PermutationGroup, start: int, size: int, *, name: str = "points") -> PermutationRepresentation:
         """The action on the points ``start .. start+size-1``, which the group must map onto themselves."""
+        check_int(start, "start", low=0)
+        check_int(size, "size", low=0)
         stop = start + size
-        if start < 0 or size < 0 or stop > group.degree:
+        if stop > group.degree:
             raise ValueError(f"points {start}..{stop - 1} are outside the group's 0..{group.degree - 1}")
         block = group.generators[:, start:stop]
         if bool(((block < start) | (block >= stop)).any()):
@@ -66,12 +109,13 @@ class PermutationRepresentation:
     @classmethod
     def trivial(cls, group: PermutationGroup, dim: int) -> PermutationRepresentation:
         """Every element fixes every coordinate."""
-        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 0:
-            raise ValueError(f"dim must be a non-negative int, got {dim!r}")
+        check_int(dim, "dim", low=0)
         return cls(group, dim, lambda perms: torch.arange(dim).expand(*perms.shape[:-1], dim), name="trivial")
 
     @classmethod
-    def from_table(cls, group: PermutationGroup, coordinate_permutations: torch.Tensor, *, name: str = "table") -> PermutationRepresentation:
+    def from_table(
+        cls, group: PermutationGroup, coordinate_permutations: torch.Tensor, *, name: str = "table"
+    ) -> PermutationRepresentation:
         """A representation given by its coordinate permutation for every element (row k for element k).
 
         Checked to be a homomorphism on every (element, generator) pair, which implies it for all pairs.
@@ -84,25 +128,27 @@ class PermutationRepresentation:
         dim = table.shape[1]
         if not torch.equal(torch.sort(table, dim=-1).values, torch.arange(dim).expand_as(table)):
             raise ValueError("every row of coordinate_permutations must be a permutation of 0..dim-1")
-        gens = group.index_of(group.generators)
-        products = group.compose(torch.arange(group.order)[:, None], gens[None, :])
-        if not torch.equal(table[products], compose(table[:, None, :], table[gens][None, :, :])):
+        gens = group.permutation_to_index(group.generators)
+        products = group.compose_indices(torch.arange(group.order)[:, None], gens[None, :])
+        if not torch.equal(table[products], compose_permutations(table[:, None, :], table[gens][None, :, :])):
             raise ValueError("coordinate_permutations is not a homomorphism: rho(g*h) != rho(g) rho(h) for some g, h")
-        return cls(group, dim, lambda perms: table[group.index_of(perms)], name=name)
+        return cls(group, dim, lambda perms: table[group.permutation_to_index(perms)], name=name)
 
     # ------------------------------------------------------------------ tables
     def coordinate_map(self, perms: torch.Tensor) -> torch.Tensor:
         """Coordinate permutations ``[..., dim]`` of group permutations ``[..., degree]`` (any group size)."""
-        perms = torch.as_tensor(perms, dtype=torch.long)
+        if perms is None or isinstance(perms, (str, bytes)):
+            raise TypeError(f"perms must be permutations (a LongTensor [..., {self.group.degree}]), got {type(perms).__name__}")
+        perms = torch.as_tensor(perms)
+        if perms.dtype.is_floating_point or perms.dtype.is_complex or perms.dtype == torch.bool:
+            raise TypeError(f"perms must hold integers, got dtype {perms.dtype}")
         if perms.shape[-1:] != (self.group.degree,):
             raise ValueError(
                 f"perms must have last dimension {self.group.degree} (the group's degree), got shape {tuple(perms.shape)}"
             )
-        if perms.dtype.is_floating_point or perms.dtype == torch.bool:
-            raise TypeError(f"perms must hold integers, got dtype {perms.dtype}")
-        perms = perms.cpu()
+        perms = perms.to(device="cpu", dtype=torch.long)
         if self.group.is_enumerable:  # look the cached table up rather than rebuild the map
-            return self.coordinate_permutations[self.group.index_of(perms)]
+            return self.coordinate_permutations[self.group.permutation_to_index(perms)]
         return self._map(perms)
 
     @cached_property
@@ -113,7 +159,7 @@ class PermutationRepresentation:
     @cached_property
     def gather_index(self) -> torch.Tensor:
         """``[order, dim]``: ``(rho(g) x)[j] = x[gather_index[g, j]]`` (the inverse permutations)."""
-        return invert(self.coordinate_permutations).contiguous()
+        return inverse_permutations(self.coordinate_permutations).contiguous()
 
     def _table(self, kind: str, device: torch.device) -> torch.Tensor:
         key = (device, kind)
@@ -136,73 +182,113 @@ class PermutationRepresentation:
 
     # ------------------------------------------------------------------ acting
     def _check_input(self, x: torch.Tensor, name: str = "x") -> None:
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+        check_tensor(x, name)
         if x.dim() == 0 or x.shape[-1] != self.dim:
             raise ValueError(
                 f"{name} must have last dimension {self.dim} (the dimension of {self.name}), got shape {tuple(x.shape)}"
             )
 
-    def _element_index(self, g: int | torch.Tensor, device: torch.device) -> torch.Tensor:
-        return self.group._check_index(g, "g").to(device)
+    def _element_index(self, g: int | torch.Tensor, device: torch.device, name: str = "g") -> torch.Tensor:
+        return self.group._check_index(g, name).to(device)
 
-    def _element_rows(self, elements: torch.Tensor, device: torch.device) -> torch.Tensor:
-        rows = self._element_index(elements, device)
+    def _element_rows(self, indices: torch.Tensor, device: torch.device, name: str = "indices") -> torch.Tensor:
+        rows = self._element_index(indices, device, name)
         if rows.dim() != 1:
-            raise ValueError(f"elements must be a 1-D LongTensor of element rows, got shape {tuple(rows.shape)}")
+            raise ValueError(f"{name} must be a 1-D LongTensor of element indices, got shape {tuple(rows.shape)}")
         return rows
 
-    def _apply(self, x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        return broadcast_gather(x, index)
+    def act(self, x: torch.Tensor, g: int | torch.Tensor, *, inverse: bool = False) -> torch.Tensor:
+        """``rho(g) x`` (``rho(g)^-1 x`` with ``inverse=True``): ``x [..., dim]``, ``g`` element indices.
 
-    def act(self, x: torch.Tensor, g: int | torch.Tensor) -> torch.Tensor:
-        """``rho(g) x``. ``x``: ``[..., dim]``; ``g``: an element row, or a LongTensor of rows broadcast
-        (right-aligned, as in numpy) against ``x.shape[:-1]``: one element per vector in one gather."""
+        ``g`` is one index (int) or a LongTensor of indices, one per vector, under the class's
+        broadcasting rule (``x [B, d]`` takes ``g [B]``, not ``[B, 1]``). One gather.
+        """
         self._check_input(x)
-        return self._apply(x, self._table("gather", x.device)[self._element_index(g, x.device)])
+        check_bool(inverse, "inverse")
+        index = self._element_index(g, x.device)
+        _check_one_element_per_vector(x.shape[:-1], index.shape, "g")
+        return broadcast_gather(x, self._table("coordinates" if inverse else "gather", x.device)[index])
 
-    def act_inverse(self, x: torch.Tensor, g: int | torch.Tensor) -> torch.Tensor:
-        """``rho(g)^-1 x`` (same broadcasting as :meth:`act`)."""
+    def act_permutations(self, x: torch.Tensor, perms: torch.Tensor, *, inverse: bool = False) -> torch.Tensor:
+        """``rho(p) x`` (``rho(p)^-1 x`` with ``inverse=True``) for group elements given as permutations
+        ``[..., degree]`` (e.g. sampled from a group too large to list); broadcasting as for :meth:`act`."""
         self._check_input(x)
-        return self._apply(x, self._table("coordinates", x.device)[self._element_index(g, x.device)])
+        check_bool(inverse, "inverse")
+        if isinstance(perms, torch.Tensor) and perms.dim() >= 1:
+            _check_one_element_per_vector(x.shape[:-1], perms.shape[:-1], "perms")
+        return self._act_permutations(x, perms, inverse)
 
-    def act_by_permutations(self, x: torch.Tensor, perms: torch.Tensor, *, inverse: bool = False) -> torch.Tensor:
-        """``rho(p) x`` for group elements given as image arrays ``[..., degree]`` (e.g. sampled from a
-        group too large to list); ``inverse=True`` applies ``rho(p)^-1``."""
-        self._check_input(x)
+    def _act_permutations(self, x: torch.Tensor, perms: torch.Tensor, inverse: bool) -> torch.Tensor:
+        """:meth:`act_permutations` without the one-element-per-vector rule (the symmetrizer's copies)."""
         coords = self.coordinate_map(perms).to(x.device)
-        return self._apply(x, coords if inverse else invert(coords))
+        return broadcast_gather(x, coords if inverse else inverse_permutations(coords))
 
-    def act_all(self, x: torch.Tensor, elements: torch.Tensor | None = None) -> torch.Tensor:
-        """``[..., k, dim]``: ``rho(g) x`` for each of ``elements`` (rows; default all ``order``), one gather."""
+    def act_all(self, x: torch.Tensor, indices: torch.Tensor | None = None, *, inverse: bool = False) -> torch.Tensor:
+        """Every element on every vector, one gather.
+
+        ``inverse=False``: ``x [..., dim]`` -> ``[..., k, dim]``, copy ``k`` being ``rho(g_k) x`` for
+        the element indices ``indices [k]`` (default: all ``order`` elements, in row order).
+        ``inverse=True`` undoes that: ``x [..., k, dim]`` -> ``rho(g_k)^-1 x[..., k, :]``.
+        """
         self._check_input(x)
-        table = self._table("gather", x.device)
-        if elements is not None:
-            table = table[self._element_rows(elements, x.device)]
-        # index_select on the flattened table is several times faster than x[..., table] on CPU
-        return torch.index_select(x, -1, table.reshape(-1)).view(*x.shape[:-1], *table.shape)
-
-    def act_all_inverse(self, y: torch.Tensor, elements: torch.Tensor | None = None) -> torch.Tensor:
-        """Undo :meth:`act_all`: ``y [..., k, dim]`` -> ``rho(g_k)^-1 y_k`` for each of ``elements``."""
-        self._check_input(y, "y")
-        table = self._table("coordinates", y.device)
-        if elements is not None:
-            table = table[self._element_rows(elements, y.device)]
-        if y.dim() < 2 or y.shape[-2] != table.shape[0]:
-            raise ValueError(f"y must have shape [..., {table.shape[0]}, {self.dim}], got {tuple(y.shape)}")
+        check_bool(inverse, "inverse")
+        table = self._table("coordinates" if inverse else "gather", x.device)
+        if indices is not None:
+            table = table[self._element_rows(indices, x.device)]
         k = table.shape[0]
-        flat = table + self.dim * torch.arange(k, device=y.device).unsqueeze(-1)  # row g reads copy g
-        return torch.index_select(y.reshape(*y.shape[:-2], k * self.dim), -1, flat.reshape(-1)).view(y.shape)
+        if not inverse:
+            # index_select on the flattened table is several times faster than x[..., table] on CPU
+            return torch.index_select(x, -1, table.reshape(-1)).view(*x.shape[:-1], *table.shape)
+        if x.dim() < 2 or x.shape[-2] != k:
+            raise ValueError(f"with inverse=True, x must have shape [..., {k}, {self.dim}] (one copy per element), got {tuple(x.shape)}")
+        flat = table + self.dim * torch.arange(k, device=x.device).unsqueeze(-1)  # row g reads copy g
+        return torch.index_select(x.reshape(*x.shape[:-2], k * self.dim), -1, flat.reshape(-1)).view(x.shape)
 
-    def permute_index(self, index: int | torch.Tensor, g: int | torch.Tensor) -> torch.Tensor:
-        """Where coordinate ``index`` moves under ``g`` (e.g. relabel a discrete action). Broadcasts."""
+    def act_index(self, index: int | torch.Tensor, g: int | torch.Tensor, *, inverse: bool = False) -> torch.Tensor:
+        """Where coordinate ``index`` moves under element index ``g``: ``perm_g(index)`` (``perm_g^-1`` with
+        ``inverse=True``), e.g. to relabel a discrete action. ``index`` and ``g`` broadcast, one element per index."""
+        idx = self._check_coordinate_index(index)
+        check_bool(inverse, "inverse")
+        element = self._element_index(g, idx.device)
+        _check_one_element_per_vector(idx.shape, element.shape, "g", what="index")
+        return self._table("gather" if inverse else "coordinates", idx.device)[element, idx]
+
+    def act_index_permutations(self, index: int | torch.Tensor, perms: torch.Tensor, *, inverse: bool = False) -> torch.Tensor:
+        """:meth:`act_index` for group elements given as permutations ``[..., degree]``."""
+        idx = self._check_coordinate_index(index)
+        check_bool(inverse, "inverse")
+        coords = self.coordinate_map(perms).to(idx.device)
+        _check_one_element_per_vector(idx.shape, coords.shape[:-1], "perms", what="index")
+        table = inverse_permutations(coords) if inverse else coords
+        shape = torch.broadcast_shapes(idx.shape, table.shape[:-1])
+        return torch.gather(table.expand(*shape, self.dim), -1, idx.expand(shape).unsqueeze(-1)).squeeze(-1)
+
+    def _check_coordinate_index(self, index: int | torch.Tensor) -> torch.Tensor:
+        if isinstance(index, bool) or not isinstance(index, (int, torch.Tensor)):
+            raise TypeError(f"index must be a coordinate index (an int or a LongTensor), got {type(index).__name__}")
         idx = torch.as_tensor(index)
-        if idx.dtype.is_floating_point or idx.dtype == torch.bool:
+        if idx.dtype.is_floating_point or idx.dtype.is_complex or idx.dtype == torch.bool:
             raise TypeError(f"index must hold integers, got dtype {idx.dtype}")
         if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= self.dim):
-            raise ValueError(f"index holds values outside 0..{self.dim - 1}")
-        table = self._table("coordinates", idx.device)
-        return table[self._element_index(g, idx.device), idx.long()]
+            raise ValueError(f"index holds values outside 0..{self.dim - 1} (the coordinates of {self.name})")
+        return idx.long()
+
+    # aliases (older names, kept working)
+    def act_inverse(self, x: torch.Tensor, g: int | torch.Tensor) -> torch.Tensor:
+        """Alias of ``act(x, g, inverse=True)``."""
+        return self.act(x, g, inverse=True)
+
+    def act_all_inverse(self, y: torch.Tensor, elements: torch.Tensor | None = None) -> torch.Tensor:
+        """Alias of ``act_all(y, elements, inverse=True)``."""
+        return self.act_all(y, elements, inverse=True)
+
+    def act_by_permutations(self, x: torch.Tensor, perms: torch.Tensor, *, inverse: bool = False) -> torch.Tensor:
+        """Alias of :meth:`act_permutations`."""
+        return self.act_permutations(x, perms, inverse=inverse)
+
+    def permute_index(self, index: int | torch.Tensor, g: int | torch.Tensor) -> torch.Tensor:
+        """Alias of :meth:`act_index`."""
+        return self.act_index(index, g)
 
     # ------------------------------------------------------------------ derived representations
     def restrict(self, subgroup: PermutationGroup) -> PermutationRepresentation:
@@ -219,7 +305,7 @@ class PermutationRepresentation:
     def __repr__(self) -> str:
         return f"PermutationRepresentation({self.name}, dim={self.dim}, group={self.group.name})"
 
-    def to_escnn(self, **kwargs: object):  # noqa: ANN201 - escnn is optional
+    def to_escnn(self, **kwargs: object):
         """This representation as an escnn ``Representation`` (cyclic and dihedral groups; needs escnn).
 
         Keyword arguments (``rotation``, ``reflection``, ``name``) go to :func:`eqc.groups.escnn_bridge.to_escnn`.
@@ -229,17 +315,37 @@ class PermutationRepresentation:
         return to_escnn(self, **kwargs)
 
 
+def _check_one_element_per_vector(batch: torch.Size, elements: torch.Size, name: str, what: str = "x") -> None:
+    """Refuse element shapes that would broadcast to a combination of both batch shapes (an outer product)."""
+    try:
+        shape = torch.broadcast_shapes(batch, elements)
+    except RuntimeError:
+        raise ValueError(
+            f"{name} of batch shape {list(elements)} does not broadcast against {what}'s batch shape {list(batch)}"
+        ) from None
+    if shape != batch and shape != elements:
+        hint = f"; for one element per row pass {name}.squeeze(-1)" if len(elements) and elements[-1] == 1 else ""
+        raise ValueError(
+            f"{name} of batch shape {list(elements)} against {what}'s batch shape {list(batch)} would broadcast to "
+            f"{list(shape)}, a combination of both: give one element per vector (shape {list(batch)}, or one that "
+            f"broadcasts to it){hint}, or use act_all for every element on each vector"
+        )
+
+
 def broadcast_gather(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     """``out[..., j] = x[..., index[..., j]]``, broadcasting the leading dims of ``x`` and ``index`` (numpy-style)."""
-    shape = torch.broadcast_shapes(x.shape[:-1], index.shape[:-1]) + (index.shape[-1],)
+    shape = (*torch.broadcast_shapes(x.shape[:-1], index.shape[:-1]), index.shape[-1])
     return torch.gather(x.expand(shape), -1, index.to(x.device).expand(shape))
 
 
 def require_same_group(reps: Sequence[object], names: Sequence[str] | None = None) -> PermutationGroup:
-    """Check that every entry is a PermutationRepresentation (``None`` entries are skipped) of one group; return it."""
+    """Check that every entry is a PermutationRepresentation (``None`` entries are skipped) of one group; return it.
+
+    Callers for which ``None`` is not allowed check that first (see the symmetrizer).
+    """
     names = list(names) if names is not None else [f"reps[{k}]" for k in range(len(reps))]
     group: PermutationGroup | None = None
-    for name, rep in zip(names, reps):
+    for name, rep in zip(names, reps, strict=False):
         if rep is None:
             continue
         if not isinstance(rep, PermutationRepresentation):
@@ -259,7 +365,7 @@ def direct_sum(*reps: PermutationRepresentation, name: str = "direct_sum") -> Pe
     offsets = [0]
     for rep in reps:
         offsets.append(offsets[-1] + rep.dim)
-    maps = [(rep._map, off) for rep, off in zip(reps, offsets)]
+    maps = [(rep._map, off) for rep, off in zip(reps, offsets, strict=False)]
 
     def coordinate_map(perms: torch.Tensor) -> torch.Tensor:
         return torch.cat([m(perms) + off for m, off in maps], dim=-1)
@@ -282,7 +388,7 @@ def tensor_product(*reps: PermutationRepresentation, name: str = "tensor_product
     def coordinate_map(perms: torch.Tensor) -> torch.Tensor:
         lead = perms.shape[:-1]
         flat = torch.zeros(*lead, *dims, dtype=torch.long)
-        for axis, (m, stride) in enumerate(zip(maps, strides)):
+        for axis, (m, stride) in enumerate(zip(maps, strides, strict=False)):
             shape = [1] * len(dims)
             shape[axis] = dims[axis]
             flat = flat + (m(perms) * stride).reshape(*lead, *shape)

@@ -5,8 +5,9 @@ Each agent plays each episode in its own relabelled copy of the game: a group el
 ``rho_obs(g) o`` and ``rho_act(g) legal``, and the action ``a'`` it picks in that copy is
 played in the real game as ``g^-1(a')``. Other-Play draws from the full symmetry group;
 G-OP draws from a chosen subgroup G and deploys the policy symmetrized over G
-(:class:`~eqc.symmetrize.Symmetrizer`). Elements are sampled as image arrays, so groups too
-large to list (e.g. symmetric(9)) work.
+(:class:`~eqc.symmetrize.Symmetrizer`). Elements are sampled as permutations (see
+:mod:`eqc.groups.permutations`), so groups too large to list (e.g. symmetric(9)) work; the
+direction of ``rho`` is the one of :mod:`eqc.groups.representation`.
 """
 
 from __future__ import annotations
@@ -15,29 +16,37 @@ from dataclasses import dataclass
 
 import torch
 
+from eqc._checks import check_bool, check_device, check_int, check_tensor
 from eqc.dec_pomdp import Symmetry
-from eqc.groups import PermutationGroup, PermutationRepresentation, invert
+from eqc.groups import PermutationGroup, PermutationRepresentation, inverse_permutations
 from eqc.groups.representation import broadcast_gather, require_same_group
+
+__all__ = ["OtherPlay", "Relabelling"]
 
 
 @dataclass(frozen=True)
 class Relabelling:
     """One group element per (env, agent): the permutations and their precomputed index tables.
 
-    ``perms [..., degree]``; ``observation_index``/``action_index`` are gather tables
+    ``permutations [..., degree]``; ``observation_index``/``action_index`` are gather tables
     ``(rho(g) x)[j] = x[index[j]]`` and ``action_coordinates[a] = g(a)``.
+
+    Its methods are verbs: :meth:`relabel_observations`, :meth:`relabel_legal_actions`,
+    :meth:`to_env_actions`, :meth:`to_agent_actions`, :meth:`where`. Older names kept as aliases:
+    ``observations`` (= :meth:`relabel_observations`), ``legal_actions``
+    (= :meth:`relabel_legal_actions`) and the field ``perms`` (= :attr:`permutations`).
     """
 
-    perms: torch.Tensor
+    permutations: torch.Tensor
     observation_index: torch.Tensor
     action_index: torch.Tensor
     action_coordinates: torch.Tensor
 
-    def observations(self, obs: torch.Tensor) -> torch.Tensor:
-        """What each agent sees: ``rho_obs(g) obs`` for ``obs [..., d_obs]`` matching ``perms.shape[:-1]``."""
+    def relabel_observations(self, obs: torch.Tensor) -> torch.Tensor:
+        """What each agent sees: ``rho_obs(g) obs`` for ``obs [..., d_obs]`` matching ``permutations.shape[:-1]``."""
         return _gather(obs, self.observation_index, "obs")
 
-    def legal_actions(self, legal: torch.Tensor) -> torch.Tensor:
+    def relabel_legal_actions(self, legal: torch.Tensor) -> torch.Tensor:
         """Legal actions in each agent's relabelled game: ``rho_act(g) legal``."""
         return _gather(legal, self.action_index, "legal")
 
@@ -54,23 +63,41 @@ class Relabelling:
 
     def where(self, condition: torch.Tensor, other: Relabelling) -> Relabelling:
         """Take ``other``'s elements where ``condition [...]`` is True (e.g. for episodes that just restarted)."""
+        check_tensor(condition, "condition", dtypes=[torch.bool])
+        if not isinstance(other, Relabelling):
+            raise TypeError(f"other must be a Relabelling, got {type(other).__name__}")
         c = condition.unsqueeze(-1)
         return Relabelling(
-            torch.where(c, other.perms, self.perms),
+            torch.where(c, other.permutations, self.permutations),
             torch.where(c, other.observation_index, self.observation_index),
             torch.where(c, other.action_index, self.action_index),
             torch.where(c, other.action_coordinates, self.action_coordinates),
         )
 
+    # aliases (older names, kept working)
+    @property
+    def perms(self) -> torch.Tensor:
+        """Alias of :attr:`permutations`."""
+        return self.permutations
+
+    def observations(self, obs: torch.Tensor) -> torch.Tensor:
+        """Alias of :meth:`relabel_observations`."""
+        return self.relabel_observations(obs)
+
+    def legal_actions(self, legal: torch.Tensor) -> torch.Tensor:
+        """Alias of :meth:`relabel_legal_actions`."""
+        return self.relabel_legal_actions(legal)
+
 
 def _gather(x: torch.Tensor, index: torch.Tensor, name: str) -> torch.Tensor:
-    if not isinstance(x, torch.Tensor) or x.dim() == 0 or x.shape[-1] != index.shape[-1]:
-        raise ValueError(f"{name} must be a tensor with last dimension {index.shape[-1]}, got {getattr(x, 'shape', type(x).__name__)}")
+    check_tensor(x, name, last=index.shape[-1])
     return broadcast_gather(x, index)
 
 
 def _take(table: torch.Tensor, actions: torch.Tensor, check: bool) -> torch.Tensor:
-    if actions.dtype.is_floating_point or actions.dtype == torch.bool:
+    check_tensor(actions, "actions")
+    check_bool(check, "check")
+    if actions.dtype.is_floating_point or actions.dtype.is_complex or actions.dtype == torch.bool:
         raise TypeError(f"actions must be integer action indices, got dtype {actions.dtype}")
     if check and actions.numel() and (int(actions.min()) < 0 or int(actions.max()) >= table.shape[-1]):
         raise ValueError(f"actions must lie in 0..{table.shape[-1] - 1}")
@@ -82,7 +109,9 @@ class OtherPlay:
 
     Args:
         group: the group to draw from.
-        observation, action: its representations on one agent's observation and action vectors.
+        observation_rep, action_rep: its representations on one agent's observation and action
+            vectors (``Symmetry.observation_rep`` and ``.action_rep``). Older keyword names
+            ``observation=`` / ``action=`` still work, as do the attributes ``observation`` / ``action``.
         generator: the seeded ``torch.Generator`` that draws elements (never the global RNG).
         device: where the index tables live (the training device).
     """
@@ -90,19 +119,34 @@ class OtherPlay:
     def __init__(
         self,
         group: PermutationGroup,
-        observation: PermutationRepresentation,
-        action: PermutationRepresentation,
-        generator: torch.Generator,
+        observation_rep: PermutationRepresentation | None = None,
+        action_rep: PermutationRepresentation | None = None,
+        generator: torch.Generator | None = None,
         device: torch.device | str = "cpu",
+        *,
+        observation: PermutationRepresentation | None = None,
+        action: PermutationRepresentation | None = None,
     ) -> None:
+        observation_rep = _one_of(observation_rep, observation, "observation_rep", "observation")
+        action_rep = _one_of(action_rep, action, "action_rep", "action")
         if not isinstance(generator, torch.Generator):
             raise TypeError("generator must be a seeded torch.Generator (Other-Play never uses the global RNG)")
         if not isinstance(group, PermutationGroup):
             raise TypeError(f"group must be a PermutationGroup, got {type(group).__name__}")
-        if require_same_group([observation, action], ["observation", "action"]) != group:
-            raise ValueError(f"observation and action must be representations of {group.name}")
-        self.group, self.observation, self.action = group, observation, action
-        self.generator, self.device = generator, torch.device(device)
+        if require_same_group([observation_rep, action_rep], ["observation_rep", "action_rep"]) != group:
+            raise ValueError(f"observation_rep and action_rep must be representations of {group.name}")
+        self.group, self.observation_rep, self.action_rep = group, observation_rep, action_rep
+        self.generator, self.device = generator, check_device(device)
+
+    @property
+    def observation(self) -> PermutationRepresentation:
+        """Alias of :attr:`observation_rep`."""
+        return self.observation_rep
+
+    @property
+    def action(self) -> PermutationRepresentation:
+        """Alias of :attr:`action_rep`."""
+        return self.action_rep
 
     @classmethod
     def from_symmetry(
@@ -114,15 +158,16 @@ class OtherPlay:
         device: torch.device | str = "cpu",
     ) -> OtherPlay:
         """Other-Play over ``symmetry.group``, or G-OP over ``subgroup`` of it."""
+        if not isinstance(symmetry, Symmetry):
+            raise TypeError(f"symmetry must be an eqc Symmetry, got {type(symmetry).__name__}")
         if subgroup is not None:
             symmetry = symmetry.restrict(subgroup)
-        return cls(symmetry.group, symmetry.observation, symmetry.action, generator, device)
+        return cls(symmetry.group, symmetry.observation_rep, symmetry.action_rep, generator, device)
 
     def sample(self, *shape: int) -> Relabelling:
         """Uniform independent elements for a batch of shape ``shape`` (e.g. ``num_envs, num_agents``)."""
-        for s in shape:
-            if isinstance(s, bool) or not isinstance(s, int) or s < 0:
-                raise ValueError(f"shape must be non-negative ints, got {shape}")
+        for k, s in enumerate(shape):
+            check_int(s, f"shape[{k}]", low=0)
         count = 1
         for s in shape:
             count *= s
@@ -130,8 +175,23 @@ class OtherPlay:
         return self.relabelling(perms)
 
     def relabelling(self, perms: torch.Tensor) -> Relabelling:
-        """Index tables for given group elements (image arrays ``[..., degree]``)."""
-        obs_coords = self.observation.coordinate_map(perms)
-        act_coords = self.action.coordinate_map(perms)
+        """The :class:`Relabelling` for given group elements (permutations ``[..., degree]``)."""
+        check_tensor(perms, "perms")
+        obs_coords = self.observation_rep.coordinate_map(perms)
+        act_coords = self.action_rep.coordinate_map(perms)
         to = self.device
-        return Relabelling(perms.to(to), invert(obs_coords).to(to), invert(act_coords).to(to), act_coords.to(to))
+        return Relabelling(
+            perms.to(to), inverse_permutations(obs_coords).to(to), inverse_permutations(act_coords).to(to), act_coords.to(to)
+        )
+
+
+def _one_of(new: object, old: object, new_name: str, old_name: str) -> PermutationRepresentation:
+    """A representation given under its name or under its older alias, never both."""
+    if new is not None and old is not None:
+        raise TypeError(f"give {new_name} or its older alias {old_name}, not both")
+    value = new if new is not None else old
+    if not isinstance(value, PermutationRepresentation):
+        raise TypeError(
+            f"{new_name} must be a PermutationRepresentation (e.g. Symmetry.{new_name}), got {type(value).__name__}"
+        )
+    return value

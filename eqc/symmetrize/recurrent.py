@@ -15,15 +15,18 @@ whole sequence through :meth:`~RecurrentSymmetrizer.step`, so both agree exactly
 
 from __future__ import annotations
 
-from typing import Literal, Union
+from typing import Literal
 
 import torch
 from torch import nn
 
+from eqc._checks import check_choice, check_int, check_tensor
 from eqc.groups import PermutationRepresentation
 from eqc.symmetrize.symmetrizer import Average, GroupAverager
 
-State = Union[torch.Tensor, tuple[torch.Tensor, ...], None]
+__all__ = ["HiddenScheme", "RecurrentSymmetrizer", "State"]
+
+State = torch.Tensor | tuple[torch.Tensor, ...] | None
 HiddenScheme = Literal["average", "identity"]
 _SCHEMES = ("average", "identity")
 
@@ -34,6 +37,12 @@ class RecurrentSymmetrizer(nn.Module):
     ``state`` is ``None``, a tensor, or a tuple of tensors (e.g. LSTM ``(h, c)``) whose batch
     dimension is ``state_batch_dim`` (1 for ``nn.LSTM``'s ``[layers, B, H]``). Sampled subsets
     of G are not offered here: a recurrent policy must see the same elements at every step.
+
+    Calling convention: ``module`` is called once per step as ``module(x_copies, state_copies)``
+    with ``x_copies [B * |G|, d_in]`` (the |G| copies of each input, adjacent) and every state
+    tensor repeated |G| times along ``state_batch_dim``; it must return ``(y [B * |G|, d_out],
+    next_state)`` with the state in the same layout. ``nn.LSTM`` itself does not fit (it wants a
+    time axis): wrap it, e.g. ``z, s = lstm(x.unsqueeze(0), s); return head(z[0]), s``.
     """
 
     def __init__(
@@ -50,29 +59,59 @@ class RecurrentSymmetrizer(nn.Module):
         super().__init__()
         if not callable(module):
             raise TypeError(f"module must be an nn.Module or a callable, got {type(module).__name__}")
-        if hidden not in _SCHEMES:
-            raise ValueError(f"hidden must be one of {_SCHEMES}, got {hidden!r}")
-        if isinstance(state_batch_dim, bool) or not isinstance(state_batch_dim, int) or state_batch_dim < 0:
-            raise ValueError(f"state_batch_dim must be a non-negative int, got {state_batch_dim!r}")
+        check_choice(hidden, "hidden", _SCHEMES)
+        check_int(state_batch_dim, "state_batch_dim", low=0)
         self.module = module
         self.averager = GroupAverager(in_rep, out_rep, average=average, mask_value=mask_value)
         self.hidden = hidden
         self.state_batch_dim = state_batch_dim
 
-    def _map_state(self, state: State, fn) -> State:  # noqa: ANN001
+    def _map_state(self, state: State, fn, name: str = "state") -> State:
         if state is None:
             return None
         if isinstance(state, torch.Tensor):
             return fn(state)
         if isinstance(state, tuple):
+            for k, s in enumerate(state):
+                if not isinstance(s, torch.Tensor):
+                    raise TypeError(f"{name}[{k}] must be a torch.Tensor, got {type(s).__name__}")
             return tuple(fn(s) for s in state)
-        raise TypeError(f"state must be None, a tensor or a tuple of tensors, got {type(state).__name__}")
+        raise TypeError(f"{name} must be None, a tensor or a tuple of tensors, got {type(state).__name__}")
+
+    def _check_state(self, state: State, batch: int) -> None:
+        """Every state tensor holds one state per input: size ``batch`` at ``state_batch_dim``."""
+        tensors = [] if state is None else [("state", state)] if isinstance(state, torch.Tensor) else [
+            (f"state[{k}]", s) for k, s in enumerate(state)
+        ]
+        d = self.state_batch_dim
+        for name, s in tensors:
+            if s.dim() <= d or s.shape[d] != batch:
+                expected = list(s.shape)
+                if s.dim() > d:
+                    expected[d] = batch
+                    want = f"shape {expected}"
+                else:
+                    want = f"a batch dimension of size {batch} at dim {d}"
+                raise ValueError(
+                    f"{name} must hold one state per input: x has batch {batch} and state_batch_dim is {d}, so "
+                    f"{name} needs {want}; got shape {list(s.shape)}"
+                )
 
     def _repeat(self, s: torch.Tensor) -> torch.Tensor:
         """Give each of the |G| copies of sample b the state of b (copies of b are adjacent)."""
-        if s.dim() <= self.state_batch_dim:
-            raise ValueError(f"state tensors need a batch dimension at {self.state_batch_dim}, got shape {tuple(s.shape)}")
         return s.repeat_interleave(self.averager.group_size, dim=self.state_batch_dim)
+
+    def _convention(self, batch: int, state: State) -> str:
+        k, d = self.averager.group_size, self.state_batch_dim
+        return (
+            f"RecurrentSymmetrizer calls module(x, state) once per step with the |G|={k} copies of each of the "
+            f"{batch} inputs: x of shape [{batch} * {k}, {self.averager.in_rep.dim}] and each state tensor "
+            f"repeated {k} times along state_batch_dim={d}; the module must take (x, state) and return "
+            f"(y [{batch} * {k}, {self.averager.out_rep.dim}], state in the same layout)"
+        )
+
+    def _shapes(self, state: State) -> object:
+        return None if state is None else self._map_state(state, lambda s: list(s.shape))
 
     def _combine(self, s: torch.Tensor) -> torch.Tensor:
         d, k = self.state_batch_dim, self.averager.group_size
@@ -85,13 +124,28 @@ class RecurrentSymmetrizer(nn.Module):
         avg.check_input(x, legal_mask)
         if x.dim() != 2:
             raise ValueError(f"step expects x of shape [batch, {avg.in_rep.dim}], got {tuple(x.shape)}")
+        batch = x.shape[0]
+        self._map_state(state, lambda s: s)  # type check
+        self._check_state(state, batch)
         copies = avg.expand(x, None).reshape(-1, avg.in_rep.dim)
-        out, new_state = self.module(copies, self._map_state(state, self._repeat))
+        try:
+            result = self.module(copies, self._map_state(state, self._repeat))
+        except (TypeError, RuntimeError) as err:
+            raise type(err)(
+                f"the module failed on the state given per input as {self._shapes(state)}: {self._convention(batch, state)}. "
+                f"The module said (sizes there are {self.averager.group_size}x the batch): {err}"
+            ) from err
+        if not isinstance(result, (tuple, list)) or len(result) != 2:
+            raise TypeError(
+                f"module must return a pair (y, state), got {type(result).__name__}: {self._convention(batch, state)}"
+            )
+        out, new_state = result
         if not isinstance(out, torch.Tensor) or out.shape != (copies.shape[0], avg.out_rep.dim):
             raise ValueError(
-                f"module must return (y, state) with y of shape [{copies.shape[0]}, {avg.out_rep.dim}], got "
-                f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}"
+                f"module must return (y, state) with y of shape [{batch} * {avg.group_size}, {avg.out_rep.dim}], got "
+                f"{list(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}"
             )
+        self._check_state(self._map_state(new_state, lambda s: s, "the module's returned state"), copies.shape[0])
         y = avg.reduce(out.reshape(x.shape[0], avg.group_size, avg.out_rep.dim), None, legal_mask)
         return y, self._map_state(new_state, self._combine)
 
@@ -99,7 +153,8 @@ class RecurrentSymmetrizer(nn.Module):
         self, x: torch.Tensor, state: State = None, legal_mask: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, State]:
         """A whole sequence ``x [T, B, d_in]`` (``legal_mask [T, B, d_out]``), step by step."""
-        if not isinstance(x, torch.Tensor) or x.dim() != 3:
+        check_tensor(x, "x")
+        if x.dim() != 3:
             raise ValueError(f"forward expects x of shape [time, batch, d_in], got {getattr(x, 'shape', type(x).__name__)}")
         outputs = []
         for t in range(x.shape[0]):

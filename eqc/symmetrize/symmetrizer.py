@@ -1,7 +1,7 @@
 """The symmetrizer: any network made exactly G-equivariant.
 
 ``S(psi)(x) = 1/|G| sum_g rho_out(g)^-1 psi(rho_in(g) x)`` (Muglich et al., 2022, eq. 3),
-with ``rho`` moving the feature at label ``c`` to label ``g(c)``. The |G| transformed copies of
+with ``rho`` in the direction of :mod:`eqc.groups.representation`. The |G| transformed copies of
 the input run through ``psi`` as one batch, or in a few large chunks (``chunk_size``).
 """
 
@@ -9,32 +9,35 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Literal, Union
+from typing import Literal
 
 import torch
 from torch import nn
 
-from eqc._checks import check_int
+from eqc._checks import check_choice, check_int, check_tensor
 from eqc.groups import PermutationRepresentation
 from eqc.groups.representation import require_same_group
+
+__all__ = ["AUTO_CHUNK_ROWS", "Average", "Elements", "GroupAverager", "Symmetrizer", "check_representations"]
 
 Average = Literal["outputs", "probabilities"]
 #: Rows per module call when ``chunk_size="auto"`` chunks (acting without gradients): measured on a
 #: 2-core CPU for a 658 -> 512 -> 20 MLP, ~3k rows keep the copies in cache (benchmarks/symmetrizer.py).
 AUTO_CHUNK_ROWS = 3072
-#: The elements of one batch of copies: ``None`` (all of G), element rows ``[k]`` or image arrays ``[k, degree]``.
-Elements = Union[torch.Tensor, None]
+#: The elements of one batch of copies: ``None`` (all of G), element indices ``[k]`` or permutations ``[k, degree]``.
+Elements = torch.Tensor | None
 _AVERAGES = ("outputs", "probabilities")
 
 
 def check_representations(in_rep: PermutationRepresentation, out_rep: PermutationRepresentation) -> None:
-    """Both must be representations of the same group."""
+    """Both must be representations (never ``None``) of the same group."""
+    for name, rep in (("in_rep", in_rep), ("out_rep", out_rep)):
+        if not isinstance(rep, PermutationRepresentation):
+            raise TypeError(
+                f"{name} must be a PermutationRepresentation (e.g. sym.observation_rep or sym.action_rep of a "
+                f"Symmetry), got {type(rep).__name__}"
+            )
     require_same_group([in_rep, out_rep], ["in_rep", "out_rep"])
-
-
-def check_average(average: str) -> None:
-    if average not in _AVERAGES:
-        raise ValueError(f"average must be one of {_AVERAGES}, got {average!r}")
 
 
 class GroupAverager:
@@ -56,9 +59,9 @@ class GroupAverager:
         mask_value: float = float("-inf"),
     ) -> None:
         check_representations(in_rep, out_rep)
-        check_average(average)
-        if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1):
-            raise ValueError(f"samples must be None (exact: all of G) or a positive int, got {samples!r}")
+        check_choice(average, "average", _AVERAGES)
+        if samples is not None:
+            check_int(samples, "samples (None for exact: all of G)", low=1)
         if samples is None:
             in_rep.group._require_enumerable("exact symmetrization (samples=None)")
         self.in_rep, self.out_rep = in_rep, out_rep
@@ -70,7 +73,7 @@ class GroupAverager:
         return self.in_rep.group.order if self.samples is None else self.samples
 
     def draw(self) -> torch.Tensor | None:
-        """The elements for one call: ``None`` for all of G, else sampled image arrays ``[samples, degree]``."""
+        """The elements for one call: ``None`` for all of G, else sampled permutations ``[samples, degree]``."""
         if self.samples is None:
             return None
         return self.in_rep.group.random_permutations(self.samples, self.generator)
@@ -78,7 +81,7 @@ class GroupAverager:
     def chunks(
         self, perms: torch.Tensor | None, chunk_size: int | None, device: torch.device | str = "cpu"
     ) -> list[Elements]:
-        """Split the elements in use into chunks: element rows (exact) or image arrays (sampled)."""
+        """Split the elements in use into chunks: element indices (exact) or permutations (sampled)."""
         if chunk_size is None:
             return [perms]
         if perms is None:
@@ -89,21 +92,21 @@ class GroupAverager:
         """``[..., k, d_in]``: ``rho_in(g) x`` for every element in use (``None``: all of G)."""
         if elements is None or elements.dim() == 1:
             return self.in_rep.act_all(x, elements)
-        return self.in_rep.act_by_permutations(x.unsqueeze(-2), elements)
+        return self.in_rep._act_permutations(x.unsqueeze(-2), elements, False)
 
     def expand_mask(self, legal_mask: torch.Tensor, elements: Elements) -> torch.Tensor:
         """``[..., k, d_out]``: ``rho_out(g) mask`` for each copy (what copy ``g`` sees as legal)."""
         if elements is None or elements.dim() == 1:
             return self.out_rep.act_all(legal_mask, elements)
-        return self.out_rep.act_by_permutations(legal_mask.unsqueeze(-2), elements)
+        return self.out_rep._act_permutations(legal_mask.unsqueeze(-2), elements, False)
 
     def partial(self, y: torch.Tensor, elements: Elements, legal_mask: torch.Tensor | None) -> torch.Tensor:
         """Map the copies ``y [..., k, d_out]`` back with ``rho_out(g)^-1`` and reduce them over ``k``:
         their sum (``"outputs"``) or the log of their summed probabilities (``"probabilities"``)."""
         if elements is None or elements.dim() == 1:
-            back = self.out_rep.act_all_inverse(y, elements)
+            back = self.out_rep.act_all(y, elements, inverse=True)
         else:
-            back = self.out_rep.act_by_permutations(y, elements, inverse=True)
+            back = self.out_rep.act_permutations(y, elements, inverse=True)
         if self.average == "outputs":
             return back.sum(dim=-2)
         if legal_mask is None:
@@ -131,18 +134,16 @@ class GroupAverager:
         return self.finish([self.partial(y, elements, legal_mask)], legal_mask)
 
     def check_input(self, x: torch.Tensor, legal_mask: torch.Tensor | None) -> None:
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+        check_tensor(x, "x")
         if x.dim() == 0 or x.shape[-1] != self.in_rep.dim:
             raise ValueError(f"x must have last dimension {self.in_rep.dim} (in_rep.dim), got shape {tuple(x.shape)}")
         if legal_mask is not None:
-            if not isinstance(legal_mask, torch.Tensor) or legal_mask.dtype != torch.bool:
-                raise TypeError("legal_mask must be a bool tensor")
+            check_tensor(legal_mask, "legal_mask", dtypes=[torch.bool])
             if legal_mask.device != x.device:
                 raise ValueError(f"legal_mask is on {legal_mask.device} but x is on {x.device}")
             if legal_mask.shape[:-1] != x.shape[:-1] or legal_mask.shape[-1] != self.out_rep.dim:
                 raise ValueError(
-                    f"legal_mask must have shape {tuple(x.shape[:-1]) + (self.out_rep.dim,)} (x's leading dims, "
+                    f"legal_mask must have shape {(*tuple(x.shape[:-1]), self.out_rep.dim)} (x's leading dims, "
                     f"then out_rep.dim), got {tuple(legal_mask.shape)}"
                 )
 

@@ -8,7 +8,9 @@ chance outcome relabelled by ``g`` (``env.relabel_outcome``) and every action ma
     observations' == rho_obs(g) observations      legal' == rho_act(g) legal
     reward' == reward    terminal' == terminal    P(outcome') == P(outcome)
 
-The first violation is returned as a :class:`Counterexample` naming the block.
+The first violation is returned as a :class:`Counterexample` naming the block. A check that
+checks nothing never passes: bad arguments (``max_steps < 1``, a NaN or negative ``atol``) and a
+symmetry declared for vectors of other sizes than the environment's are errors.
 """
 
 from __future__ import annotations
@@ -20,7 +22,11 @@ from typing import Any
 
 import torch
 
+from eqc._checks import check_float, check_int
 from eqc.dec_pomdp import DecPOMDP, Symmetry
+from eqc.verification.equivariance import element_permutations
+
+__all__ = ["DEFAULT_MAX_STEPS", "Counterexample", "assert_env_symmetry", "check_env_symmetry"]
 
 DEFAULT_MAX_STEPS = 10_000
 Invariants = Callable[[DecPOMDP], Any]
@@ -32,7 +38,7 @@ class Counterexample:
 
     episode: int
     step: int
-    element: list[int]  # the group element, as an image array
+    element: list[int]  # the group element, as a permutation
     kind: str  # "observation", "legal_actions", "reward", "terminal", "outcome_probability", "invariant", "error"
     agent: int | None = None
     block: str | None = None  # the Layout block that differs (observations and actions)
@@ -95,7 +101,7 @@ def _play(env: DecPOMDP, generator: torch.Generator, max_steps: int, invariants:
 
 def _history(trace: _Trace, t: int) -> tuple[Any, ...]:
     """Enough to rebuild the original game's state at step ``t``: its chance outcomes and actions."""
-    return (trace.outcomes[0], *zip(trace.actions[:t], trace.outcomes[1 : t + 1]))
+    return (trace.outcomes[0], *zip(trace.actions[:t], trace.outcomes[1 : t + 1], strict=False))
 
 
 def _relabel(env: DecPOMDP, outcome: Any, labels: dict[str, torch.Tensor]) -> Any:
@@ -131,11 +137,11 @@ def _compare_step(
     if not math.isclose(prob, trace.probabilities[t], rel_tol=1e-9, abs_tol=0.0):
         return Counterexample(**base, kind="outcome_probability", expected=trace.probabilities[t], actual=prob)
     checks = (
-        ("observation", symmetry.observation, symmetry.observation_layout, trace.observations[t], env.observations()),
-        ("legal_actions", symmetry.action, symmetry.action_layout, trace.legal[t], env.legal_actions()),
+        ("observation", symmetry.observation_rep, symmetry.observation_layout, trace.observations[t], env.observations()),
+        ("legal_actions", symmetry.action_rep, symmetry.action_layout, trace.legal[t], env.legal_actions()),
     )
     for kind, rep, layout, original, actual in checks:
-        expected = rep.act_by_permutations(original, perm)
+        expected = rep.act_permutations(original, perm)
         hit = _first_difference(expected, actual, atol)
         if hit == (-1, -1):
             return Counterexample(
@@ -172,26 +178,41 @@ def check_env_symmetry(
         env: any :class:`~eqc.dec_pomdp.DecPOMDP` (one instance; it is reset for each replay).
         symmetry: the declared symmetry, with the env's observation and action layouts.
         generator: drives the random legal actions and the group elements (seeded: reproducible).
-        elements: image arrays ``[episodes, degree]`` to use instead of uniform random elements.
-        atol: tolerance for observations, rewards and probabilities.
+        elements: one element per episode, as indices ``[episodes]`` or permutations
+            ``[episodes, degree]`` (the shape decides), instead of uniform random elements.
+        max_steps: at most this many steps per episode (>= 1).
+        atol: tolerance for observations, rewards and probabilities (finite, >= 0).
         invariants: ``env -> value`` of quantities a symmetry must leave unchanged (e.g. score,
             lives, tokens), compared with ``==`` at every step.
+
+    Raises ``TypeError``/``ValueError`` for bad arguments, and ``ValueError`` naming both sizes when
+    ``symmetry`` was declared for observation or action vectors of another size than ``env``'s
+    (e.g. for another number of players).
     """
     if not isinstance(symmetry, Symmetry):
         raise TypeError(f"symmetry must be an eqc Symmetry, got {type(symmetry).__name__}")
-    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
-        raise ValueError(f"episodes must be a positive int, got {episodes!r}")
+    check_int(episodes, "episodes", low=1)
+    check_int(max_steps, "max_steps", low=1)
+    atol = check_float(atol, "atol", low=0.0)
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+    if invariants is not None and not callable(invariants):
+        raise TypeError(f"invariants must be a callable env -> value, got {type(invariants).__name__}")
     generator = generator if generator is not None else torch.Generator().manual_seed(0)
     group = symmetry.group
     if elements is None:
         perms = group.random_permutations(episodes, generator)
     else:
-        perms = torch.as_tensor(elements, dtype=torch.long)
-        if perms.shape != (episodes, group.degree) or not all(p in group for p in perms):
-            raise ValueError(f"elements must be {episodes} elements of {group.name} as image arrays [{episodes}, {group.degree}]")
-    act_coords = symmetry.action.coordinate_map(perms)
+        perms = element_permutations(group, elements)
+        if perms.shape[0] != episodes:
+            raise ValueError(f"elements must hold one element per episode ({episodes}), got {perms.shape[0]}")
+    act_coords = symmetry.action_rep.coordinate_map(perms)
+    checked_sizes = False
     for episode, perm in enumerate(perms):
         trace = _play(env, generator, max_steps, invariants)
+        if not checked_sizes:
+            _check_sizes(env, symmetry, trace)
+            checked_sizes = True
         labels = symmetry.label_permutations(perm)
         try:
             env.reset(_relabel(env, trace.outcomes[0], labels))
@@ -220,8 +241,28 @@ def check_env_symmetry(
     return None
 
 
+def _check_sizes(env: DecPOMDP, symmetry: Symmetry, trace: _Trace) -> None:
+    """The declaration must describe the env's vectors: same observation and action sizes."""
+    agents = getattr(env, "num_agents", None)
+    for what, tensor, layout in (
+        ("observations()", trace.observations[0], symmetry.observation_layout),
+        ("legal_actions()", trace.legal[0], symmetry.action_layout),
+    ):
+        if tensor.dim() != 2 or tensor.shape[-1] != layout.dim:
+            kind = "observation" if what.startswith("observations") else "action"
+            raise ValueError(
+                f"the symmetry's {kind} layout has {layout.dim} coordinates but env.{what} has shape "
+                f"{list(tensor.shape)} ({tensor.shape[-1] if tensor.dim() else 0} per agent; env.num_agents = {agents}): "
+                f"was the symmetry declared for another number of players or another observation variant?"
+            )
+
+
 def assert_env_symmetry(env: DecPOMDP, symmetry: Symmetry, **kwargs: Any) -> None:
-    """:func:`check_env_symmetry`, raising ``AssertionError`` with the counterexample."""
+    """:func:`check_env_symmetry`, raising ``AssertionError`` with the counterexample.
+
+    Meant for your own test suites: its frame is hidden from pytest tracebacks.
+    """
+    __tracebackhide__ = True
     found = check_env_symmetry(env, symmetry, **kwargs)
     if found is not None:
         raise AssertionError(f"the declared symmetry is not a symmetry of the environment: {found}")

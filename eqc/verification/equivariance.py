@@ -4,17 +4,33 @@
 or ``None`` to pass it untransformed (hidden states, seeds); each output has a
 representation, or ``None`` to leave it unchecked. Errors are reported per element and per
 output coordinate; tolerances default by dtype and scale with the output's magnitude.
+
+A check that checks nothing never passes: an empty batch, an empty list of elements, or no
+checked output is an error, and NaN in an output is reported as NaN (``ok`` is False), saying
+whether ``fn(x)`` itself or a transformed copy produced it.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
 
-from eqc.groups import PermutationGroup, PermutationRepresentation, invert
+from eqc._checks import check_float, check_tensor
+from eqc.groups import PermutationGroup, PermutationRepresentation, inverse_permutations
 from eqc.groups.representation import require_same_group
+
+__all__ = [
+    "DEFAULT_SAMPLED_ELEMENTS",
+    "DTYPE_TOLERANCE",
+    "EquivarianceReport",
+    "OutputError",
+    "assert_equivariant",
+    "element_permutations",
+    "equivariance_error",
+]
 
 Reps = PermutationRepresentation | Sequence[PermutationRepresentation | None] | None
 
@@ -31,24 +47,32 @@ DEFAULT_SAMPLED_ELEMENTS = 64
 
 @dataclass(frozen=True)
 class OutputError:
-    """Equivariance error of one output of ``fn``."""
+    """Equivariance error of one output of ``fn``; NaN where an output held NaN.
+
+    ``reference_nan`` is True when ``fn(x)`` itself (the untransformed input) held NaN: then no
+    element is to blame and every error is NaN.
+    """
 
     index: int
     per_element: torch.Tensor  # [k] max |f(rho_in(g)x) - rho_out(g)f(x)| for each tested element
     per_coordinate: torch.Tensor  # [d_out] max over elements and batch
     tolerance: float
+    reference_nan: bool = False
 
     @property
     def max_error(self) -> float:
+        """The largest error (NaN if any output held NaN)."""
         return float(self.per_element.max()) if self.per_element.numel() else 0.0
 
     @property
     def worst_element(self) -> int:
-        return int(self.per_element.argmax())
+        """Position (in the report's permutations) of the element with the largest error, or the first with NaN."""
+        return _worst(self.per_element)
 
     @property
     def worst_coordinate(self) -> int:
-        return int(self.per_coordinate.argmax())
+        """Output coordinate with the largest error, or the first with NaN."""
+        return _worst(self.per_coordinate)
 
     @property
     def ok(self) -> bool:
@@ -57,14 +81,22 @@ class OutputError:
 
 @dataclass(frozen=True)
 class EquivarianceReport:
-    """Result of :func:`equivariance_error`: the tested elements (image arrays ``[k, degree]``) and one entry per checked output."""
+    """Result of :func:`equivariance_error`: the tested elements as permutations ``[k, degree]``
+    (``elements`` is an alias) and one entry per checked output."""
 
-    elements: torch.Tensor
+    permutations: torch.Tensor
     outputs: tuple[OutputError, ...]
 
     @property
+    def elements(self) -> torch.Tensor:
+        """Alias of :attr:`permutations`."""
+        return self.permutations
+
+    @property
     def max_error(self) -> float:
-        return max((o.max_error for o in self.outputs), default=0.0)
+        """The largest error over all checked outputs (NaN if any held NaN)."""
+        errors = [o.max_error for o in self.outputs]
+        return float("nan") if any(math.isnan(e) for e in errors) else max(errors, default=0.0)
 
     @property
     def ok(self) -> bool:
@@ -74,16 +106,33 @@ class EquivarianceReport:
         lines = []
         for o in self.outputs:
             status = "ok" if o.ok else "NOT EQUIVARIANT"
-            lines.append(
-                f"output {o.index}: max error {o.max_error:.3g} (tolerance {o.tolerance:.3g}) {status}; worst element "
-                f"{self.elements[o.worst_element].tolist()}, worst coordinate {o.worst_coordinate}"
-            )
+            head = f"output {o.index}: max error {o.max_error:.3g} (tolerance {o.tolerance:.3g}) {status}"
+            if o.reference_nan:
+                lines.append(
+                    f"{head}: fn(x) itself, on the untransformed input, returned NaN (first at coordinate "
+                    f"{o.worst_coordinate}), so no element can be checked; fix the NaN first"
+                )
+            elif math.isnan(o.max_error):
+                count = int(o.per_element.isnan().sum())
+                lines.append(
+                    f"{head}: fn(rho_in(g) x) returned NaN for {count} of {len(o.per_element)} elements, first for "
+                    f"element {self.permutations[o.worst_element].tolist()} (coordinate {o.worst_coordinate})"
+                )
+            else:
+                lines.append(
+                    f"{head}; worst element {self.permutations[o.worst_element].tolist()}, worst coordinate "
+                    f"{o.worst_coordinate}"
+                )
         return "\n".join(lines)
+
+
+def _worst(errors: torch.Tensor) -> int:
+    nan = errors.isnan()
+    return int(nan.nonzero()[0, 0]) if bool(nan.any()) else int(errors.argmax())
 
 
 def _as_list(value: object) -> list:
     return list(value) if isinstance(value, (tuple, list)) else [value]
-
 
 
 
@@ -93,14 +142,37 @@ def _difference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.where(a == b, torch.zeros_like(diff), diff)
 
 
+def element_permutations(group: PermutationGroup, elements: object, name: str = "elements") -> torch.Tensor:
+    """``elements`` in either form as permutations ``[k, degree]``; the shape decides.
+
+    A 1-D tensor or list ``[k]`` holds element indices (rows of ``group.elements``), a 2-D one
+    ``[k, degree]`` holds permutations, each checked to be an element of ``group``. Empty is refused.
+    """
+    if elements is None or isinstance(elements, (str, bytes)) or isinstance(elements, bool):
+        raise TypeError(f"{name} must be element indices [k] or permutations [k, {group.degree}], got {type(elements).__name__}")
+    tensor = torch.as_tensor(elements)
+    if tensor.numel() == 0:
+        raise ValueError(f"{name} is empty: a check over no elements checks nothing")
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype == torch.bool:
+        raise TypeError(f"{name} must hold integers (element indices or permutations), got dtype {tensor.dtype}")
+    tensor = tensor.long().cpu()
+    if tensor.dim() == 0:
+        tensor = tensor.unsqueeze(0)
+    if tensor.dim() not in (1, 2) or (tensor.dim() == 2 and tensor.shape[-1] != group.degree):
+        raise ValueError(
+            f"{name} must be element indices [k] or permutations [k, {group.degree}], got shape {list(tensor.shape)}"
+        )
+    if tensor.dim() == 1:
+        return group.elements[group._check_index(tensor, name)]
+    for k, p in enumerate(tensor):
+        if p not in group:
+            raise ValueError(f"{name}[{k}] = {p.tolist()} is not an element of {group.name}")
+    return tensor
+
+
 def _tested_elements(group: PermutationGroup, elements: torch.Tensor | None, generator: torch.Generator | None) -> torch.Tensor:
     if elements is not None:
-        elements = torch.as_tensor(elements, dtype=torch.long)
-        if elements.dim() == 1:  # element rows
-            return group.elements[group._check_index(elements, "elements")]
-        if elements.shape[-1] != group.degree:
-            raise ValueError(f"elements must be element rows [k] or image arrays [k, {group.degree}]")
-        return elements
+        return element_permutations(group, elements)
     if group.is_enumerable:
         return group.elements
     return group.random_permutations(DEFAULT_SAMPLED_ELEMENTS, generator)
@@ -123,55 +195,81 @@ def equivariance_error(
         in_rep: one representation per input (``None``: pass that input unchanged).
         out_rep: one representation per output (``None``: do not check that output).
         x: the input tensor, or a tuple of inputs.
-        elements: rows ``[k]`` or image arrays ``[k, degree]`` to test; default all of G
-            (or 64 uniform samples when G is too large to list).
-        atol: absolute tolerance per unit of output magnitude; default by dtype (:data:`DTYPE_TOLERANCE`).
+        elements: the elements to test, as indices ``[k]`` or permutations ``[k, degree]`` (the
+            shape decides); default all of G (or 64 uniform samples when G is too large to list).
+        atol: absolute tolerance per unit of output magnitude, finite and >= 0; default by dtype
+            (:data:`DTYPE_TOLERANCE`).
+
+    Raises ``ValueError`` when nothing would be checked: an empty input batch or output, an empty
+    ``elements``, or every output representation ``None``.
     """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable (a module or function), got {type(fn).__name__}")
+    if atol is not None:
+        atol = check_float(atol, "atol", low=0.0)
     inputs, in_reps = _as_list(x), _as_list(in_rep)
     if len(in_reps) != len(inputs):
         raise ValueError(f"got {len(inputs)} inputs but {len(in_reps)} input representations")
-    for k, (inp, rep) in enumerate(zip(inputs, in_reps)):
-        if rep is not None and (not isinstance(inp, torch.Tensor) or inp.shape[-1:] != (rep.dim,)):
-            raise ValueError(f"input {k} must be a tensor with last dimension {rep.dim}, got {getattr(inp, 'shape', type(inp).__name__)}")
+    for k, (inp, rep) in enumerate(zip(inputs, in_reps, strict=False)):
+        if rep is None:
+            continue
+        name = "x" if len(inputs) == 1 else f"x[{k}]"
+        check_tensor(inp, name, last=rep.dim)
+        if inp.numel() == 0:
+            raise ValueError(f"{name} is empty (shape {list(inp.shape)}): a check on no inputs checks nothing")
+    out_reps = _as_list(out_rep)
+    if all(rep is None for rep in out_reps):
+        raise ValueError("every output representation is None: nothing would be checked")
     with torch.no_grad():
         reference = _as_list(fn(*inputs))
-    out_reps = _as_list(out_rep)
     if len(out_reps) != len(reference):
         raise ValueError(f"fn returned {len(reference)} outputs but {len(out_reps)} output representations were given")
-    for j, (rep, ref) in enumerate(zip(out_reps, reference)):
-        if rep is not None and (not isinstance(ref, torch.Tensor) or ref.shape[-1:] != (rep.dim,)):
-            raise ValueError(f"output {j} of fn must be a tensor with last dimension {rep.dim}, got {getattr(ref, 'shape', type(ref).__name__)}")
+    for j, (rep, ref) in enumerate(zip(out_reps, reference, strict=False)):
+        if rep is None:
+            continue
+        if not isinstance(ref, torch.Tensor) or ref.shape[-1:] != (rep.dim,):
+            got = list(ref.shape) if isinstance(ref, torch.Tensor) else type(ref).__name__
+            raise ValueError(f"output {j} of fn must be a tensor with last dimension {rep.dim}, got {got}")
+        if ref.numel() == 0:
+            raise ValueError(f"output {j} of fn is empty (shape {list(ref.shape)}): nothing would be checked")
     names = [f"in_rep[{k}]" for k in range(len(in_reps))] + [f"out_rep[{k}]" for k in range(len(out_reps))]
     group = require_same_group(in_reps + out_reps, names)
     perms = _tested_elements(group, elements, generator)
 
     # coordinate permutations of every tested element, computed once per representation
-    in_index = [None if rep is None else invert(rep.coordinate_map(perms)) for rep in in_reps]
-    out_index = [None if rep is None else invert(rep.coordinate_map(perms)) for rep in out_reps]
+    in_index = [None if rep is None else inverse_permutations(rep.coordinate_map(perms)) for rep in in_reps]
+    out_index = [None if rep is None else inverse_permutations(rep.coordinate_map(perms)) for rep in out_reps]
     per_element = [[] for _ in out_reps]
     per_coord = [
         torch.zeros(r.dim, dtype=torch.float64, device=ref.device) if r is not None else None
-        for r, ref in zip(out_reps, reference)
+        for r, ref in zip(out_reps, reference, strict=False)
     ]
     with torch.no_grad():
         for k in range(perms.shape[0]):
-            moved = [inp if idx is None else inp[..., idx[k].to(inp.device)] for inp, idx in zip(inputs, in_index)]
+            moved = [inp if idx is None else inp[..., idx[k].to(inp.device)] for inp, idx in zip(inputs, in_index, strict=False)]
             got = _as_list(fn(*moved))
-            for j, (rep, out, ref) in enumerate(zip(out_reps, got, reference)):
+            for j, (rep, out, ref) in enumerate(zip(out_reps, got, reference, strict=False)):
                 if rep is None:
                     continue
+                if not isinstance(out, torch.Tensor) or out.shape != ref.shape:
+                    got = list(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+                    raise ValueError(f"output {j} of fn has shape {list(ref.shape)} for x but {got} for a transformed x")
                 diff = _difference(out, ref[..., out_index[j][k].to(ref.device)])
-                per_element[j].append(diff.max().cpu() if diff.numel() else torch.tensor(0.0, dtype=torch.float64))
-                per_coord[j] = torch.maximum(per_coord[j], diff.reshape(-1, rep.dim).amax(0) if diff.numel() else per_coord[j])
+                per_element[j].append(diff.max().cpu())
+                per_coord[j] = torch.maximum(per_coord[j], diff.reshape(-1, rep.dim).amax(0))
 
     outputs = []
-    for j, (rep, ref) in enumerate(zip(out_reps, reference)):
+    for j, (rep, ref) in enumerate(zip(out_reps, reference, strict=False)):
         if rep is None:
             continue
-        finite = ref[torch.isfinite(ref)] if ref.numel() else ref
+        finite = ref[torch.isfinite(ref)]
         scale = max(1.0, float(finite.abs().max())) if finite.numel() else 1.0
         tol = (atol if atol is not None else DTYPE_TOLERANCE.get(ref.dtype, 1e-5)) * scale
-        outputs.append(OutputError(j, torch.stack(per_element[j]), per_coord[j].cpu(), tol))
+        reference_nan = bool(ref.isnan().any()) if ref.is_floating_point() else False
+        coords = per_coord[j].cpu()
+        if reference_nan:  # point at where fn(x) itself is NaN, not at an element
+            coords = torch.where(ref.isnan().reshape(-1, rep.dim).any(0).cpu(), float("nan"), coords)
+        outputs.append(OutputError(j, torch.stack(per_element[j]), coords, tol, reference_nan))
     return EquivarianceReport(perms, tuple(outputs))
 
 
@@ -182,7 +280,12 @@ def assert_equivariant(
     x: torch.Tensor | Sequence[torch.Tensor],
     **kwargs: object,
 ) -> EquivarianceReport:
-    """Like :func:`equivariance_error`, raising ``AssertionError`` with the worst element and coordinate on failure."""
+    """Like :func:`equivariance_error`, raising ``AssertionError`` with the worst element and coordinate on failure.
+
+    Meant for your own test suites: its frame is hidden from pytest tracebacks, so a failure
+    points at your test.
+    """
+    __tracebackhide__ = True
     report = equivariance_error(fn, in_rep, out_rep, x, **kwargs)  # type: ignore[arg-type]
     if not report.ok:
         raise AssertionError("fn is not equivariant:\n" + report.describe())

@@ -29,6 +29,8 @@ from eqc.groups import (
     trivial,
 )
 
+__all__ = ["element_indices", "element_permutations", "group_elements", "groups", "networks", "observations", "representations"]
+
 
 @st.composite
 def groups(draw: st.DrawFn, max_degree: int = 6) -> PermutationGroup:
@@ -50,9 +52,20 @@ def groups(draw: st.DrawFn, max_degree: int = 6) -> PermutationGroup:
 
 
 @st.composite
-def group_elements(draw: st.DrawFn, group: PermutationGroup) -> int:
-    """An element row of ``group``."""
+def element_indices(draw: st.DrawFn, group: PermutationGroup) -> int:
+    """An element index of ``group`` (a row of ``group.elements``; see :mod:`eqc.groups.permutations`)."""
     return draw(st.integers(0, group.order - 1))
+
+
+@st.composite
+def element_permutations(draw: st.DrawFn, group: PermutationGroup) -> torch.Tensor:
+    """An element of ``group`` as a permutation ``[degree]`` (uniform, any group size)."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    return group.random_permutations(1, torch.Generator().manual_seed(seed))[0]
+
+
+#: Alias of :func:`element_indices` (older name, kept working).
+group_elements = element_indices
 
 
 @st.composite

@@ -8,8 +8,6 @@ import time
 import pytest
 import torch
 
-from eqc.groups import PermutationGroup
-
 from eqc.dec_pomdp.discovery import (
     DiscoveredSymmetry,
     discover_agent_symmetries,
@@ -19,6 +17,7 @@ from eqc.dec_pomdp.discovery import (
 )
 from eqc.dec_pomdp.tabular import TabularDecPOMDP
 from eqc.domains.lever import lever_game
+from eqc.groups import PermutationGroup
 from eqc.verification import check_env_symmetry
 
 
@@ -204,7 +203,7 @@ def test_bad_input_is_refused() -> None:
     with pytest.raises(ValueError, match="length"):
         found.label_permutations(torch.arange(3))
     with pytest.raises(ValueError, match="not an element"):
-        found.label_permutations(torch.tensor([1, 0] + list(range(2, found.degree))))
+        found.label_permutations(torch.tensor([1, 0, *range(2, found.degree)]))
 
 
 def test_vf2_alone_finds_the_same_group(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -221,7 +220,7 @@ def test_vf2_alone_finds_the_same_group(monkeypatch: pytest.MonkeyPatch) -> None
 def test_automorphism_check_rejects_a_non_symmetry() -> None:
     import eqc.dec_pomdp.discovery as discovery
 
-    graph, points = symmetry_graph(lever_game([1.0, 1.0, 0.5]).to_tabular())
+    graph, _points = symmetry_graph(lever_game([1.0, 1.0, 0.5]).to_tabular())
     identity = {v: v for v in graph}
     assert discovery._is_automorphism(graph, identity)
     swap_good = {**identity, ("action", 0): ("action", 1), ("action", 1): ("action", 0)}

@@ -116,3 +116,24 @@ def test_bad_use_is_refused() -> None:
     certain = TabularDecPOMDP([1.0, 0.0], game.transition, game.reward, game.observation, horizon=1)
     with pytest.raises(ValueError, match="probability 0"):
         certain.reset((1, (0, 0)))
+
+
+def test_relabel_outcome_refuses_a_misspelt_label_set() -> None:
+    game = coin_game()
+    game.reset()
+    swap = torch.tensor([1, 0])
+    assert game.relabel_outcome((1, (1, 0)), {"state": swap}) == (0, (1, 0))
+    with pytest.raises(ValueError, match=r"unknown label set\(s\) \['states'\]; this game's label sets are"):
+        game.relabel_outcome((1, (1, 0)), {"states": swap})
+    with pytest.raises(TypeError, match="perms must be a dict"):
+        game.relabel_outcome((1, (1, 0)), [swap])
+
+
+def test_horizon_and_seed_use_the_shared_checks() -> None:
+    game = coin_game()
+    with pytest.raises(ValueError, match=r"horizon must be in \[1, inf\]"):
+        TabularDecPOMDP(game.initial, game.transition, game.reward, game.observation, horizon=0)
+    with pytest.raises(TypeError, match="horizon must be a Python int"):
+        TabularDecPOMDP(game.initial, game.transition, game.reward, game.observation, horizon=2.0)
+    with pytest.raises(ValueError, match="seed must be in"):
+        TabularDecPOMDP(game.initial, game.transition, game.reward, game.observation, horizon=1, seed=2**70)

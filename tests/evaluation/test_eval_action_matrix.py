@@ -45,7 +45,8 @@ def test_row_normalisation() -> None:
 def test_heatmap_is_written_without_touching_the_backend(tmp_path) -> None:
     backend = matplotlib.get_backend()
     labels = ["D1", "P1", "C1"]
-    figure = plot_action_matrix(conditional_action_matrix(torch.tensor([[1, 3, 0], [0, 0, 0], [2, 2, 4]])), labels, title="t", path=tmp_path / "m.png")
+    matrix = conditional_action_matrix(torch.tensor([[1, 3, 0], [0, 0, 0], [2, 2, 4]]))
+    figure = plot_action_matrix(matrix, labels, title="t", path=tmp_path / "m.png")
     assert (tmp_path / "m.png").stat().st_size > 0
     ax = figure.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == labels

@@ -18,7 +18,10 @@ def _play_by_numbers(i: int, j: int) -> GameResults:
 
 def test_summary_by_hand() -> None:
     result = cross_play([0, 1, 2], _play_by_numbers)
-    pair_mean = lambda i, j: (i + j + 2 * i + 3 * j) / 3
+
+    def pair_mean(i: int, j: int) -> float:
+        return (i + j + 2 * i + 3 * j) / 3
+
     expected = torch.tensor([[pair_mean(i, j) for j in range(3)] for i in range(3)], dtype=torch.float64)
     assert torch.allclose(result.mean, expected)
     off = [pair_mean(i, j) for i in range(3) for j in range(3) if i != j]

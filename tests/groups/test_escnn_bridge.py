@@ -76,11 +76,11 @@ def test_catalogue_generators_go_to_escnn_generators(n):
     reflection = [(-i) % n for i in range(n)]
     c = escnn_group_map(cyclic(n))
     assert c.kind == "cyclic" and c.escnn_group == escnn.group.cyclic_group(n)
-    assert c.elements[int(cyclic(n).index_of(torch.tensor(shift)))] == c.escnn_group.element(1)
+    assert c.elements[int(cyclic(n).permutation_to_index(torch.tensor(shift)))] == c.escnn_group.element(1)
     d = escnn_group_map(dihedral(n))
     assert d.kind == "dihedral" and d.escnn_group == escnn.group.dihedral_group(n)
-    assert d.elements[int(dihedral(n).index_of(torch.tensor(shift)))] == d.escnn_group.element((0, 1))
-    assert d.elements[int(dihedral(n).index_of(torch.tensor(reflection)))] == d.escnn_group.element((1, 0))
+    assert d.elements[int(dihedral(n).permutation_to_index(torch.tensor(shift)))] == d.escnn_group.element((0, 1))
+    assert d.elements[int(dihedral(n).permutation_to_index(torch.tensor(reflection)))] == d.escnn_group.element((1, 0))
 
 
 def test_standard_representation_of_cyclic_group_is_escnns_regular_representation():
@@ -117,8 +117,8 @@ def test_explicit_rotation_and_reflection():
     reflection = [1, 0, 4, 3, 2]  # i -> 1-i
     _assert_matches_dense(_mixed_representation(group))  # default map first: cached orbit reps must not leak
     gmap = escnn_group_map(group, rotation=rotation, reflection=reflection)
-    assert gmap.elements[int(group.index_of(torch.tensor(rotation)))] == gmap.escnn_group.element((0, 1))
-    assert gmap.elements[int(group.index_of(torch.tensor(reflection)))] == gmap.escnn_group.element((1, 0))
+    assert gmap.elements[int(group.permutation_to_index(torch.tensor(rotation)))] == gmap.escnn_group.element((0, 1))
+    assert gmap.elements[int(group.permutation_to_index(torch.tensor(reflection)))] == gmap.escnn_group.element((1, 0))
     _assert_isomorphism(group, rotation=rotation, reflection=reflection)
     _assert_matches_dense(_mixed_representation(group), rotation=rotation, reflection=reflection)
     # an order-2 group presented as escnn's D1 (a reflection only)
@@ -186,29 +186,29 @@ def _hanabi_like_symmetry(group: PermutationGroup) -> Symmetry:
         ]
     )
     act = Layout([Block("discard", 5), Block("play", 5), Block("reveal_colour", colour), Block("reveal_rank", rank)])
-    return Symmetry(group, acts_on=colour, observation=obs, action=act)
+    return Symmetry(group, acts_on=colour, observation_layout=obs, action_layout=act)
 
 
 def test_hanabi_like_representation_and_equivariant_escnn_linear_layer():
     group = dihedral(5)
     sym = _hanabi_like_symmetry(group)
-    _assert_matches_dense(sym.observation)
-    _assert_matches_dense(sym.action)
+    _assert_matches_dense(sym.observation_rep)
+    _assert_matches_dense(sym.action_rep)
 
     torch.manual_seed(0)
-    in_type = field_type(sym.observation)
-    hidden = field_type(sym.action, regular=3)
+    in_type = field_type(sym.observation_rep)
+    hidden = field_type(sym.action_rep, regular=3)
     assert in_type.gspace.fibergroup == escnn.group.dihedral_group(5)
-    assert hidden.size == sym.action.dim + 3 * group.order
-    layer = escnn.nn.Linear(in_type, field_type(sym.action)).double()
+    assert hidden.size == sym.action_rep.dim + 3 * group.order
+    layer = escnn.nn.Linear(in_type, field_type(sym.action_rep)).double()
     layer.eval()
 
     def f(x: torch.Tensor) -> torch.Tensor:
         return layer(in_type(x)).tensor
 
-    x = torch.randn(4, sym.observation.dim, dtype=torch.float64)
+    x = torch.randn(4, sym.observation_rep.dim, dtype=torch.float64)
     for g in range(group.order):  # escnn's layer is equivariant under eqc's action
-        torch.testing.assert_close(f(sym.observation.act(x, g)), sym.action.act(f(x), g))
+        torch.testing.assert_close(f(sym.observation_rep.act(x, g)), sym.action_rep.act(f(x), g))
 
 
 def test_gspace_and_field_type_checks():
@@ -231,5 +231,5 @@ def test_reflection_without_rotation_and_numpy_rows() -> None:
 
     with pytest.raises(ValueError, match="reflection= needs rotation="):
         escnn_group_map(dihedral(5), reflection=1)
-    row = int(cyclic(5).index_of(torch.tensor([1, 2, 3, 4, 0])))
+    row = int(cyclic(5).permutation_to_index(torch.tensor([1, 2, 3, 4, 0])))
     assert escnn_group_map(cyclic(5), rotation=np.int64(row)).escnn_group.order() == 5

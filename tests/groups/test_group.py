@@ -9,7 +9,7 @@ from eqc.groups import (
     PermutationGroup,
     alternating,
     check_is_group,
-    compose,
+    compose_permutations,
     cyclic,
     dihedral,
     direct_product,
@@ -49,18 +49,18 @@ def test_random_small_groups_satisfy_axioms(group):
 def test_elements_sorted_identity_first_and_index_round_trip():
     g = symmetric(4)
     assert g.elements[0].tolist() == [0, 1, 2, 3]
-    assert torch.equal(g.index_of(g.elements), torch.arange(24))
-    assert torch.equal(g.index_of(g.elements.reshape(4, 6, 4)), torch.arange(24).reshape(4, 6))
+    assert torch.equal(g.permutation_to_index(g.elements), torch.arange(24))
+    assert torch.equal(g.permutation_to_index(g.elements.reshape(4, 6, 4)), torch.arange(24).reshape(4, 6))
 
 
 def test_compose_matches_table_and_convention():
     g = dihedral(5)
     i, j = torch.meshgrid(torch.arange(10), torch.arange(10), indexing="ij")
-    table = g.compose(i, j)
+    table = g.compose_indices(i, j)
     assert torch.equal(table, g.multiplication_table)
     for a, b in [(1, 2), (3, 7), (9, 4)]:
-        assert g.elements[int(table[a, b])].tolist() == compose(g.elements[a], g.elements[b]).tolist()
-    assert torch.equal(g.compose(torch.arange(10), g.inverse), torch.zeros(10, dtype=torch.long))
+        assert g.elements[int(table[a, b])].tolist() == compose_permutations(g.elements[a], g.elements[b]).tolist()
+    assert torch.equal(g.compose_indices(torch.arange(10), g.inverse), torch.zeros(10, dtype=torch.long))
 
 
 def test_large_group_order_without_enumeration_and_refusal():
@@ -68,9 +68,9 @@ def test_large_group_order_without_enumeration_and_refusal():
     assert s9.order == math.factorial(9)
     assert symmetric(12).order == math.factorial(12)
     with pytest.raises(GroupTooLargeError, match="enumeration_limit"):
-        s9.elements
+        _ = s9.elements
     with pytest.raises(GroupTooLargeError, match="subgroup"):
-        s9.random_elements(3)
+        s9.random_indices(3)
     assert symmetric(9, enumeration_limit=400_000).is_enumerable
 
 
@@ -80,15 +80,15 @@ def test_random_permutations_are_members_and_uniform():
         sample = group.random_permutations(200, gen)
         assert all(p in group for p in sample)
     group = symmetric(4)
-    counts = torch.bincount(group.index_of(group.random_permutations(24_000, gen)), minlength=24).double()
+    counts = torch.bincount(group.permutation_to_index(group.random_permutations(24_000, gen)), minlength=24).double()
     chi2 = float(((counts - 1000) ** 2 / 1000).sum())
     assert chi2 < 60  # 23 degrees of freedom: P(chi2 > 60) < 1e-4 under uniformity
 
 
 def test_random_elements_reproducible_from_seed():
     g = symmetric(5)
-    a = g.random_elements(10, torch.Generator().manual_seed(3))
-    b = g.random_elements(10, torch.Generator().manual_seed(3))
+    a = g.random_indices(10, torch.Generator().manual_seed(3))
+    b = g.random_indices(10, torch.Generator().manual_seed(3))
     assert torch.equal(a, b) and a.max() < 120
 
 
@@ -124,15 +124,15 @@ def test_from_generators_bad_input(gens, kwargs, match):
 def test_index_errors():
     g = cyclic(5)
     with pytest.raises(ValueError, match="not an element"):
-        g.index_of(torch.tensor([1, 0, 2, 3, 4]))
+        g.permutation_to_index(torch.tensor([1, 0, 2, 3, 4]))
     with pytest.raises(ValueError, match="last dimension 5"):
-        g.index_of(torch.tensor([1, 0, 2]))
-    with pytest.raises(ValueError, match="outside 0..4"):
-        g.compose(5, 0)
+        g.permutation_to_index(torch.tensor([1, 0, 2]))
+    with pytest.raises(ValueError, match=r"outside 0\.\.4"):
+        g.compose_indices(5, 0)
     with pytest.raises(TypeError, match="integer"):
-        g.compose(torch.tensor([0.5]), 0)
+        g.compose_indices(torch.tensor([0.5]), 0)
     with pytest.raises(ValueError, match="not a permutation"):
-        cyclic(3).index_of(torch.tensor([0, 0, 5]))  # would alias the identity without the check
+        cyclic(3).permutation_to_index(torch.tensor([0, 0, 5]))  # would alias the identity without the check
     with pytest.raises(TypeError, match="from_generators"):
         PermutationGroup([[1, 0]])
 
@@ -141,3 +141,64 @@ def test_check_is_group():
     assert check_is_group(cyclic(4).elements).shape == (4, 4)
     with pytest.raises(ValueError, match="not a group"):
         check_is_group([[0, 1, 2], [1, 2, 0]])
+
+
+@pytest.mark.parametrize(
+    "make, order",
+    [
+        (symmetric, math.factorial),
+        (cyclic, lambda n: n),
+        (dihedral, lambda n: 2 * n),
+        (alternating, lambda n: max(1, math.factorial(n) // 2)),
+        (trivial, lambda n: 1),
+    ],
+)
+def test_catalogue_orders_are_closed_form_and_agree_with_schreier_sims(make, order):
+    import time
+
+    for n in range(1 if make is not dihedral else 3, 9):
+        group = make(n)
+        assert group.order == order(n) == int(group.to_sympy().order()), n
+    for n in (100, 10_000):
+        start = time.perf_counter()
+        group = make(n)
+        assert group.order == order(n) and f"degree {n}" in repr(group)
+        assert time.perf_counter() - start < 2.0  # was 80 s (symmetric(100)) and 20 s (cyclic(10000))
+    assert "about 9.333e157" in repr(symmetric(100))  # huge orders are shown rounded, not as 158 digits
+
+
+def test_direct_product_order_is_the_product():
+    assert direct_product(symmetric(50), cyclic(7)).order == math.factorial(50) * 7
+
+
+def test_from_generators_refuses_a_non_list():
+    with pytest.raises(TypeError, match="generators must be a list of permutations"):
+        PermutationGroup.from_generators(None)
+    with pytest.raises(TypeError, match="generators must be a list of permutations"):
+        PermutationGroup.from_generators(3)
+    with pytest.raises(TypeError, match=r"generators\[0\] must be a permutation"):
+        PermutationGroup.from_generators([None])
+
+
+def test_index_and_permutation_forms_share_their_verbs():
+    g = dihedral(5)
+    i, j = torch.tensor([1, 4, 7]), torch.tensor([2, 2, 9])
+    product = g.compose_indices(i, j)
+    assert torch.equal(g.index_to_permutation(product), compose_permutations(g.index_to_permutation(i), g.index_to_permutation(j)))
+    assert torch.equal(g.permutation_to_index(g.index_to_permutation(i)), i)
+    assert torch.equal(g.compose_indices(i, g.inverse_indices(i)), torch.zeros(3, dtype=torch.long))
+    assert torch.equal(g.inverse_indices(i), g.inverse[i])
+    assert g.random_indices(5, torch.Generator().manual_seed(0)).shape == (5,)
+    with pytest.raises(TypeError, match="index must be an element index"):
+        g.index_to_permutation("3")
+    with pytest.raises(TypeError, match="perms must be permutations"):
+        g.permutation_to_index(None)
+
+
+def test_older_names_are_aliases():
+    g = symmetric(4)
+    i, j = torch.tensor([3, 5]), torch.tensor([7, 0])
+    assert torch.equal(g.compose(i, j), g.compose_indices(i, j))
+    assert torch.equal(g.index_of(g.elements[i]), g.permutation_to_index(g.elements[i]))
+    gen = lambda: torch.Generator().manual_seed(1)  # noqa: E731
+    assert torch.equal(g.random_elements(6, gen()), g.random_indices(6, gen()))

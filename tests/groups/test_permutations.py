@@ -2,13 +2,13 @@ import pytest
 import torch
 from sympy.combinatorics import Permutation
 
-from eqc.groups import as_permutation, compose, from_sympy, invert, to_sympy
+from eqc.groups import as_permutation, compose_permutations, from_sympy, inverse_permutations, to_sympy
 
 
 def test_compose_applies_right_factor_first():
     g = torch.tensor([1, 2, 0])  # 0->1, 1->2, 2->0
     h = torch.tensor([0, 2, 1])  # swaps 1 and 2
-    gh = compose(g, h)
+    gh = compose_permutations(g, h)
     for i in range(3):
         assert gh[i] == g[h[i]]
     assert gh.tolist() == [1, 0, 2]
@@ -17,14 +17,14 @@ def test_compose_applies_right_factor_first():
 def test_sympy_boundary_reverses_product_order():
     g, h = torch.tensor([1, 2, 0, 3]), torch.tensor([3, 0, 2, 1])
     # sympy's p*q applies p first, so our g*h is sympy's h*g
-    assert from_sympy(to_sympy(h) * to_sympy(g), 4).tolist() == compose(g, h).tolist()
+    assert from_sympy(to_sympy(h) * to_sympy(g), 4).tolist() == compose_permutations(g, h).tolist()
     assert from_sympy(Permutation([1, 0]), 4).tolist() == [1, 0, 2, 3]
 
 
 def test_invert_and_batched_compose():
     p = torch.stack([torch.randperm(6, generator=torch.Generator().manual_seed(s)) for s in range(5)])
-    assert torch.equal(compose(p, invert(p)), torch.arange(6).expand(5, 6))
-    assert torch.equal(compose(invert(p), p), torch.arange(6).expand(5, 6))
+    assert torch.equal(compose_permutations(p, inverse_permutations(p)), torch.arange(6).expand(5, 6))
+    assert torch.equal(compose_permutations(inverse_permutations(p), p), torch.arange(6).expand(5, 6))
 
 
 @pytest.mark.parametrize(
@@ -46,3 +46,20 @@ def test_as_permutation_rejects_bad_input(bad, error, match):
 def test_as_permutation_checks_degree():
     with pytest.raises(ValueError, match="degree is 4"):
         as_permutation([1, 0, 2], degree=4)
+
+
+def test_new_names_and_their_aliases():
+    import eqc.groups as groups
+
+    assert groups.compose is groups.compose_permutations
+    assert groups.invert is groups.inverse_permutations
+    assert groups.identity is groups.identity_permutation
+    assert groups.identity_permutation(4).tolist() == [0, 1, 2, 3]
+    with pytest.raises(TypeError, match=r"g must be a torch\.Tensor"):
+        groups.compose_permutations([1, 0], torch.tensor([1, 0]))
+    with pytest.raises(TypeError, match=r"p must be a torch\.Tensor"):
+        groups.inverse_permutations(__import__("numpy").array([1, 0]))
+    with pytest.raises(ValueError, match="degree"):
+        groups.identity_permutation(-1)
+    with pytest.raises(TypeError, match="perm must be a permutation"):
+        as_permutation(None)

@@ -41,7 +41,7 @@ def test_act_agrees_with_dense_matrices_and_composition():
         assert torch.allclose(rep.act(x, k), x @ mats[k].T.double())
     for a in range(group.order):
         for b in range(group.order):
-            ab = int(group.compose(a, b))
+            ab = int(group.compose_indices(a, b))
             assert torch.equal(rep.act(rep.act(x, b), a), rep.act(x, ab))
 
 
@@ -64,7 +64,7 @@ def test_broadcasting_one_element_per_vector():
     for b in range(7):
         for j in range(3):
             assert torch.equal(out[b, j], rep.act(x[b, j], int(g[j])))
-    assert torch.equal(rep.act_inverse(out, g), x)
+    assert torch.equal(rep.act(out, g, inverse=True), x)
 
 
 def test_act_all_and_inverse_round_trip_and_permutation_form():
@@ -74,10 +74,10 @@ def test_act_all_and_inverse_round_trip_and_permutation_form():
     copies = rep.act_all(x)
     assert copies.shape == (5, 24, rep.dim)
     assert torch.equal(copies[:, 7], rep.act(x, 7))
-    assert torch.equal(rep.act_all_inverse(copies), x.unsqueeze(1).expand(5, 24, rep.dim))
-    assert torch.equal(rep.act_by_permutations(x, group.elements[7]), rep.act(x, 7))
-    assert torch.equal(rep.act_by_permutations(rep.act(x, 7), group.elements[7], inverse=True), x)
-    assert int(rep.permute_index(2, 7)) == int(group.elements[7, 2])
+    assert torch.equal(rep.act_all(copies, inverse=True), x.unsqueeze(1).expand(5, 24, rep.dim))
+    assert torch.equal(rep.act_permutations(x, group.elements[7]), rep.act(x, 7))
+    assert torch.equal(rep.act_permutations(rep.act(x, 7), group.elements[7], inverse=True), x)
+    assert int(rep.act_index(2, 7)) == int(group.elements[7, 2])
 
 
 def test_representation_of_large_group_acts_by_sampled_permutations():
@@ -85,7 +85,7 @@ def test_representation_of_large_group_acts_by_sampled_permutations():
     rep = PermutationRepresentation.standard(group)
     perms = group.random_permutations(4, torch.Generator().manual_seed(0))
     x = torch.randn(4, 9)
-    out = rep.act_by_permutations(x, perms)
+    out = rep.act_permutations(x, perms)
     for b in range(4):
         assert out[b, perms[b]].tolist() == x[b].tolist()
     with pytest.raises(GroupTooLargeError):
@@ -110,11 +110,11 @@ def test_bad_input_errors():
     rep = PermutationRepresentation.standard(group)
     with pytest.raises(ValueError, match="last dimension 5"):
         rep.act(torch.randn(3, 4), 0)
-    with pytest.raises(ValueError, match="outside 0..4"):
+    with pytest.raises(ValueError, match=r"outside 0\.\.4"):
         rep.act(torch.randn(3, 5), 7)
     with pytest.raises(TypeError, match="integer"):
         rep.act(torch.randn(3, 5), torch.tensor([0.0, 1.0, 2.0]))
-    with pytest.raises(TypeError, match="torch.Tensor"):
+    with pytest.raises(TypeError, match=r"torch\.Tensor"):
         rep.act([1.0] * 5, 0)
     with pytest.raises(ValueError, match="onto themselves"):
         PermutationRepresentation.on_points(dihedral(5), 0, 3)
@@ -131,4 +131,68 @@ def test_act_all_needs_a_1d_list_of_elements():
     with pytest.raises(ValueError, match="1-D"):
         rep.act_all(x, 3)
     with pytest.raises(ValueError, match="1-D"):
-        rep.act_all_inverse(torch.randn(2, 1, 4), torch.tensor(3))
+        rep.act_all(torch.randn(2, 1, 4), torch.tensor(3), inverse=True)
+
+
+def test_act_family_is_one_grid_with_one_spelling_of_inverse():
+    group = dihedral(5)
+    rep = PermutationRepresentation.standard(group) + PermutationRepresentation.trivial(group, 2)
+    x = torch.randn(4, rep.dim, dtype=torch.float64)
+    g = torch.tensor([0, 3, 7, 9])
+    perms = group.index_to_permutation(g)
+    y = rep.act(x, g)
+    assert torch.equal(rep.act_permutations(x, perms), y)
+    assert torch.equal(rep.act(y, g, inverse=True), x)
+    assert torch.equal(rep.act_permutations(y, perms, inverse=True), x)
+    copies = rep.act_all(x, g)
+    assert torch.equal(copies[torch.arange(4), torch.arange(4)], y)
+    assert torch.equal(rep.act_all(copies, g, inverse=True), x.unsqueeze(1).expand(4, 4, rep.dim))
+    index = torch.tensor([0, 1, 2, 6])
+    moved = rep.act_index(index, g)
+    assert torch.equal(moved, rep.coordinate_permutations[g, index])
+    assert torch.equal(rep.act_index(moved, g, inverse=True), index)
+    assert torch.equal(rep.act_index_permutations(index, perms), moved)
+    assert torch.equal(rep.act_index_permutations(moved, perms, inverse=True), index)
+    # where a one-hot at coordinate c goes is where act_index sends c
+    assert torch.equal(rep.act(torch.eye(rep.dim, dtype=torch.float64)[index], g).argmax(-1), moved)
+
+
+def test_older_act_names_are_aliases():
+    group = cyclic(4)
+    rep = PermutationRepresentation.standard(group)
+    x, g = torch.randn(3, 4), torch.tensor([1, 2, 3])
+    assert torch.equal(rep.act_inverse(x, g), rep.act(x, g, inverse=True))
+    assert torch.equal(rep.act_all_inverse(rep.act_all(x)), rep.act_all(rep.act_all(x), inverse=True))
+    assert torch.equal(
+        rep.act_by_permutations(x, group.elements[g], inverse=True), rep.act_permutations(x, group.elements[g], inverse=True)
+    )
+    assert torch.equal(rep.permute_index(torch.tensor([0, 1, 2]), g), rep.act_index(torch.tensor([0, 1, 2]), g))
+
+
+def test_a_trailing_one_that_would_multiply_the_batch_is_refused():
+    group = cyclic(4)
+    rep = PermutationRepresentation.standard(group)
+    x = torch.randn(5, 4)
+    g = torch.randint(4, (5, 1))
+    with pytest.raises(ValueError, match=r"would broadcast to \[5, 5\].*g.squeeze\(-1\)"):
+        rep.act(x, g)  # numpy broadcasting would silently give [5, 5, 4]
+    assert torch.equal(rep.act(x, g.squeeze(-1)), torch.stack([rep.act(x[b], int(g[b])) for b in range(5)]))
+    with pytest.raises(ValueError, match="would broadcast"):
+        rep.act_permutations(x, group.elements[g])  # [5, 1, 4]
+    with pytest.raises(ValueError, match="would broadcast"):
+        rep.act_index(torch.arange(4).expand(5, 4)[:, 0], g)
+    obs = torch.randn(5, 2, 4)  # [games, players, d]: one element per game, shared by both players
+    assert rep.act(obs, g).shape == (5, 2, 4)
+    assert rep.act(x[0], torch.tensor([1, 2])).shape == (2, 4)  # several elements on one vector
+    with pytest.raises(ValueError, match="does not broadcast"):
+        rep.act(x, torch.tensor([0, 1, 2]))
+
+
+def test_a_numpy_array_is_refused_as_not_a_tensor():
+    rep = PermutationRepresentation.standard(cyclic(133))
+    with pytest.raises(TypeError, match=r"x must be a torch.Tensor, got ndarray \(convert with torch.as_tensor\)"):
+        rep.act(torch.randn(2, 133).numpy(), 0)
+    with pytest.raises(TypeError, match=r"x must be a torch\.Tensor"):
+        rep.act_all(torch.randn(2, 133).numpy())
+    with pytest.raises(TypeError, match="inverse must be a bool"):
+        rep.act(torch.randn(2, 133), 0, inverse=1)

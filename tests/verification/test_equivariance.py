@@ -1,3 +1,5 @@
+import math
+
 import pytest
 import torch
 from hypothesis import given
@@ -55,8 +57,8 @@ def test_group_too_large_is_sampled():
 
 def test_check_group_and_representation_catch_violations():
     group = cyclic(3)
-    with pytest.raises(AssertionError, match="not a homomorphism|rho"):
-        bad = PermutationRepresentation(group, 3, lambda p: torch.tensor([[0, 1, 2], [1, 0, 2], [0, 2, 1]])[group.index_of(p)])
+    with pytest.raises(AssertionError, match=r"not a homomorphism|rho"):
+        bad = PermutationRepresentation(group, 3, lambda p: torch.tensor([[0, 1, 2], [1, 0, 2], [0, 2, 1]])[group.permutation_to_index(p)])
         check_representation(bad)
     check_group(group)
 
@@ -69,3 +71,65 @@ def test_observation_strategy_respects_one_hot_blocks(data):
     hand = x[:, :24].reshape(6, 2, 12)
     assert ((hand == 0) | (hand == 1)).all() and (hand.sum(-1) <= 1).all()
     assert ((x[:, 24:] == 0) | (x[:, 24:] == 1)).all()
+
+
+def test_an_empty_batch_or_nothing_to_check_is_an_error_not_a_pass():
+    rep = PermutationRepresentation.standard(cyclic(4))
+    broken = lambda x: x * torch.tensor([1.0, 1.0, 1.0, 2.0], dtype=x.dtype)  # noqa: E731  not equivariant
+    with pytest.raises(ValueError, match=r"x is empty \(shape \[0, 4\]\): a check on no inputs checks nothing"):
+        equivariance_error(broken, rep, rep, torch.randn(0, 4))
+    with pytest.raises(ValueError, match="x is empty"):
+        assert_equivariant(broken, rep, rep, torch.randn(0, 4))
+    with pytest.raises(ValueError, match="elements is empty"):
+        assert_equivariant(broken, rep, rep, torch.randn(3, 4), elements=torch.tensor([], dtype=torch.long))
+    with pytest.raises(ValueError, match="every output representation is None"):
+        assert_equivariant(broken, rep, None, torch.randn(3, 4))
+    with pytest.raises(ValueError, match="output 0 of fn is empty"):
+        assert_equivariant(lambda x: x[:0], rep, rep, torch.randn(3, 4))
+
+
+def test_nan_outputs_are_reported_as_nan_and_not_blamed_on_the_identity():
+    rep = PermutationRepresentation.standard(cyclic(4))
+    nan_everywhere = lambda x: x * float("nan")  # noqa: E731
+    report = equivariance_error(nan_everywhere, rep, rep, torch.randn(3, 4))
+    assert not report.ok and math.isnan(report.max_error) and report.outputs[0].reference_nan
+    assert "fn(x) itself, on the untransformed input, returned NaN" in report.describe()
+    with pytest.raises(AssertionError, match="returned NaN"):
+        assert_equivariant(nan_everywhere, rep, rep, torch.randn(3, 4))
+
+    def nan_when_moved(x):  # fine on x, NaN for every transformed copy whose first coordinate moved
+        return torch.where(x[..., :1] == probe[..., :1], x, x * float("nan"))
+
+    probe = torch.arange(1.0, 5.0).expand(2, 4)
+    report = equivariance_error(nan_when_moved, rep, rep, probe)
+    out = report.outputs[0]
+    assert not report.ok and math.isnan(report.max_error) and not out.reference_nan
+    assert out.per_element[0] == 0.0 and out.worst_element == 1  # the identity is fine; element 1 is the first NaN
+    assert "returned NaN for 3 of 4 elements, first for element [1, 2, 3, 0]" in report.describe()
+
+
+def test_bad_tolerances_inputs_and_elements():
+    rep = PermutationRepresentation.standard(cyclic(133))
+    with pytest.raises(TypeError, match=r"x must be a torch.Tensor, got ndarray \(convert with torch.as_tensor\)"):
+        equivariance_error(torch.tanh, rep, rep, torch.randn(2, 133).numpy())
+    with pytest.raises(ValueError, match="atol must be a finite number"):
+        equivariance_error(torch.tanh, rep, rep, torch.randn(2, 133), atol=float("nan"))
+    with pytest.raises(ValueError, match=r"atol must be in \[0.0, inf\]"):
+        equivariance_error(torch.tanh, rep, rep, torch.randn(2, 133), atol=-1)
+    with pytest.raises(ValueError, match=r"elements\[0\] = .* is not an element of cyclic\(133\)"):
+        equivariance_error(torch.tanh, rep, rep, torch.randn(2, 133), elements=torch.arange(133).flip(0).unsqueeze(0))
+    report = equivariance_error(torch.tanh, rep, rep, torch.randn(2, 133), elements=torch.tensor([0, 5]))
+    assert report.permutations.shape == (2, 133) and report.elements is report.permutations
+
+
+def test_assert_equivariant_hides_its_frame_from_pytest():
+    assert "__tracebackhide__" in assert_equivariant.__code__.co_varnames
+
+
+@given(st.data())
+def test_element_strategies_in_both_forms(data):
+    group = data.draw(eqst.groups(max_degree=5))
+    k = data.draw(eqst.element_indices(group))
+    assert 0 <= k < group.order
+    assert data.draw(eqst.element_permutations(group)) in group
+    assert eqst.group_elements is eqst.element_indices  # the older name

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from eqc.domains.hanabi import colour_symmetry
-from eqc.groups import PermutationRepresentation, dihedral, invert
+from eqc.groups import PermutationRepresentation, dihedral, inverse_permutations
 from eqc.symmetrize import Symmetrizer
 from eqc.verification import equivariance_error
 
@@ -20,10 +20,10 @@ def mixed_convention(sym) -> PermutationRepresentation:
     for block in layout:
         if block.name.endswith("_colour_hinted") or block.name == "last_action_colour":
             hinted[layout.slice(block.name)] = True
-    correct = sym.observation
+    correct = sym.observation_rep
 
     def coordinate_map(perms: torch.Tensor) -> torch.Tensor:
-        return torch.where(hinted, correct.coordinate_map(invert(perms)), correct.coordinate_map(perms))
+        return torch.where(hinted, correct.coordinate_map(inverse_permutations(perms)), correct.coordinate_map(perms))
 
     return PermutationRepresentation(sym.group, layout.dim, coordinate_map, name="mixed")
 
@@ -34,11 +34,11 @@ def test_mixed_convention_is_caught_for_every_non_identity_element():
     net = nn.Sequential(nn.Linear(658, 64), nn.ReLU(), nn.Linear(64, 20)).double()
     x = torch.bernoulli(torch.full((16, 658), 0.3, dtype=torch.float64))
 
-    good = equivariance_error(Symmetrizer(net, sym.observation, sym.action), sym.observation, sym.action, x)
+    good = equivariance_error(Symmetrizer(net, sym.observation_rep, sym.action_rep), sym.observation_rep, sym.action_rep, x)
     assert good.ok and good.max_error < 1e-12
 
-    bugged = Symmetrizer(net, mixed_convention(sym), sym.action)
-    report = equivariance_error(bugged, sym.observation, sym.action, x)
+    bugged = Symmetrizer(net, mixed_convention(sym), sym.action_rep)
+    report = equivariance_error(bugged, sym.observation_rep, sym.action_rep, x)
     errors = report.outputs[0].per_element
     assert not report.ok
     assert errors[0] == 0.0  # the identity cannot reveal it

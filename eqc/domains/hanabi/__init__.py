@@ -1,7 +1,11 @@
-"""Hanabi: HLE adapter, colour symmetry, decks, agents (and the batched torch env).
+"""Hanabi: rules, layouts, colour symmetry, the HLE adapter, the batched torch env, agents, evaluation.
 
 Names load lazily so that ``import eqc.domains.hanabi`` works without HLE installed; only
 ``HanabiEnv`` needs hanabi-learning-environment 0.0.4; ``HanabiBatch`` is pure torch.
+
+Modules: ``rules`` (``HanabiRules``), ``layouts`` (observation/action layouts and the card-id and
+move-uid conventions), ``symmetry`` (``colour_symmetry``), ``dealing`` (decks), ``hle``
+(``HanabiEnv`` on HLE), ``batched`` (``HanabiBatch``), ``agents``, ``evaluate``, ``training``.
 """
 
 from __future__ import annotations
@@ -10,15 +14,17 @@ import importlib
 from typing import Any
 
 _LAZY: dict[str, str] = {
+    "HanabiRules": "eqc.domains.hanabi.rules",
     "HanabiEnv": "eqc.domains.hanabi.hle",
     "HanabiBatch": "eqc.domains.hanabi.batched",
     "colour_symmetry": "eqc.domains.hanabi.symmetry",
-    "observation_layout": "eqc.domains.hanabi.symmetry",
-    "action_layout": "eqc.domains.hanabi.symmetry",
+    "observation_layout": "eqc.domains.hanabi.layouts",
+    "action_layout": "eqc.domains.hanabi.layouts",
     "random_deck": "eqc.domains.hanabi.dealing",
     "relabel_deck": "eqc.domains.hanabi.dealing",
     "standard_deck": "eqc.domains.hanabi.dealing",
     "RuleAgent": "eqc.domains.hanabi.agents",
+    "load_policy": "eqc.domains.hanabi.training.policy",
 }
 
 __all__ = sorted(_LAZY)
@@ -28,3 +34,7 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,5 +1,7 @@
 """A simple rule-based Hanabi agent that reads only the canonical ("full") observation vector.
 
+Move uids and card ids: :mod:`eqc.domains.hanabi.layouts`.
+
 Its rules break ties by slot and seat, not by colour, so it is colour-equivariant (up to the
 last-resort fallback of rule 4):
 ``act(rho_obs(g) o, rho_act(g) legal) == rho_act(g) act(o, legal)`` for every colour permutation g.
@@ -19,34 +21,47 @@ from __future__ import annotations
 
 import torch
 
-from eqc.domains.hanabi.dealing import deck_size
-from eqc.domains.hanabi.symmetry import action_layout, observation_layout
+from eqc._checks import check_tensor
+from eqc.domains.hanabi.layouts import action_layout, observation_layout, resolve_rules
+from eqc.domains.hanabi.rules import HanabiRules
 
 __all__ = ["RuleAgent"]
 
 
 class RuleAgent:
-    """Rule-based policy over HLE's canonical "full" observation (see module docstring)."""
+    """Rule-based policy over the observations of ``rules`` (see module docstring).
+
+    ``rules`` must have ``observation_type="full"`` and ``knowledge="canonical"`` (the rules read
+    the card-knowledge bits); any SAD block is ignored. The old signature ``RuleAgent(num_players,
+    num_colours, num_ranks, hand_size, max_information_tokens, max_life_tokens, *, sad)`` still works.
+    """
 
     def __init__(
         self,
-        num_players: int = 2,
-        num_colours: int = 5,
-        num_ranks: int = 5,
+        rules: HanabiRules | int | None = None,
+        num_colours: int | None = None,
+        num_ranks: int | None = None,
         hand_size: int | None = None,
-        max_information_tokens: int = 8,
-        max_life_tokens: int = 3,
+        max_information_tokens: int | None = None,
+        max_life_tokens: int | None = None,
         *,
-        sad: bool = False,
+        num_players: int | None = None,
+        sad: bool | None = None,
     ) -> None:
-        self.layout = observation_layout(
-            num_players, num_colours, num_ranks, hand_size, deck_size(num_colours, num_ranks),
-            max_information_tokens, max_life_tokens, observation_type="full", sad=sad,
+        self.rules = r = resolve_rules(
+            rules, num_players=num_players, num_colours=num_colours, num_ranks=num_ranks, hand_size=hand_size,
+            max_information_tokens=max_information_tokens, max_life_tokens=max_life_tokens, sad=sad,
         )
-        self.actions = action_layout(num_players, num_colours, num_ranks, hand_size)
-        self.num_players, self.num_colours, self.num_ranks = num_players, num_colours, num_ranks
-        self.hand_size = self.layout.block("partner_hands").shape[1]
-        self.obs_dim, self.num_actions = self.layout.dim, self.actions.dim
+        if r.observation_type != "full" or r.knowledge != "canonical":
+            raise ValueError(
+                f"RuleAgent reads HLE's card-knowledge bits: rules need observation_type='full' and knowledge='canonical', "
+                f"got {r.observation_type!r} and {r.knowledge!r}"
+            )
+        self.layout = observation_layout(r)
+        self.actions = action_layout(r)
+        self.num_players, self.num_colours, self.num_ranks, self.hand_size = r.num_players, r.num_colours, r.num_ranks, r.hand_size
+        self.obs_dim, self.num_moves = self.layout.dim, self.actions.dim
+        self.num_actions = self.num_moves  # old name
         offsets = self.layout.offsets()
         self._views = {b.name: (offsets[b.name], b.size, b.shape) for b in self.layout}
 
@@ -67,11 +82,13 @@ class RuleAgent:
         return plausible.flatten(-2).any(-1) & ~(plausible & ~playable).flatten(-2).any(-1)
 
     def act(self, obs: torch.Tensor, legal: torch.Tensor) -> int:
-        """Move uid for one observation ``obs [obs_dim]`` and legal mask ``legal [num_actions]`` (bool)."""
-        if not isinstance(obs, torch.Tensor) or obs.shape != (self.obs_dim,):
-            raise ValueError(f"obs must be a tensor of shape ({self.obs_dim},), got {getattr(obs, 'shape', type(obs))}")
-        if not isinstance(legal, torch.Tensor) or legal.shape != (self.num_actions,) or legal.dtype != torch.bool:
-            raise ValueError(f"legal must be a bool tensor of shape ({self.num_actions},)")
+        """Move uid for one observation ``obs [obs_dim]`` and legal mask ``legal [num_moves]`` (bool)."""
+        check_tensor(obs, "obs")
+        check_tensor(legal, "legal", dtypes=(torch.bool,))
+        if obs.shape != (self.obs_dim,):
+            raise ValueError(f"obs must have shape ({self.obs_dim},), got {tuple(obs.shape)}")
+        if legal.shape != (self.num_moves,):
+            raise ValueError(f"legal must have shape ({self.num_moves},), got {tuple(legal.shape)}")
         if not bool(legal.any()):
             raise ValueError("no legal move: the agent is not acting")
         C, R, h = self.num_colours, self.num_ranks, self.hand_size
@@ -109,5 +126,5 @@ class RuleAgent:
         if present[0][0] and legal_list[colour0 + cards[0][0] // R]:
             return colour0 + cards[0][0] // R
         colour_moves = set(range(colour0, rank0))
-        order = [u for u in range(self.num_actions) if u not in colour_moves] + sorted(colour_moves)
+        order = [u for u in range(self.num_moves) if u not in colour_moves] + sorted(colour_moves)
         return next(u for u in order if legal_list[u])

@@ -1,16 +1,9 @@
-"""Decks for Hanabi: the card multiset, validation, sampling, colour relabelling, and the
-HLE deal moves used to deal a chosen deck (``DealMoves``).
+"""Decks for Hanabi: the card multiset, validation, sampling and colour relabelling (no HLE).
 
-Conventions (shared with the HLE adapter and the symmetry declaration):
-
-- A card id is ``colour * num_ranks + rank`` (colours R, Y, G, W, B = 0..4, rank 0 is a "1").
-- A deck is a sequence of card ids in *dealing order*: ``deck[k]`` is the k-th card dealt at
-  a chance node. HLE deals the initial hands player by player (player 0's whole hand first,
-  then player 1, ...), then one card after every play or discard to the player who made it.
-- A colour permutation ``sigma`` is an image array: colour ``c`` becomes ``sigma[c]``. Relabelling
-  a deck maps card (c, r) to (sigma[c], r) at every position.
-
-Only ``DealMoves`` touches HLE, and only through objects handed to it.
+Card ids and the dealing order of a deck: see :mod:`eqc.domains.hanabi.layouts`. A colour
+permutation ``sigma`` is an image array: colour ``c`` becomes ``sigma[c]``; relabelling a deck maps
+card (c, r) to (sigma[c], r) at every position. The HLE deal moves that deal a chosen deck are
+``eqc.domains.hanabi.hle.native.DealMoves``.
 """
 
 from __future__ import annotations
@@ -22,35 +15,21 @@ import numpy as np
 import torch
 
 from eqc._checks import check_int
+from eqc.domains.hanabi.rules import card_counts
 
 __all__ = [
-    "card_counts",
-    "deck_size",
-    "standard_deck",
     "as_deck",
+    "card_counts",
+    "deck_log_probability",
+    "deck_size",
     "random_deck",
     "relabel_deck",
-    "deck_log_probability",
-    "DealMoves",
+    "standard_deck",
 ]
 
 
-def default_hand_size(num_players: int) -> int:
-    """Cards per hand in the standard game: 5 for 2-3 players, 4 for 4-5."""
-    return 5 if num_players < 4 else 4
-
-
-def card_counts(num_ranks: int = 5) -> list[int]:
-    """Copies of each rank per colour, as HLE's ``NumberCardInstances``.
-
-    Rank 0 has 3 copies, the highest rank 1 copy, the others 2 (a single rank has 3 copies).
-    """
-    check_int(num_ranks, "num_ranks", low=1, high=5)
-    return [3 if r == 0 else 1 if r == num_ranks - 1 else 2 for r in range(num_ranks)]
-
-
 def deck_size(num_colours: int = 5, num_ranks: int = 5) -> int:
-    """Number of cards in a full deck (50 in the standard game)."""
+    """Number of cards in a full deck (50 in the standard game; ``HanabiRules.deck_size``)."""
     check_int(num_colours, "num_colours", low=1, high=5)
     return num_colours * sum(card_counts(num_ranks))
 
@@ -134,81 +113,3 @@ def deck_log_probability(num_colours: int = 5, num_ranks: int = 5) -> float:
     counts = card_counts(num_ranks)
     n = deck_size(num_colours, num_ranks)
     return num_colours * sum(math.lgamma(k + 1) for k in counts) - math.lgamma(n + 1)
-
-
-class DealMoves:
-    """HLE deal moves (C++ ``HanabiMove`` of type kDeal), one per card id, for controlled dealing.
-
-    HLE 0.0.4's C API has no constructor for a chosen deal move, but it does return copies of
-    the moves in a state's history (``HistoryItemMove``), deal moves included. We play one
-    scratch game (HLE's own random dealing; always discard when legal, else hint, so the
-    whole deck gets dealt), keep the first deal move seen for each card id and check its
-    type, colour and rank through the C API. The moves are genuine HLE objects: nothing is
-    written into C++ memory. ``StateApplyMove`` copies a move, so each object is reusable.
-    """
-
-    DEAL = 5  # HanabiMove::kDeal
-
-    def __init__(self, ffi: object, lib: object, c_game: object, num_colours: int, num_ranks: int, hand_size: int) -> None:
-        self._lib = lib
-        self._moves: list[object | None] = [None] * (num_colours * num_ranks)
-        state = ffi.new("pyhanabi_state_t*")
-        lib.NewState(c_game, state)
-        uid_moves = []
-        try:
-            for uid in range(lib.MaxMoves(c_game)):
-                m = ffi.new("pyhanabi_move_t*")
-                lib.GetMoveByUid(c_game, uid, m)
-                uid_moves.append(m)
-            discards, hints = uid_moves[:hand_size], uid_moves[2 * hand_size :]
-            for _ in range(100_000):
-                if lib.StateEndOfGameStatus(state) != 0:
-                    break
-                if lib.StateCurPlayer(state) == -1:
-                    lib.StateDealRandomCard(state)
-                    continue
-                move = next((m for m in discards + hints if lib.MoveIsLegal(state, m)), None)
-                if move is None:
-                    break
-                lib.StateApplyMove(state, move)
-            for i in range(lib.StateLenMoveHistory(state)):
-                item = ffi.new("pyhanabi_history_item_t*")
-                lib.StateGetMoveHistory(state, i, item)
-                move = ffi.new("pyhanabi_move_t*")
-                lib.HistoryItemMove(item, move)
-                lib.DeleteHistoryItem(item)
-                card = lib.MoveColor(move) * num_ranks + lib.MoveRank(move)
-                if lib.MoveType(move) == self.DEAL and 0 <= card < len(self._moves) and self._moves[card] is None:
-                    self._moves[card] = move
-                else:
-                    lib.DeleteMove(move)
-        finally:
-            for m in uid_moves:
-                lib.DeleteMove(m)
-            lib.DeleteState(state)
-        missing = [k for k, m in enumerate(self._moves) if m is None]
-        if missing:
-            self.close()
-            raise RuntimeError(f"could not obtain HLE deal moves for card ids {missing}")
-        for card, m in enumerate(self._moves):
-            got = (lib.MoveType(m), lib.MoveColor(m), lib.MoveRank(m))
-            if got != (self.DEAL, card // num_ranks, card % num_ranks):
-                self.close()
-                raise RuntimeError(f"HLE deal move for card {card} reads back as (type, colour, rank) = {got}")
-
-    def __getitem__(self, card: int) -> object:
-        move = self._moves[card]
-        if move is None:
-            raise RuntimeError("DealMoves was closed")
-        return move
-
-    def close(self) -> None:
-        """Free the C++ move objects (also done on garbage collection)."""
-        for k, m in enumerate(self._moves):
-            if m is not None:
-                self._lib.DeleteMove(m)
-                self._moves[k] = None
-
-    def __del__(self) -> None:
-        if getattr(self, "_moves", None) is not None:
-            self.close()

@@ -1,9 +1,11 @@
 """Two-player Hanabi evaluation on HLE: games on common decks, cross-play, action matrices.
 
 A policy is a callable ``(obs [obs_dim] float tensor, legal [num_moves] bool tensor) -> int`` move
-uid, e.g. ``RuleAgent().act`` or :func:`policy_from_module` around a Q-network, logit network or
+uid (:mod:`eqc.domains.hanabi.layouts`), e.g. ``RuleAgent().act`` or :func:`policy_from_module` around a Q-network, logit network or
 ``Symmetrizer``. If the policy object has a ``reset()`` method it is called at the start of each
-game (recurrent policies; give each seat its own object for self-play of stateful policies).
+game, and an ``observe(obs)`` method is called with its observation on every move it does not
+make (recurrent policies that, like SAD's agents, step their state on every move; give each seat
+its own object for self-play of stateful policies).
 
 Every pairing plays the same list of decks (:func:`common_decks`): game ``k`` deals
 ``decks[k]``; with ``alternate_seats`` policy ``a`` sits in seat ``k % 2`` (seat 0 moves first).
@@ -19,6 +21,7 @@ from torch import nn
 
 from eqc._checks import check_int
 from eqc.domains.hanabi.dealing import as_deck, random_deck
+from eqc.domains.hanabi.rules import HanabiRules
 from eqc.evaluation.action_matrix import action_pair_counts
 from eqc.evaluation.cross_play import CrossPlayResult, GameResults, cross_play
 
@@ -46,9 +49,14 @@ class HanabiGames(GameResults):
     a_seat: tuple[int, ...] = field(default=())
 
 
-def common_decks(num_games: int, seed: int | torch.Generator = 0, num_colours: int = 5, num_ranks: int = 5) -> list[tuple[int, ...]]:
-    """``num_games`` uniformly shuffled decks from a seeded generator (or a given ``torch.Generator``)."""
+def common_decks(
+    num_games: int, seed: int | torch.Generator = 0, num_colours: int = 5, num_ranks: int = 5, *, rules: HanabiRules | None = None
+) -> list[tuple[int, ...]]:
+    """``num_games`` uniformly shuffled decks from a seeded generator (or a given ``torch.Generator``),
+    for the deck of ``rules`` (or of ``num_colours`` x ``num_ranks``)."""
     check_int(num_games, "num_games", low=1)
+    if rules is not None:
+        num_colours, num_ranks = _rules(rules).num_colours, rules.num_ranks
     if isinstance(seed, torch.Generator):
         generator = seed
     else:
@@ -56,10 +64,16 @@ def common_decks(num_games: int, seed: int | torch.Generator = 0, num_colours: i
     return [random_deck(generator, num_colours, num_ranks) for _ in range(num_games)]
 
 
-def _default_env() -> object:
+def _rules(rules: object) -> HanabiRules:
+    if not isinstance(rules, HanabiRules):
+        raise TypeError(f"rules must be a HanabiRules, got {type(rules).__name__}")
+    return rules
+
+
+def _default_env(rules: HanabiRules | None = None) -> object:
     from eqc.domains.hanabi.hle import HanabiEnv
 
-    return HanabiEnv(2, "full")
+    return HanabiEnv(HanabiRules() if rules is None else _rules(rules))
 
 
 def _check_policy(policy: object, name: str) -> None:
@@ -76,12 +90,17 @@ def _play_one(env: object, seats: tuple[Policy, Policy], deck: tuple[int, ...], 
     actions, players = [], []
     while not env.terminal:
         p = env.current_player
-        obs, legal = env.observations()[p], env.legal_actions()[p]
+        everyone, legal = env.observations(), env.legal_move_mask()
+        for q, waiting in enumerate(seats):
+            observe = getattr(waiting, "observe", None)
+            if q != p and callable(observe):
+                observe(everyone[q])
+        obs = everyone[p]
         move = seats[p](obs, legal)
         if isinstance(move, bool) or not isinstance(move, int):
             raise TypeError(f"{names[p]} must return a Python int move uid, got {type(move).__name__} {move!r}")
         if not (0 <= move < legal.numel() and bool(legal[move])):
-            raise ValueError(f"{names[p]} returned move {move}, which is not legal; legal uids: {env.legal_moves()}")
+            raise ValueError(f"{names[p]} returned move {move}, which is not legal; legal uids: {env.legal_move_uids()}")
         env.play(move)
         actions.append(move)
         players.append(p)
@@ -95,18 +114,23 @@ def play_games(
     *,
     env: object | None = None,
     alternate_seats: bool = True,
+    rules: HanabiRules | None = None,
 ) -> HanabiGames:
     """Play one two-player game per deck between ``policy_a`` and ``policy_b``.
 
-    ``env``: a 2-player ``HanabiEnv`` with the "full" observation (built when None; reuse one to
-    save HLE's set-up). Returns scores (float64), bomb-out and perfect-score flags, and the moves.
+    ``env``: a 2-player ``HanabiEnv`` (reuse one to save HLE's set-up); when None, one is built for
+    ``rules`` (default ``HanabiRules()``: the canonical "full" observation), whose observation
+    variant the policies then see. Returns scores (float64), bomb-out and perfect-score flags, and
+    the moves.
     """
     _check_policy(policy_a, "policy_a")
     _check_policy(policy_b, "policy_b")
     if not isinstance(alternate_seats, bool):
         raise TypeError(f"alternate_seats must be a bool, got {type(alternate_seats).__name__}")
     if env is None:
-        env = _default_env()
+        env = _default_env(rules)
+    elif rules is not None and getattr(env, "rules", None) != rules:
+        raise ValueError(f"env plays {getattr(env, 'rules', None)}, but rules is {rules}; pass one or the other")
     if getattr(env, "num_players", None) != 2:
         raise ValueError(f"env must be a 2-player HanabiEnv, got num_players={getattr(env, 'num_players', None)!r}")
     if isinstance(decks, (str, bytes)) or not isinstance(decks, Sequence) or len(decks) == 0:
@@ -131,9 +155,12 @@ def play_games(
     )
 
 
-def hanabi_cross_play(policies: Sequence[Policy], decks: Sequence[Sequence[int]], *, env: object | None = None) -> CrossPlayResult:
-    """:func:`eqc.evaluation.cross_play` of ``policies``, every ordered pair on the same ``decks``."""
-    env = _default_env() if env is None else env
+def hanabi_cross_play(
+    policies: Sequence[Policy], decks: Sequence[Sequence[int]], *, env: object | None = None, rules: HanabiRules | None = None
+) -> CrossPlayResult:
+    """:func:`eqc.evaluation.cross_play` of ``policies``, every ordered pair on the same ``decks``
+    (on ``env``, or a ``HanabiEnv`` of ``rules``)."""
+    env = _default_env(rules) if env is None else env
     return cross_play(policies, lambda a, b: play_games(a, b, decks, env=env))
 
 
@@ -162,7 +189,9 @@ def action_matrix_counts(games: HanabiGames, num_moves: int = 20, responder: str
     return action_pair_counts(games.actions, num_moves, actors=games.movers, responders=options[responder])
 
 
-def policy_from_module(module: nn.Module | Callable[..., torch.Tensor], device: torch.device | str | None = None, *, pass_mask: bool = False) -> Policy:
+def policy_from_module(
+    module: nn.Module | Callable[..., torch.Tensor], device: torch.device | str | None = None, *, pass_mask: bool = False
+) -> Policy:
     """A greedy policy from a network mapping ``obs [1, obs_dim]`` to Q-values/logits ``[1, num_moves]``.
 
     Illegal moves are masked before the argmax (ties: lowest uid). ``pass_mask`` calls

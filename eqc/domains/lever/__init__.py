@@ -1,6 +1,7 @@
 """The lever game: environment and symmetry, training under SP / OP / G-OP / EQ / SP+symmetrizer, cross-play."""
 
-from eqc.domains.lever.evaluate import CrossPlay, cross_play, cross_play_matrix, summarize
+from eqc.domains.lever.evaluate import cross_play_matrix, lever_cross_play
+from eqc.domains.lever.experiment import lever_experiment
 from eqc.domains.lever.game import (
     DEFAULT_PAYOFFS,
     LeverGame,
@@ -9,24 +10,23 @@ from eqc.domains.lever.game import (
     lever_game,
     lever_group,
 )
-from eqc.domains.lever.experiment import lever_experiment
+from eqc.domains.lever.plots import plot_cross_play
 from eqc.domains.lever.train import RULES, LeverConfig, LeverPool, train_pool, train_pools
 
 __all__ = [
     "DEFAULT_PAYOFFS",
     "RULES",
-    "CrossPlay",
     "LeverConfig",
     "LeverGame",
     "LeverPool",
-    "cross_play",
     "cross_play_matrix",
     "equal_payoff_classes",
+    "lever_cross_play",
     "lever_cyclic_subgroup",
     "lever_experiment",
     "lever_game",
     "lever_group",
-    "summarize",
+    "plot_cross_play",
     "train_pool",
     "train_pools",
 ]

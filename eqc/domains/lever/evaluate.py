@@ -1,43 +1,30 @@
-"""Cross-play (XP) and self-play (SP) scores of lever-game agent pools, computed exactly.
+"""Cross-play of lever-game agent pools, exact: :func:`eqc.evaluation.cross_play` on expected payoffs.
 
 ``matrix[i, j]`` is the expected payoff when player 1 of agent ``i`` plays with player 2 of
-agent ``j`` (both sample a lever independently): ``sum_a payoffs[a] pi_i(a) pi_j(a)``. SP is
-the diagonal; XP averages all ordered pairs of distinct agents. The standard error is that
-of the mean over those ``A(A-1)`` pair scores (``std / sqrt(A(A-1))``, the usual report).
+agent ``j`` (both sample a lever independently): ``sum_a payoffs[a] pi_i(a) pi_j(a)``. The
+summary (SP, XP as mean ± SEM over pairs) is :func:`eqc.evaluation.cross_play`'s, with each
+pair's exact expected payoff entered as its single result.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
+from eqc._checks import check_tensor
 from eqc.domains.lever.game import LeverGame
-from eqc.evaluation.stats import mean_sem
+from eqc.evaluation.cross_play import CrossPlayResult, cross_play
 
-
-@dataclass(frozen=True)
-class CrossPlay:
-    """SP and XP of one pool, with the full matrix ``[agents, agents]``."""
-
-    matrix: torch.Tensor
-    sp_mean: float
-    xp_mean: float
-    xp_sem: float
-
-    def as_dict(self) -> dict[str, float]:
-        """The JSON record ``{"sp_mean", "xp_mean", "xp_sem"}``."""
-        return {"sp_mean": self.sp_mean, "xp_mean": self.xp_mean, "xp_sem": self.xp_sem}
+__all__ = ["cross_play_matrix", "lever_cross_play"]
 
 
 def cross_play_matrix(game: LeverGame, probabilities_1: torch.Tensor, probabilities_2: torch.Tensor | None = None) -> torch.Tensor:
-    """``[A, A]``: player 1 of agent ``i`` (``probabilities_1[i]``) with player 2 of agent ``j``.
+    """``float64 [A, A]``: player 1 of agent ``i`` (``probabilities_1[i]``) with player 2 of agent ``j``.
 
     ``probabilities_*``: ``[A, n]`` action distributions; ``probabilities_2`` defaults to
     ``probabilities_1`` (agents whose two players share one policy).
     """
-    p1 = probabilities_1
-    p2 = p1 if probabilities_2 is None else probabilities_2
+    p1 = check_tensor(probabilities_1, "probabilities_1")
+    p2 = p1 if probabilities_2 is None else check_tensor(probabilities_2, "probabilities_2")
     for name, p in (("probabilities_1", p1), ("probabilities_2", p2)):
         if p.dim() != 2 or p.shape[1] != game.num_levers:
             raise ValueError(f"{name} must have shape [agents, {game.num_levers}], got {tuple(p.shape)}")
@@ -48,32 +35,13 @@ def cross_play_matrix(game: LeverGame, probabilities_1: torch.Tensor, probabilit
     return game.expected_reward(p1[:, None, :].double(), p2[None, :, :].double())
 
 
-def summarize(matrix: torch.Tensor) -> CrossPlay:
-    """SP mean (diagonal), XP mean and its standard error (off-diagonal ordered pairs)."""
-    agents = matrix.shape[0]
-    if matrix.dim() != 2 or matrix.shape[1] != agents:
-        raise ValueError(f"matrix must be square [agents, agents], got {tuple(matrix.shape)}")
-    if agents < 2:
-        raise ValueError("cross-play needs at least 2 agents (pairs of distinct agents)")
-    xp = mean_sem(matrix[~torch.eye(agents, dtype=torch.bool)], "off-diagonal (XP) entries")
-    return CrossPlay(matrix, float(matrix.diagonal().double().mean()), xp.mean, xp.sem)
+def lever_cross_play(
+    game: LeverGame, probabilities_1: torch.Tensor, probabilities_2: torch.Tensor | None = None
+) -> CrossPlayResult:
+    """XP and SP of a pool (at least 2 agents) from :func:`cross_play_matrix`, summarised by :func:`eqc.evaluation.cross_play`.
 
-
-def cross_play(game: LeverGame, probabilities: torch.Tensor) -> CrossPlay:
-    """:func:`summarize` of :func:`cross_play_matrix` for one pool ``[agents, n]``."""
-    return summarize(cross_play_matrix(game, probabilities))
-
-
-def sampled_cross_play(
-    game: LeverGame, probabilities: torch.Tensor, episodes: int, generator: torch.Generator
-) -> torch.Tensor:
-    """Monte Carlo estimate of :func:`cross_play_matrix` from ``episodes`` played games per pair.
-
-    Each game samples both levers and pays :meth:`LeverGame.reward`; a check of the exact formula.
+    ``result.mean`` is the matrix; ``result.xp``/``result.sp`` are mean ± SEM over pairs; the
+    per-pair SEMs and the bomb-out/perfect rates are NaN (one exact value per pair, no such flags).
     """
-    agents, n = probabilities.shape
-    p1 = probabilities[:, None, :].expand(agents, agents, n).reshape(-1, n)
-    p2 = probabilities[None, :, :].expand(agents, agents, n).reshape(-1, n)
-    a1 = torch.multinomial(p1, episodes, replacement=True, generator=generator)
-    a2 = torch.multinomial(p2, episodes, replacement=True, generator=generator)
-    return game.reward(a1, a2).mean(-1).reshape(agents, agents)
+    matrix = cross_play_matrix(game, probabilities_1, probabilities_2)
+    return cross_play(range(matrix.shape[0]), lambda i, j: matrix[i, j : j + 1])

@@ -1,7 +1,15 @@
-"""The lever-game experiment: train the five pools, cross-play them, write the JSON and the heatmap."""
+"""The lever-game experiment: train the five pools, cross-play them, write the JSON and the heatmap.
+
+``DIR/lever_xp.json`` maps each rule to its record: ``sp_mean``, ``xp_mean``, ``xp_sem`` (the
+headline numbers), ``sp_sem``, ``matrix`` (expected payoff of every ordered pair, row: player 1's
+agent), ``agent_seeds`` (the initialisation seed of each agent's kept candidate) and ``run``
+(eqc version, payoffs, agents per pool, base seed and the full :class:`LeverConfig`), so each
+record says how it was made. The file is written atomically with mode 0644.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -9,11 +17,16 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from eqc.domains.lever.evaluate import CrossPlay, cross_play
+from eqc import __version__
+from eqc._checks import check_int
+from eqc.domains.lever.evaluate import lever_cross_play
 from eqc.domains.lever.game import lever_game
 from eqc.domains.lever.plots import plot_cross_play
-from eqc.domains.lever.train import RULES, LeverConfig, train_pools, training_steps
+from eqc.domains.lever.train import RULES, LeverConfig, LeverPool, member_seeds, train_pools, training_steps
+from eqc.evaluation.cross_play import CrossPlayResult
 from eqc.io import write_json_atomic
+
+__all__ = ["JSON_NAME", "PLOT_NAME", "format_table", "lever_experiment"]
 
 JSON_NAME = "lever_xp.json"
 PLOT_NAME = "lever_xp.png"
@@ -28,38 +41,62 @@ def lever_experiment(
     seed: int = 0,
     progress: bool = True,
     threads: int | None = 1,
-) -> dict[str, CrossPlay]:
-    """Train the five pools, return ``{rule: CrossPlay}``; with ``out``, also write the JSON and the heatmap there.
+) -> dict[str, CrossPlayResult]:
+    """Train the five pools of ``seeds`` agents, return ``{rule: CrossPlayResult}``; with ``out``, also write the files.
 
-    ``threads``: torch CPU threads during training (restored afterwards; ``None`` leaves the
-    setting alone). One thread is fastest for these tiny batched networks, especially on
-    shared machines where a thread pool spends its time waiting.
+    ``out`` is created before training starts. ``threads``: torch CPU threads during training
+    (restored afterwards; default 1, the fastest for these tiny networks); ``None`` leaves the
+    setting alone (the ``eqc`` command passes ``None``: it has already applied ``--threads``).
     """
-    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 2:
-        raise ValueError(f"seeds (agents per pool) must be an int >= 2 for cross-play, got {seeds!r}")
+    check_int(seeds, "seeds (agents per pool)", low=2)
+    check_int(seed, "seed", low=0, high=2**63 - 1)
+    if isinstance(out, str) and not out.strip():
+        raise ValueError("out must be a directory path, got an empty string (use '.' for the current directory)")
     game = lever_game(payoffs)
     config = config or LeverConfig()
+    if out is not None:
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
     with _torch_threads(threads), tqdm(
         total=training_steps(RULES, config), desc="lever pools", unit="step", disable=not progress
     ) as bar:
         pools = train_pools(game, RULES, num_agents=seeds, seed=seed, config=config, on_step=lambda: bar.update(1))
-    results = {rule: cross_play(game, pool.probabilities) for rule, pool in pools.items()}
+    results = {rule: lever_cross_play(game, pool.probabilities) for rule, pool in pools.items()}
     if out is not None:
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(out / JSON_NAME, {rule: r.as_dict() for rule, r in results.items()})
+        run = {
+            "eqc_version": __version__,
+            "payoffs": game.payoffs.tolist(),
+            "seeds": seeds,
+            "seed": seed,
+            "config": dataclasses.asdict(config),
+        }
+        records = {rule: _record(results[rule], pools[rule], seed, run) for rule in results}
+        write_json_atomic(out / JSON_NAME, records)
         plot_cross_play(results, out / PLOT_NAME)
     return results
 
 
+def _record(result: CrossPlayResult, pool: LeverPool, seed: int, run: dict[str, object]) -> dict[str, object]:
+    agents, restarts = pool.candidate_returns.shape
+    candidates = member_seeds(seed, agents, restarts)
+    return {
+        "sp_mean": result.sp.mean,
+        "xp_mean": result.xp.mean,
+        "xp_sem": result.xp.sem,
+        "sp_sem": result.sp.sem,
+        "matrix": result.mean.tolist(),
+        "agent_seeds": [candidates[k * restarts + int(pool.selected[k])] for k in range(agents)],
+        "run": run,
+    }
+
+
 @contextmanager
 def _torch_threads(threads: int | None) -> Iterator[None]:
-    """Temporarily use ``threads`` torch CPU threads."""
+    """Temporarily use ``threads`` torch CPU threads (``None``: leave the setting alone)."""
     if threads is None:
         yield
         return
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads must be a positive int or None, got {threads!r}")
+    check_int(threads, "threads", low=1)
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
@@ -68,9 +105,9 @@ def _torch_threads(threads: int | None) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def format_table(results: dict[str, CrossPlay]) -> str:
-    """The XP table as aligned text."""
+def format_table(results: dict[str, CrossPlayResult]) -> str:
+    """The XP table as aligned text: SP mean, XP mean and its standard error per rule."""
     lines = [f"{'rule':<8} {'SP':>6} {'XP':>6} {'± sem':>7}"]
     for rule, r in results.items():
-        lines.append(f"{rule:<8} {r.sp_mean:>6.3f} {r.xp_mean:>6.3f} {r.xp_sem:>7.3f}")
+        lines.append(f"{rule:<8} {r.sp.mean:>6.3f} {r.xp.mean:>6.3f} {r.xp.sem:>7.3f}")
     return "\n".join(lines)

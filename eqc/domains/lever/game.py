@@ -22,6 +22,17 @@ from eqc.dec_pomdp import Block, Labels, Layout, Symmetry
 from eqc.dec_pomdp.tabular import TabularDecPOMDP
 from eqc.groups import PermutationGroup
 
+__all__ = [
+    "DEFAULT_PAYOFFS",
+    "PAYOFF_DECIMALS",
+    "LeverGame",
+    "check_payoffs",
+    "equal_payoff_classes",
+    "lever_cyclic_subgroup",
+    "lever_game",
+    "lever_group",
+]
+
 #: Nine levers paying 1.0 and one paying 0.9 (the paper's example).
 DEFAULT_PAYOFFS: tuple[float, ...] = (1.0,) * 9 + (0.9,)
 #: Payoffs equal to this many decimals are interchangeable levers.

@@ -14,6 +14,10 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from eqc._checks import check_int
+
+__all__ = ["EnsembleMLP", "LogSoftmax"]
+
 
 class EnsembleMLP(nn.Module):
     """``members`` independent MLPs ``d_in -> hidden -> d_out``, PyTorch-default (uniform fan-in) initialisation.
@@ -27,8 +31,7 @@ class EnsembleMLP(nn.Module):
         if len(seeds) == 0:
             raise ValueError("need at least one member (one seed)")
         for name, value in (("d_in", d_in), ("hidden", hidden), ("d_out", d_out)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            check_int(value, name, low=1)
         shapes = {"w1": (d_in, hidden), "b1": (hidden,), "w2": (hidden, d_out), "b2": (d_out,)}
         fan_in = {"w1": d_in, "b1": d_in, "w2": hidden, "b2": hidden}
         tensors: dict[str, list[torch.Tensor]] = {name: [] for name in shapes}

@@ -41,9 +41,21 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from eqc._checks import check_device, check_float, check_int
 from eqc.domains.lever.game import LeverGame
 from eqc.domains.lever.policy import EnsembleMLP, LogSoftmax
 from eqc.symmetrize import OtherPlay, Symmetrizer
+
+__all__ = [
+    "RULES",
+    "LeverConfig",
+    "LeverPool",
+    "member_seeds",
+    "symmetrize_pool",
+    "train_pool",
+    "train_pools",
+    "training_steps",
+]
 
 RULES: tuple[str, ...] = ("sp", "op", "gop", "eq", "sp+sym")
 _TRAINED_AS = {"sp": "sp", "op": "op", "gop": "gop", "eq": "eq", "sp+sym": "sp"}
@@ -64,11 +76,9 @@ class LeverConfig:
 
     def __post_init__(self) -> None:
         for name in ("steps", "hidden", "episodes", "restarts", "eval_episodes"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"LeverConfig.{name} must be a positive int, got {value!r}")
-        if not isinstance(self.lr, (int, float)) or not self.lr > 0:
-            raise ValueError(f"LeverConfig.lr must be a positive number, got {self.lr!r}")
+            check_int(getattr(self, name), f"LeverConfig.{name}", low=1)
+        check_float(self.lr, "LeverConfig.lr", low=0.0, low_open=True)
+        object.__setattr__(self, "device", str(check_device(self.device, "LeverConfig.device")))
 
 
 @dataclass(frozen=True)
@@ -93,8 +103,8 @@ class LeverPool:
 
 
 def member_seeds(seed: int, num_agents: int, restarts: int) -> list[int]:
-    """Initialisation seed of every candidate, ordered (agent, restart)."""
-    return [(seed * 1_000_003 + agent) * 10_007 + restart for agent in range(num_agents) for restart in range(restarts)]
+    """Initialisation seed of every candidate, ordered (agent, restart), each in ``[0, 2**63)``."""
+    return [((seed * 1_000_003 + agent) * 10_007 + restart) % 2**63 for agent in range(num_agents) for restart in range(restarts)]
 
 
 def _check_rule(rule: str) -> None:
@@ -130,8 +140,7 @@ def train_pool(
 ) -> LeverPool:
     """Train ``num_agents`` agents with ``rule`` (see the module docstring) and return their test-time policies."""
     _check_rule(rule)
-    if isinstance(num_agents, bool) or not isinstance(num_agents, int) or num_agents < 1:
-        raise ValueError(f"num_agents must be a positive int, got {num_agents!r}")
+    check_int(num_agents, "num_agents", low=1)
     config = config or LeverConfig()
     device = torch.device(config.device)
     trained_as = _TRAINED_AS[rule]

@@ -7,6 +7,7 @@ import torch
 
 from eqc.domains.hanabi.batched import HanabiBatch
 from eqc.domains.hanabi.dealing import standard_deck
+from eqc.domains.hanabi.rules import HanabiRules
 
 
 def decks(count: int, seed: int = 0) -> torch.Tensor:
@@ -41,7 +42,7 @@ def test_deck_checks_name_the_argument_and_the_games() -> None:
     good = decks(3)
     with pytest.raises(TypeError, match="decks"):
         env.reset(good.tolist())  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="decks.*integer"):
+    with pytest.raises(TypeError, match=r"decks.*integer"):
         env.reset(good.float())
     with pytest.raises(ValueError, match=r"decks must have shape \[3, 50\]"):
         env.reset(good[:, :49])
@@ -49,12 +50,12 @@ def test_deck_checks_name_the_argument_and_the_games() -> None:
         env.reset(good.to("meta"))
     bad = good.clone()
     bad[1, 0] = 25
-    with pytest.raises(ValueError, match="outside .* games 1"):
+    with pytest.raises(ValueError, match=r"outside .* games 1"):
         env.reset(bad)
     bad = good.clone()
     bad[2] = torch.tensor(standard_deck())
     bad[2, 0] = 24  # now two copies of the single blue 5 and only two red 1s
-    with pytest.raises(ValueError, match="permutations of the 50-card deck; games 2 .*card 0 appears 2 times, expected 3"):
+    with pytest.raises(ValueError, match=r"permutations of the 50-card deck; games 2 .*card 0 appears 2 times, expected 3"):
         env.reset(bad)
 
 
@@ -63,7 +64,7 @@ def test_move_checks_name_the_argument_and_the_games() -> None:
     env.reset(decks(3))
     with pytest.raises(TypeError, match="moves"):
         env.step([15, 15, 15])  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="moves.*integer"):
+    with pytest.raises(TypeError, match=r"moves.*integer"):
         env.step(torch.full((3,), 15.0))
     with pytest.raises(ValueError, match=r"moves must have shape \[3\]"):
         env.step(torch.full((3, 1), 15))
@@ -95,30 +96,48 @@ def test_sad_greedy_checks() -> None:
 
 def play_until_done(env: HanabiBatch, seed: int) -> None:
     gen = torch.Generator().manual_seed(seed)
-    while not bool(env.done.all()):
-        legal = env.legal_moves()
+    while not bool(env.terminal.all()):
+        legal = env.legal_move_mask()
         env.step((torch.rand(legal.shape, generator=gen) * legal).argmax(dim=1))
 
 
 def test_finished_games_keep_their_final_state() -> None:
+    """Without auto_reset a finished game's entries of ``moves`` are ignored while other games run;
+    a step when every game is over is a ValueError, as a move after the end is in HanabiEnv."""
     env = HanabiBatch(4, seed=3)
     env.reset()
-    play_until_done(env, 0)
-    obs, state = env.observations(), env.state.clone()
-    assert not env.legal_moves().any()
-    reward = env.step(torch.tensor([0, 19, 7, 12]))  # ignored: every game is over
-    assert not reward.any() and not env.restarted.any()
-    assert torch.equal(env.observations(), obs)
-    assert all(torch.equal(getattr(env.state, k), getattr(state, k)) for k in ("hands", "knowledge", "deck", "score", "lives", "last_code"))
-    assert (env.final_score == -1).all()
+    gen = torch.Generator().manual_seed(0)
+    while not bool(env.terminal.any()):
+        legal = env.legal_move_mask()
+        env.step((torch.rand(legal.shape, generator=gen) * legal).argmax(dim=1))
+    over = int(env.terminal.nonzero()[0, 0])
+    assert env.ended[over] and int(env.final_score[over]) == int(env.score[over])
+    obs, state = env.observations()[over], env.state.clone()
+    assert not env.legal_move_mask()[over].any()
+    legal = env.legal_move_mask()
+    moves = (torch.rand(legal.shape, generator=gen) * legal).argmax(dim=1)
+    moves[over] = 19  # ignored: that game is over
+    reward = env.step(moves)
+    assert reward[over] == 0 and not env.ended[over] and env.final_score[over] == -1 and not env.restarted.any()
+    assert torch.equal(env.observations()[over], obs)
+    for k in ("hands", "knowledge", "deck", "score", "lives", "last_code", "moves_made"):
+        assert torch.equal(getattr(env.state, k)[over], getattr(state, k)[over]), k
+    play_until_done(env, 1)
+    state = env.state.clone()
+    with pytest.raises(ValueError, match="every game is over"):
+        env.step(torch.tensor([0, 19, 7, 12]))
+    assert all(torch.equal(getattr(env.state, k), getattr(state, k)) for k in ("hands", "score", "done", "moves_made"))
 
 
 def test_status_tensors_are_copies() -> None:
     env = HanabiBatch(2)
     env.reset()
-    env.score.add_(5)
-    env.done.fill_(True)
-    assert env.score.tolist() == [0, 0] and env.done.tolist() == [False, False]
+    for name in ("score", "lives", "info_tokens", "current_player", "moves_made", "cards_left", "final_score", "fireworks"):
+        getattr(env, name).add_(5)
+    for name in ("terminal", "ended", "restarted"):
+        getattr(env, name).fill_(True)
+    assert env.score.tolist() == [0, 0] and env.terminal.tolist() == [False, False] and env.cards_left.tolist() == [40, 40]
+    assert env.moves_made.tolist() == [0, 0] and env.final_score.tolist() == [-1, -1] and not env.ended.any()
 
 
 def test_fast_path_equals_checked_path() -> None:
@@ -127,15 +146,26 @@ def test_fast_path_equals_checked_path() -> None:
     fast.reset()
     gen = torch.Generator().manual_seed(1)
     for _ in range(120):
-        legal = checked.legal_moves()
-        assert torch.equal(legal, fast.legal_moves())
+        legal = checked.legal_move_mask()
+        assert torch.equal(legal, fast.legal_move_mask())
         assert torch.equal(checked.observations(), fast.observations())
         moves = (torch.rand(legal.shape, generator=gen) * legal).argmax(dim=1)
         assert torch.equal(checked.step(moves), fast.step(moves))
-        assert torch.equal(checked.final_score, fast.final_score)
+        assert torch.equal(checked.final_score, fast.final_score) and torch.equal(checked.ended, fast.ended)
+        assert torch.equal(checked.state.deck, fast.state.deck)
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"sad": True}, {"knowledge": "v0_belief"}, {"num_players": 4}], ids=str)
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"sad": True},
+        {"knowledge": "v0_belief"},
+        {"num_players": 4},
+        {"rules": HanabiRules(3, sad="greedy_last_action", observation_type="minimal")},
+    ],
+    ids=str,
+)
 def test_fast_path_never_reads_tensor_values(kwargs: dict) -> None:
     """On the meta device tensors have no values, so any host read or data-dependent branch would fail."""
     b = 300  # large enough for the vectorised pool refresh
@@ -145,7 +175,7 @@ def test_fast_path_never_reads_tensor_values(kwargs: dict) -> None:
     for _ in range(6):
         obs = env.observations()
         env.legal_moves()
-        env.step(moves, moves if kwargs.get("sad") else None)
+        env.step(moves, moves if env.sad else None)
     assert obs.shape == (b, env.num_players, env.obs_dim) and obs.device.type == "meta"
 
 
@@ -153,8 +183,35 @@ def test_legal_moves_out_buffer_is_validated() -> None:
     env = HanabiBatch(2, seed=0)
     env.reset()
     with pytest.raises(TypeError, match="bool"):
-        env.legal_moves(torch.empty(2, 20))
+        env.legal_move_mask(torch.empty(2, 20))
     with pytest.raises(ValueError, match="shape"):
-        env.legal_moves(torch.empty(2, 7, dtype=torch.bool))
+        env.legal_move_mask(torch.empty(2, 7, dtype=torch.bool))
     buf = torch.empty(2, 20, dtype=torch.bool)
-    assert env.legal_moves(buf) is buf and torch.equal(buf, env.legal_moves())
+    assert env.legal_move_mask(buf) is buf and torch.equal(buf, env.legal_move_mask())
+    assert torch.equal(env.legal_moves(), buf)  # the old name
+
+
+def test_old_names_are_aliases() -> None:
+    env = HanabiBatch(3, 3, "cpu", 5, sad=True, knowledge="v0_belief")  # the old positional/keyword signature
+    assert env.rules == HanabiRules(3, sad="greedy_onehot", knowledge="v0_belief")
+    env.reset()
+    assert torch.equal(env.done, env.terminal)
+    with pytest.warns(DeprecationWarning, match="cards_left"):
+        assert torch.equal(env.deck_size, env.cards_left)
+    assert env.rules.deck_size == 50
+
+
+def test_huge_batches_are_refused_before_allocating() -> None:
+    with pytest.raises(ValueError, match=r"num_envs = 1000000000000000 needs about .* GiB"):
+        HanabiBatch(10**15)
+
+
+def test_rules_the_tables_cannot_support_are_refused() -> None:
+    with pytest.raises(ValueError, match="5 colours x 5 ranks"):
+        HanabiBatch(2, HanabiRules(num_colours=4))
+    with pytest.raises(TypeError, match="rules must be a HanabiRules"):
+        HanabiBatch(2, "2p")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="either rules or"):
+        HanabiBatch(2, HanabiRules(), sad=True)
+    with pytest.raises(ValueError, match="device"):
+        HanabiBatch(2, device="gpu")

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 
 from eqc.domains.hanabi.batched import HanabiBatch
-from eqc.domains.hanabi.batched_rules import apply_moves
-from eqc.domains.hanabi.batched_state import new_state, pad_decks, restart, shuffle_front
-from eqc.domains.hanabi.batched_tables import tables_for
+from eqc.domains.hanabi.batched.dynamics import apply_moves
+from eqc.domains.hanabi.batched.state import new_state, pad_decks, restart, shuffle_front
+from eqc.domains.hanabi.batched.tables import tables_for
 from eqc.domains.hanabi.dealing import standard_deck
+from eqc.domains.hanabi.rules import HanabiRules
 
 CPU = torch.device("cpu")
 EXPECTED = torch.tensor([3, 2, 2, 2, 1] * 5, dtype=torch.float64) / 50
@@ -34,7 +37,7 @@ def test_reset_samples_seeded_permutations() -> None:
 
 def test_lazy_draw_reaches_every_undealt_position() -> None:
     """A shuffled draw at deck position k picks position k + floor(noise * (50 - k))."""
-    t = tables_for(2, CPU)
+    t = tables_for(HanabiRules(), CPU)
     s = new_state(3, t)
     deck = pad_decks(torch.arange(50).remainder(25).repeat(3, 1))
     restart(s, t, torch.ones(3, dtype=torch.bool), deck, shuffle_draws=True)
@@ -48,7 +51,7 @@ def test_lazy_draw_reaches_every_undealt_position() -> None:
 def test_auto_reset_deals_are_uniform_at_every_position() -> None:
     """Pool decks (front re-drawn by Fisher-Yates) plus lazy draws deal every position uniformly."""
     b = 4000
-    t = tables_for(2, CPU)
+    t = tables_for(HanabiRules(), CPU)
     gen = torch.Generator().manual_seed(0)
     pool = pad_decks(t.initial_deck.repeat(b, 1))  # sorted: any bias would show
     shuffle_front(pool, 10, gen)
@@ -79,6 +82,6 @@ def test_auto_reset_never_reuses_a_spare_deck() -> None:
     firsts = [h for env_hands in hands for h in env_hands]
     assert len(firsts) > 5 * b
     for env_hands in hands:
-        for x, y in zip(env_hands, env_hands[1:]):
+        for x, y in itertools.pairwise(env_hands):
             assert not torch.equal(x, y)
     assert max(chi_square(torch.stack(firsts)[:, k]) for k in range(10)) < 70

@@ -10,6 +10,7 @@ true hands).
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import random
 from collections.abc import Iterator, Sequence
@@ -21,14 +22,16 @@ from hypothesis import strategies as st
 
 pytest.importorskip("hanabi_learning_environment")
 
-from eqc.domains.hanabi.batched import HanabiBatch  # noqa: E402
-from eqc.domains.hanabi.dealing import standard_deck  # noqa: E402
-from eqc.domains.hanabi.hle import HanabiEnv  # noqa: E402
+from eqc.domains.hanabi.batched import HanabiBatch
+from eqc.domains.hanabi.dealing import standard_deck
+from eqc.domains.hanabi.hle import HanabiEnv
+from eqc.domains.hanabi.layouts import observation_layout
+from eqc.domains.hanabi.rules import HanabiRules
 
 pytestmark = pytest.mark.hanabi
 
 STYLES = ("random", "cautious", "cheat")
-_ENVS: dict[tuple[int, bool], list[HanabiEnv]] = {}
+_ENVS: dict[HanabiRules, list[HanabiEnv]] = {}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -39,11 +42,11 @@ def _free_hle_envs() -> Iterator[None]:
     gc.collect()
 
 
-def hle_envs(num_players: int, count: int, sad: bool = False) -> list[HanabiEnv]:
-    """``count`` HLE adapters (cached per process; every use resets them)."""
-    pool = _ENVS.setdefault((num_players, sad), [])
+def hle_envs(rules: HanabiRules, count: int) -> list[HanabiEnv]:
+    """``count`` HLE adapters for ``rules`` (cached per process; every use resets them)."""
+    pool = _ENVS.setdefault(rules, [])
     while len(pool) < count:
-        pool.append(HanabiEnv(num_players, sad=sad))
+        pool.append(HanabiEnv(rules))
     return pool[:count]
 
 
@@ -54,7 +57,7 @@ def choose(env: HanabiEnv, style: str, rng: random.Random) -> int:
     deck out). cheat: play a card known (from the true hand) to be playable, else like cautious
     but sometimes playing blind.
     """
-    legal = env.legal_moves()
+    legal = env.legal_move_uids()
     h = env.hand_size
     if style == "random":
         return rng.choice(legal)
@@ -82,39 +85,48 @@ def play_lockstep(
     styles: Sequence[str],
     rngs: Sequence[random.Random],
     num_players: int = 2,
-    sad: bool = False,
-    knowledge: str = "canonical",
+    *,
+    rules: HanabiRules | None = None,
 ) -> dict[str, int]:
-    """Play ``len(decks)`` games in one ``HanabiBatch`` and in HLE; assert they agree at every step.
+    """Play ``len(decks)`` games in one ``HanabiBatch`` and in HLE (``HanabiEnv``, the same ``rules``);
+    assert they agree at every step, observations of the rules' variant included.
 
-    Returns counts of how the games ended (for the coverage checks of the callers).
+    For the v0 belief the observations are also checked against an independent reference computed
+    from HLE's canonical observations (``v0_reference``). Returns counts of how the games ended
+    (for the coverage checks of the callers).
     """
-    k = len(decks)
-    envs = hle_envs(num_players, k, sad)
-    batch = HanabiBatch(k, num_players, sad=sad, knowledge=knowledge)
+    rules = HanabiRules(num_players) if rules is None else rules
+    k, num_players = len(decks), rules.num_players
+    envs = hle_envs(rules, k)
+    twins = hle_envs(dataclasses.replace(rules, knowledge="canonical", sad="off"), k) if rules.knowledge == "v0_belief" else []
+    sad = rules.sad != "off"
+    batch = HanabiBatch(k, rules)
     batch.reset(torch.tensor([list(d) for d in decks]))
-    for env, deck in zip(envs, decks):
+    for env, deck in zip(envs + twins, list(decks) * (2 if twins else 1), strict=False):
         env.reset(list(deck))
-    m = batch.num_moves
     for step in range(200):
         where = f"step {step}"
         expected = torch.stack([env.observations() for env in envs])
         got = batch.observations()
-        if knowledge == "v0_belief":
-            expected = v0_reference(expected, envs, batch)
+        assert got.shape == (k, num_players, rules.obs_dim), where
+        if twins:
+            reference = v0_reference(torch.stack([env.observations() for env in twins]), twins, batch)
+            same = torch.equal(expected[..., : rules.canonical_dim], reference)
+            assert same, f"{where}: HanabiEnv's v0 belief differs from the reference"
         if not torch.equal(got, expected):
             game, player, coord = (got != expected).nonzero()[0].tolist()
-            raise AssertionError(f"{where}: game {game}, player {player}, coordinate {coord}: {got[game, player, coord]} != {expected[game, player, coord]}")
-        legal = torch.zeros(k, m, dtype=torch.bool)
-        for i, env in enumerate(envs):
-            legal[i, env.legal_moves()] = True
-        assert torch.equal(batch.legal_moves(), legal), where
-        assert batch.done.tolist() == [env.terminal for env in envs], where
+            raise AssertionError(
+                f"{where}: game {game}, player {player}, coordinate {coord}: {got[game, player, coord]} != {expected[game, player, coord]}"
+            )
+        legal = torch.stack([env.legal_move_mask() for env in envs])
+        assert torch.equal(batch.legal_move_mask(), legal), where
+        assert batch.terminal.tolist() == [env.terminal for env in envs], where
         assert batch.score.tolist() == [env.score for env in envs], where
         assert batch.lives.tolist() == [env.lives for env in envs], where
-        assert batch.info_tokens.tolist() == [env.information_tokens for env in envs], where
+        assert batch.info_tokens.tolist() == [env.info_tokens for env in envs], where
         assert batch.fireworks.tolist() == [env.fireworks for env in envs], where
-        assert batch.deck_size.tolist() == [50 - env.cards_dealt for env in envs], where
+        assert batch.cards_left.tolist() == [env.cards_left for env in envs], where
+        assert batch.moves_made.tolist() == [env.moves_made for env in envs], where
         hands = [[[c for c in row if c != 25] for row in game] for game in batch.state.hands.tolist()]
         assert hands == [env.hands() for env in envs], where
         running = [i for i, env in enumerate(envs) if not env.terminal]
@@ -135,9 +147,15 @@ def play_lockstep(
                 greedy_actions = [-1] * num_players
                 greedy_actions[env.current_player] = int(greedy[i])
             expected_reward[i] = env.step(actions, greedy_actions=greedy_actions)
+            if twins:
+                twins[i].step(actions)
+        was_running = ~batch.terminal
         reward = batch.step(moves, greedy if sad else None)
         assert torch.equal(reward, expected_reward), where
         assert torch.equal(batch.reward, expected_reward), where
+        ended = [bool(was_running[i]) and env.terminal for i, env in enumerate(envs)]
+        assert batch.ended.tolist() == ended, where
+        assert batch.final_score.tolist() == [env.score if e else -1 for env, e in zip(envs, ended, strict=False)], where
     else:
         raise AssertionError("games did not end within 200 steps")
     return {
@@ -153,6 +171,7 @@ def v0_reference(canonical: torch.Tensor, envs: Sequence[HanabiEnv], batch: Hana
     out = canonical.clone()
     lay = batch.tables.layout
     p, h = batch.num_players, batch.hand_size
+    assert batch.rules.num_colours == batch.rules.num_ranks == 5
     for i, env in enumerate(envs):
         counts = torch.tensor([3, 2, 2, 2, 1] * 5, dtype=torch.float32)
         discards = out[i, 0, lay.discards : lay.discards + 50]
@@ -179,7 +198,7 @@ game_strategy = st.tuples(deck_strategy, st.sampled_from(STYLES), st.randoms(use
 @settings(max_examples=12, deadline=None)
 @given(games=st.lists(game_strategy, min_size=1, max_size=4))
 def test_two_player_batches_match_hle(games: list) -> None:
-    decks, styles, rngs = zip(*games)
+    decks, styles, rngs = zip(*games, strict=False)
     play_lockstep(decks, styles, rngs)
 
 
@@ -200,53 +219,95 @@ def test_deck_exhaustion_and_completed_fireworks_match_hle() -> None:
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
-def test_sad_block_matches_hle(num_players: int) -> None:
+@pytest.mark.parametrize("sad", ["greedy_onehot", "greedy_last_action"])
+def test_sad_blocks_match_hle(num_players: int, sad: str) -> None:
+    """Both SAD variants; greedy_last_action against HLE itself (HanabiEnv copies HLE's state,
+    applies the greedy move and encodes the last-action section), greedy moves drawn apart from the moves made."""
     rng = random.Random(3)
     decks = [rng.sample(standard_deck(), 50) for _ in range(3)]
-    play_lockstep(decks, STYLES, [random.Random(s) for s in range(3)], num_players=num_players, sad=True)
+    play_lockstep(decks, STYLES, [random.Random(s) for s in range(3)], rules=HanabiRules(num_players, sad=sad))
 
 
 @pytest.mark.parametrize("num_players", [2, 3])
-def test_v0_belief_matches_reference(num_players: int) -> None:
+def test_v0_belief_matches_hle_and_reference(num_players: int) -> None:
     rng = random.Random(5)
     decks = [rng.sample(standard_deck(), 50) for _ in range(3)]
-    play_lockstep(decks, STYLES, [random.Random(s) for s in range(3)], num_players=num_players, knowledge="v0_belief")
+    rules = HanabiRules(num_players, knowledge="v0_belief", sad="greedy_last_action" if num_players == 2 else "off")
+    play_lockstep(decks, STYLES, [random.Random(s) for s in range(3)], rules=rules)
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        HanabiRules(2, observation_type="minimal"),
+        HanabiRules(2, hand_size=3, max_info_tokens=4, max_lives=1),
+        HanabiRules(3, hand_size=2, max_info_tokens=3, max_lives=2, knowledge="v0_belief"),
+        HanabiRules(4, hand_size=5, max_lives=5, sad="greedy_last_action"),
+    ],
+    ids=["minimal", "2p_h3_i4_l1", "3p_h2_i3_l2_v0", "4p_h5_l5_sad"],
+)
+def test_non_standard_rules_match_hle(rules: HanabiRules) -> None:
+    """The batched tables derive hand size, tokens and lives from HanabiRules."""
+    rng = random.Random(9)
+    decks = [rng.sample(standard_deck(), 50) for _ in range(4)]
+    play_lockstep(decks, (*STYLES, "cautious"), [random.Random(s) for s in range(4)], rules=rules)
+
+
+def test_greedy_last_action_equals_last_action_when_greedy_is_the_move() -> None:
+    """When the greedy move is the move made, the SAD block repeats the last-action section (every player)."""
+    rules = HanabiRules(3, sad="greedy_last_action")
+    rng = random.Random(1)
+    deck = rng.sample(standard_deck(), 50)
+    batch, env = HanabiBatch(1, rules), hle_envs(rules, 1)[0]
+    batch.reset(torch.tensor([deck]))
+    env.reset(deck)
+    start, width = observation_layout(rules).offset("last_action_player"), rules.sad_dim
+    gen = torch.Generator().manual_seed(0)
+    while not env.terminal:
+        moves = torch.multinomial(batch.legal_move_mask().float(), 1, generator=gen).squeeze(1)
+        batch.step(moves)
+        env.play(int(moves[0]))
+        for obs in (batch.observations(), env.observations()[None]):
+            assert obs[..., start : start + width].any()
+            assert torch.equal(obs[..., rules.canonical_dim :], obs[..., start : start + width])
 
 
 def test_auto_reset_games_replay_exactly_in_hle() -> None:
-    """Games dealt by auto_reset (lazily shuffled pool decks) are HLE games of their realised deck."""
-    k, num_players = 6, 2
-    batch = HanabiBatch(k, num_players, seed=11, auto_reset=True)
+    """Same-step reset: every game always has a legal move (plain ``torch.multinomial`` works); a game
+    that ends is re-dealt in the same ``step``, which returns its ending move's reward and reports it in
+    ``ended``/``final_score``; games dealt by auto_reset (lazily shuffled pool decks) are HLE games of
+    their realised deck, replayed move by move."""
+    k = 6
+    rules = HanabiRules(2, sad="greedy_last_action")
+    batch = HanabiBatch(k, rules, seed=11, auto_reset=True)
     batch.reset()
-    rng = random.Random(0)
+    gen = torch.Generator().manual_seed(0)
     current: list[list[tuple]] = [[] for _ in range(k)]
-    finished: list[list[tuple]] = []
+    finished: list[tuple[list[tuple], int]] = []
     for _ in range(300):
-        obs, legal, done_before = batch.observations(), batch.legal_moves(), batch.done
-        assert not legal[done_before].any()
-        moves = torch.tensor([rng.choice(row.nonzero().flatten().tolist() or [0]) for row in legal])
+        obs, legal, decks = batch.observations(), batch.legal_move_mask(), batch.decks
+        assert legal.any(dim=1).all() and not batch.terminal.any()
+        moves = torch.multinomial(legal.float(), 1, generator=gen).squeeze(1)
         reward = batch.step(moves)
-        assert torch.equal(batch.restarted, done_before)
-        assert not reward[done_before].any()
+        assert torch.equal(batch.restarted, batch.ended) and torch.equal(reward, batch.reward)
         for i in range(k):
-            if done_before[i]:
-                assert int(batch.final_score[i]) == current[i][-1][3]
-                finished.append(current[i])
+            current[i].append((obs[i], int(moves[i]), float(reward[i]), decks[i].tolist()))
+            if batch.ended[i]:
+                finished.append((current[i], int(batch.final_score[i])))
                 current[i] = []
+                assert batch.moves_made[i] == 0 and batch.score[i] == 0 and batch.cards_left[i] == 40
             else:
                 assert int(batch.final_score[i]) == -1
-                current[i].append((obs[i], int(moves[i]), float(reward[i]), int(batch.score[i]), batch.decks[i].tolist()))
     assert len(finished) >= 2 * k
-    env = hle_envs(num_players, 1)[0]
-    for game in finished:
-        env.reset(game[-1][4])  # the deck as realised by the end of the game
-        for obs, move, reward, score, _ in game:
+    assert any(game[-1][2] < 0 for game, _ in finished)  # bomb-outs' ending rewards (minus the score) are reported
+    env = hle_envs(rules, 1)[0]
+    for game, final_score in finished:
+        env.reset(game[-1][3])  # the deck as realised before the game's last move
+        for obs, move, reward, _ in game:
+            assert not env.terminal
             assert torch.equal(env.observations(), obs)
-            actions = [-1] * num_players
-            actions[env.current_player] = move
-            assert env.step(actions) == reward
-            assert env.score == score
-        assert env.terminal
+            assert env.play(move) == reward
+        assert env.terminal and env.score == final_score
 
 
 seeded_game = st.tuples(st.integers(0, 2**32 - 1), st.sampled_from(STYLES))

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from eqc.dec_pomdp import Symmetry
 from eqc.domains.hanabi.batched import HanabiBatch
 from eqc.domains.hanabi.dealing import standard_deck
+from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import colour_symmetry
 from eqc.groups import cyclic, dihedral, symmetric
 
@@ -48,18 +49,18 @@ def first_mismatch(
         if not torch.equal(expected, got):
             game, player, coord = (expected != got).nonzero()[0].tolist()
             return f"step {step}, game {game}, player {player}: {symmetry.observation_layout.describe(coord)}"
-        legal = original.legal_moves()
-        if not torch.equal(rho_act.act(legal.float(), g).bool(), relabelled.legal_moves()):
+        legal = original.legal_move_mask()
+        if not torch.equal(rho_act.act(legal.float(), g).bool(), relabelled.legal_move_mask()):
             return f"step {step}: legal moves"
-        for name in ("done", "score", "lives", "info_tokens", "current_player", "deck_size"):
+        for name in ("terminal", "score", "lives", "info_tokens", "current_player", "cards_left", "moves_made"):
             if not torch.equal(getattr(original, name), getattr(relabelled, name)):
                 return f"step {step}: {name}"
-        if bool(original.done.all()):
+        if bool(original.terminal.all()):
             return None
         moves = (torch.rand(legal.shape, generator=rng) * legal).argmax(dim=1)
         greedy = (torch.rand(legal.shape, generator=rng) * legal).argmax(dim=1)
         mapped, mapped_greedy = rho_act.permute_index(moves, g), rho_act.permute_index(greedy, g)
-        sad = env_kwargs.get("sad", False)
+        sad = original.sad
         if not torch.equal(original.step(moves, greedy if sad else None), relabelled.step(mapped, mapped_greedy if sad else None)):
             return f"step {step}: rewards"
     return "games did not end"
@@ -98,6 +99,22 @@ def test_colour_symmetry_sad_and_v0_belief(group: object) -> None:
     decks = random_decks(group.order, 1)
     assert first_mismatch(colour_symmetry(group, 2, sad=True), decks, g, 1, sad=True) is None
     assert first_mismatch(colour_symmetry(group, 2), decks, g, 2, knowledge="v0_belief") is None
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        HanabiRules(sad="greedy_last_action"),
+        HanabiRules(observation_type="minimal"),
+        HanabiRules(3, knowledge="v0_belief", sad="greedy_last_action"),
+    ],
+    ids=["greedy_last_action", "minimal", "3p_v0_greedy_last_action"],
+)
+def test_colour_symmetry_of_every_variant(rules: HanabiRules) -> None:
+    g = torch.tensor([1, 57, 119, 30, 0, 88])
+    symmetry = colour_symmetry(S5, rules)
+    assert symmetry.observation.dim == rules.obs_dim
+    assert first_mismatch(symmetry, random_decks(6, 4), g, 3, rules=rules) is None
 
 
 def test_a_wrong_convention_is_caught() -> None:

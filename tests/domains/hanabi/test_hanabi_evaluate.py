@@ -93,7 +93,7 @@ def _random_net(seed: int) -> nn.Module:
 
 def _batched_rule_agent(agent: RuleAgent):
     def module(obs: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
-        moves = torch.tensor([agent.act(o, m) for o, m in zip(obs, legal)])
+        moves = torch.tensor([agent.act(o, m) for o, m in zip(obs, legal, strict=False)])
         return nn.functional.one_hot(moves, agent.num_actions).float()
 
     return module
@@ -104,7 +104,8 @@ def test_rule_agent_and_its_symmetrization_play_relabelled_decks_identically(hle
     env, agent = hle_env(2), RuleAgent(2)
     group = dihedral(5)
     symmetry = colour_symmetry(group)
-    symmetrized = policy_from_module(Symmetrizer(_batched_rule_agent(agent), symmetry.observation, symmetry.action, pass_mask=True), pass_mask=True)
+    symmetrizer = Symmetrizer(_batched_rule_agent(agent), symmetry.observation, symmetry.action, pass_mask=True)
+    symmetrized = policy_from_module(symmetrizer, pass_mask=True)
     base = play_games(agent.act, agent.act, decks[:3], env=env)
     for sigma in ([1, 2, 3, 4, 0], [0, 4, 3, 2, 1], [2, 0, 1, 4, 3]):  # two elements of D10, one of S5 only
         relabelled = [relabel_deck(d, sigma) for d in decks[:3]]
@@ -180,3 +181,21 @@ def test_bad_input_is_named(hle_env, decks) -> None:
         action_matrix_counts(play_games(agent.act, agent.act, decks[:1], env=env), responder="c")
     with pytest.raises(ValueError, match="num_games"):
         common_decks(0)
+
+
+def test_play_games_takes_rules_and_their_observation_variant() -> None:
+    from eqc.domains.hanabi.hle import HanabiEnv
+    from eqc.domains.hanabi.rules import HanabiRules
+
+    rules = HanabiRules(sad="greedy_last_action")
+    seen = []
+
+    def policy(obs: torch.Tensor, legal: torch.Tensor) -> int:
+        seen.append(obs.shape[0])
+        return int(legal.nonzero()[0, 0])
+
+    decks = common_decks(2, seed=1, rules=rules)
+    games = play_games(policy, policy, decks, rules=rules)
+    assert len(games.scores) == 2 and set(seen) == {rules.obs_dim} == {713}
+    with pytest.raises(ValueError, match="pass one or the other"):
+        play_games(policy, policy, decks, env=HanabiEnv(2), rules=rules)

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import pickle
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
 
 pytest.importorskip("hanabi_learning_environment")
 
-from eqc.dec_pomdp import DecPOMDP  # noqa: E402
-from eqc.domains.hanabi.dealing import deck_log_probability, random_deck, relabel_deck, standard_deck  # noqa: E402
-from eqc.domains.hanabi.hle import HanabiEnv  # noqa: E402
-from eqc.domains.hanabi.symmetry import observation_layout  # noqa: E402
+from eqc.dec_pomdp import DecPOMDP
+from eqc.domains.hanabi.dealing import deck_log_probability, random_deck, relabel_deck, standard_deck
+from eqc.domains.hanabi.hle import HanabiEnv
+from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.symmetry import observation_layout
 
 pytestmark = pytest.mark.hanabi
 
@@ -72,7 +77,7 @@ def test_replacement_card_goes_to_actor_last_slot(hle_env, generator: torch.Gene
             slot = move % env.hand_size
             expected = before[actor][:slot] + before[actor][slot + 1 :]
             if dealt < len(env.deck):
-                expected = expected + [env.deck[dealt]]
+                expected = [*expected, env.deck[dealt]]
             assert after[actor] == expected
         else:
             assert after == before
@@ -221,12 +226,12 @@ def test_errors_after_end_and_before_reset(hle_env) -> None:
     ("deck", "error", "match"),
     [
         (standard_deck()[:-1], ValueError, "exactly 50"),
-        (standard_deck() + [0], ValueError, "exactly 50"),
-        ([4] + standard_deck()[1:], ValueError, r"card 0 .* appears 2 times, expected 3"),
-        ([25] + standard_deck()[1:], ValueError, "not a card id"),
-        ([-1] + standard_deck()[1:], ValueError, "not a card id"),
-        ([np.int64(0)] + standard_deck()[1:], TypeError, r"deck\[0\]"),
-        ([True] + standard_deck()[1:], TypeError, r"deck\[0\]"),
+        ([*standard_deck(), 0], ValueError, "exactly 50"),
+        ([4, *standard_deck()[1:]], ValueError, r"card 0 .* appears 2 times, expected 3"),
+        ([25, *standard_deck()[1:]], ValueError, "not a card id"),
+        ([-1, *standard_deck()[1:]], ValueError, "not a card id"),
+        ([np.int64(0), *standard_deck()[1:]], TypeError, r"deck\[0\]"),
+        ([True, *standard_deck()[1:]], TypeError, r"deck\[0\]"),
         (torch.tensor(standard_deck(), dtype=torch.float32), TypeError, "integers"),
         (torch.tensor(standard_deck()).reshape(5, 10), ValueError, "1-D"),
         ("RYGWB", TypeError, "deck must be"),
@@ -310,8 +315,82 @@ def test_relabel_outcome(hle_env, generator: torch.Generator) -> None:
     sigma = torch.tensor([1, 2, 3, 4, 0])
     relabelled = env.relabel_outcome(deck, {"colour": sigma})
     assert relabelled == relabel_deck(deck, sigma)
-    assert all(b // 5 == int(sigma[a // 5]) and b % 5 == a % 5 for a, b in zip(deck, relabelled))
+    assert all(b // 5 == int(sigma[a // 5]) and b % 5 == a % 5 for a, b in zip(deck, relabelled, strict=False))
     assert env.relabel_outcome(None, {"colour": sigma}) is None
     assert env.relabel_outcome(deck, {}) == deck
     with pytest.raises(TypeError, match="mapping"):
         env.relabel_outcome(deck, sigma)
+    assert env.relabel_outcome(deck, {"colour": sigma}) == relabel_deck(deck, sigma)
+
+
+def test_copies_are_independent_and_deleting_one_is_safe() -> None:
+    """copy.copy/deepcopy copy HLE's C++ state (the old shallow copy shared it: deleting the copy
+    made the original abort the process). Run in a subprocess so that an abort fails the test."""
+    code = (
+        "import copy, gc\n"
+        "from eqc.domains.hanabi import HanabiEnv\n"
+        "from eqc.domains.hanabi.dealing import standard_deck\n"
+        "env = HanabiEnv(2)\n"
+        "env.reset(standard_deck())\n"
+        "for make in (copy.copy, copy.deepcopy):\n"
+        "    twin = make(env)\n"
+        "    assert (twin.observations() == env.observations()).all() and twin.deck == env.deck\n"
+        "    twin.play(5)\n"
+        "    assert twin.fireworks == [1, 0, 0, 0, 0] and env.fireworks == [0, 0, 0, 0, 0]\n"
+        "    del twin; gc.collect()\n"
+        "    env.observations(); env.legal_move_mask()\n"
+        "twin = copy.copy(env)\n"
+        "del env; gc.collect()\n"
+        "twin.play(5); twin.observations()\n"
+        "fresh = copy.copy(HanabiEnv(2))\n"
+        "fresh.reset(); print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_pickling_is_refused_with_a_clear_message(hle_env) -> None:
+    env = hle_env(2)
+    env.reset(standard_deck())
+    with pytest.raises(TypeError, match=r"cannot be pickled.*copy\.copy"):
+        pickle.dumps(env)
+
+
+def test_relabel_outcome_refuses_unknown_keys(hle_env) -> None:
+    env = hle_env(2)
+    deck = standard_deck()
+    with pytest.raises(ValueError, match=r"unknown label set\(s\) \['color'\].*\['colour'\]"):
+        env.relabel_outcome(deck, {"color": torch.tensor([1, 2, 3, 4, 0])})
+    with pytest.raises(ValueError, match="unknown"):
+        env.relabel_outcome(None, {"rank": torch.arange(5)})
+
+
+def test_rules_and_old_names(hle_env) -> None:
+    rules = HanabiRules(3, max_info_tokens=6, max_lives=2, sad="greedy_last_action", knowledge="v0_belief")
+    env = HanabiEnv(rules)
+    assert env.rules == rules and env.obs_dim == rules.obs_dim and env.num_moves == rules.num_moves == 30
+    old = hle_env(3, "full", max_information_tokens=6, max_life_tokens=2)
+    assert old.rules == HanabiRules(3, max_info_tokens=6, max_lives=2)
+    assert (old.num_actions, old.hle_obs_dim, old.max_information_tokens, old.max_life_tokens) == (30, old.canonical_dim, 6, 2)
+    old.reset(standard_deck())
+    assert old.information_tokens == old.info_tokens == 6 and old.legal_moves() == old.legal_move_uids()
+    assert old.legal_move_mask().nonzero().flatten().tolist() == old.legal_move_uids()
+    assert old.cards_left == 50 - 15 and old.moves_made == 0
+    with pytest.raises(ValueError, match="either rules or"):
+        HanabiEnv(rules, "full")
+
+
+def test_a_move_after_the_end_is_a_value_error_in_both_envs(hle_env) -> None:
+    from eqc.domains.hanabi.batched import HanabiBatch
+
+    env, batch = hle_env(2), HanabiBatch(1)
+    env.reset(standard_deck())  # sorted deck: playing slot 0 bombs out quickly
+    batch.reset(torch.tensor([standard_deck()]))
+    while not env.terminal:
+        env.play(5)
+        batch.step(torch.tensor([5]))
+    assert bool(batch.terminal[0])
+    with pytest.raises(ValueError, match="over"):
+        env.play(5)
+    with pytest.raises(ValueError, match="over"):
+        batch.step(torch.tensor([5]))

@@ -9,11 +9,12 @@ from torch import nn
 
 pytest.importorskip("hanabi_learning_environment")
 
-from eqc.domains.hanabi.agents import RuleAgent  # noqa: E402
-from eqc.domains.hanabi.symmetry import colour_symmetry  # noqa: E402
-from eqc.groups import PermutationRepresentation, cyclic, dihedral, symmetric  # noqa: E402
-from eqc.symmetrize import Symmetrizer  # noqa: E402
-from eqc.verification import assert_equivariant, equivariance_error  # noqa: E402
+from eqc.domains.hanabi.agents import RuleAgent
+from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.symmetry import colour_symmetry
+from eqc.groups import PermutationRepresentation, cyclic, dihedral, symmetric
+from eqc.symmetrize import Symmetrizer
+from eqc.verification import assert_equivariant, equivariance_error
 
 pytestmark = pytest.mark.hanabi
 
@@ -60,10 +61,21 @@ def test_rule_agent_rejects_bad_input() -> None:
     agent = RuleAgent(2)
     with pytest.raises(ValueError, match="obs"):
         agent.act(torch.zeros(657), torch.ones(20, dtype=torch.bool))
-    with pytest.raises(ValueError, match="legal"):
+    with pytest.raises(TypeError, match="legal"):  # a float mask is the wrong type
         agent.act(torch.zeros(658), torch.ones(20))
+    with pytest.raises(ValueError, match="legal"):
+        agent.act(torch.zeros(658), torch.ones(19, dtype=torch.bool))
+    with pytest.raises(TypeError, match="obs"):
+        agent.act([0.0] * 658, torch.ones(20, dtype=torch.bool))
     with pytest.raises(ValueError, match="no legal move"):
         agent.act(torch.zeros(658), torch.zeros(20, dtype=torch.bool))
+
+
+def test_rule_agent_takes_rules_and_refuses_beliefs() -> None:
+    assert RuleAgent(HanabiRules(num_players=3)).obs_dim == RuleAgent(3).obs_dim == HanabiRules(num_players=3).obs_dim
+    assert RuleAgent(HanabiRules(sad="greedy_last_action")).obs_dim == 713
+    with pytest.raises(ValueError, match="knowledge='canonical'"):
+        RuleAgent(HanabiRules(knowledge="v0_belief"))
 
 
 def _random_net(obs_dim: int, num_actions: int, seed: int) -> nn.Module:
@@ -89,7 +101,8 @@ def test_symmetrized_network_with_rule_agent_plays_equivariantly(hle_env, group)
                 with torch.no_grad():
                     q = policy(obs[None], legal[None])[0]
                 elements = group.random_elements(6, generator)  # fresh elements at every step
-                assert_equivariant(policy, [symmetry.observation, symmetry.action], symmetry.action, (obs[None], legal[None]), elements=elements)
+                reps = [symmetry.observation, symmetry.action]
+                assert_equivariant(policy, reps, symmetry.action, (obs[None], legal[None]), elements=elements)
                 move = int(q.argmax())
             else:
                 move = agent.act(obs, legal)

@@ -13,12 +13,12 @@ import torch
 
 pytest.importorskip("hanabi_learning_environment")
 
-from eqc.dec_pomdp import Block, Layout, Symmetry  # noqa: E402
-from eqc.domains.hanabi.dealing import relabel_deck  # noqa: E402
-from eqc.domains.hanabi.hle import HanabiEnv  # noqa: E402
-from eqc.domains.hanabi.symmetry import action_layout, colour_labels, colour_symmetry, observation_layout, rank_labels  # noqa: E402
-from eqc.groups import PermutationRepresentation, cyclic, dihedral, symmetric  # noqa: E402
-from eqc.verification import check_env_symmetry  # noqa: E402
+from eqc.dec_pomdp import Block, Layout, Symmetry
+from eqc.domains.hanabi.dealing import relabel_deck
+from eqc.domains.hanabi.hle import HanabiEnv
+from eqc.domains.hanabi.symmetry import action_layout, colour_labels, colour_symmetry, observation_layout, rank_labels
+from eqc.groups import PermutationRepresentation, cyclic, dihedral, symmetric
+from eqc.verification import check_env_symmetry
 
 pytestmark = pytest.mark.hanabi
 
@@ -142,7 +142,11 @@ class _Tampered(Symmetry):
         self._tampered = observation
 
     @property
-    def observation(self) -> PermutationRepresentation:  # type: ignore[override]
+    def observation_rep(self) -> PermutationRepresentation:  # type: ignore[override]
+        return self._tampered
+
+    @property
+    def observation(self) -> PermutationRepresentation:  # type: ignore[override]  # the old name
         return self._tampered
 
 
@@ -235,5 +239,6 @@ def test_differential_many_games_minimal_and_sad(num_players: int) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("num_players", PLAYERS)
 def test_check_env_symmetry_many_episodes(hle_env, num_players: int) -> None:
-    found = check_env_symmetry(hle_env(num_players), colour_symmetry(S5, num_players), episodes=60, generator=torch.Generator().manual_seed(num_players))
+    generator = torch.Generator().manual_seed(num_players)
+    found = check_env_symmetry(hle_env(num_players), colour_symmetry(S5, num_players), episodes=60, generator=generator)
     assert found is None, str(found)

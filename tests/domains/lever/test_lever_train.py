@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-from eqc.domains.lever import RULES, LeverConfig, cross_play, lever_game, train_pool, train_pools
+from eqc.domains.lever import RULES, LeverConfig, lever_cross_play, lever_game, train_pool, train_pools
 from eqc.verification import assert_equivariant
 
 AGENTS = 6
@@ -33,34 +33,34 @@ def pools() -> dict:
 
 
 def test_self_play_breaks_symmetry(pools: dict) -> None:
-    result = cross_play(lever_game(), pools["sp"].probabilities)
-    assert result.sp_mean > 0.97
-    assert result.xp_mean < 0.4  # 1/9 in expectation: agents pick different 1.0 levers
+    result = lever_cross_play(lever_game(), pools["sp"].probabilities)
+    assert result.sp.mean > 0.97
+    assert result.xp.mean < 0.4  # 1/9 in expectation: agents pick different 1.0 levers
     chosen = pools["sp"].probabilities.argmax(-1)
     assert len(set(chosen.tolist())) > 1 and 9 not in chosen.tolist()
 
 
 @pytest.mark.parametrize("rule", ["op", "gop", "eq"])
 def test_symmetry_aware_rules_choose_the_odd_lever(pools: dict, rule: str) -> None:
-    result = cross_play(lever_game(), pools[rule].probabilities)
-    assert result.xp_mean == pytest.approx(0.9, abs=0.02)
-    assert result.sp_mean == pytest.approx(0.9, abs=0.02)
+    result = lever_cross_play(lever_game(), pools[rule].probabilities)
+    assert result.xp.mean == pytest.approx(0.9, abs=0.02)
+    assert result.sp.mean == pytest.approx(0.9, abs=0.02)
     assert bool((pools[rule].probabilities[:, 9] > 0.97).all())
 
 
 def test_symmetrizing_self_play_agents_spreads_them_over_the_equal_levers(pools: dict) -> None:
-    result = cross_play(lever_game(), pools["sp+sym"].probabilities)
-    assert result.xp_mean == pytest.approx(1 / 9, abs=0.02)
-    assert result.sp_mean == pytest.approx(1 / 9, abs=0.02)
+    result = lever_cross_play(lever_game(), pools["sp+sym"].probabilities)
+    assert result.xp.mean == pytest.approx(1 / 9, abs=0.02)
+    assert result.sp.mean == pytest.approx(1 / 9, abs=0.02)
     assert torch.equal(pools["sp+sym"].selected, pools["sp"].selected)  # the same trained networks
 
 
 def test_learning_happens() -> None:
     game = lever_game()
     untrained = train_pool(game, "sp", num_agents=3, config=LeverConfig(steps=1, lr=1e-8, restarts=2))
-    assert cross_play(game, untrained.probabilities).sp_mean < 0.2  # near-uniform play: about 0.1
+    assert lever_cross_play(game, untrained.probabilities).sp.mean < 0.2  # near-uniform play: about 0.1
     trained = train_pool(game, "sp", num_agents=3, config=LeverConfig(steps=80, restarts=2))
-    assert cross_play(game, trained.probabilities).sp_mean > 0.97
+    assert lever_cross_play(game, trained.probabilities).sp.mean > 0.97
 
 
 def test_the_bad_local_optimum_is_real_and_restarts_escape_it(pools: dict) -> None:
@@ -87,7 +87,7 @@ def test_seeded_and_reproducible() -> None:
 def test_other_payoffs_train_too() -> None:
     game = lever_game([1.0, 1.0, 1.0, 0.8])
     pool = train_pool(game, "gop", num_agents=3, config=LeverConfig(steps=80, restarts=8))
-    assert cross_play(game, pool.probabilities).xp_mean == pytest.approx(0.8, abs=0.02)
+    assert lever_cross_play(game, pool.probabilities).xp.mean == pytest.approx(0.8, abs=0.02)
 
 
 def test_self_play_is_trained_once_for_sp_and_sp_sym() -> None:
@@ -137,4 +137,4 @@ def test_relabelled_distributions_agree_with_other_plays_discrete_actions() -> N
 def test_trains_on_cuda() -> None:
     game = lever_game()
     pool = train_pool(game, "gop", num_agents=2, config=LeverConfig(steps=80, restarts=8, device="cuda"))
-    assert cross_play(game, pool.probabilities).xp_mean == pytest.approx(0.9, abs=0.02)
+    assert lever_cross_play(game, pool.probabilities).xp.mean == pytest.approx(0.9, abs=0.02)

@@ -2,7 +2,7 @@
 
 Output ``[B, P, D]`` (D = 658 for 2 players): row ``[b, o]`` is what player ``o`` of game ``b``
 sees, with players numbered relative to the observer (k-th player = seat ``(o + k) % P``), bit for
-bit as HLE's ``CanonicalObservationEncoder`` (layout: ``eqc.domains.hanabi.symmetry.observation_layout``):
+bit as HLE's ``CanonicalObservationEncoder`` (layout: ``eqc.domains.hanabi.layouts.observation_layout``):
 
 - other players' hands: one-hot card per slot, zeros for an empty slot;
 - missing-card bit per player (hand shorter than h);
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import torch
 
-from eqc.domains.hanabi.batched_state import BatchState
-from eqc.domains.hanabi.batched_tables import DECK_SIZE, EMPTY, MAX_LIVES, NUM_CARDS, NUM_COLOURS, HanabiTables
+from eqc.domains.hanabi.batched.state import BatchState
+from eqc.domains.hanabi.batched.tables import DECK_SIZE, EMPTY, NUM_CARDS, NUM_COLOURS, HanabiTables
 
 __all__ = ["EncodingScratch", "encode"]
 
@@ -55,10 +55,12 @@ def encode(
     out: torch.Tensor,
     scratch: EncodingScratch,
     extra: torch.Tensor | None = None,
+    knowledge: bool = True,
 ) -> torch.Tensor:
     """Write every player's canonical observation into ``out`` (float [B, P, D]) and return it.
 
-    ``extra`` (float [B, P, E]), if given, is written after the canonical D coordinates.
+    ``knowledge=False`` leaves out the card-knowledge section (HLE's "minimal" observation).
+    ``extra`` (float [B, P, E]), if given, is written after the canonical coordinates.
     """
     s, t, sc = state, tables, scratch
     b, p, h = s.hands.shape
@@ -70,20 +72,16 @@ def encode(
     # every piece of the final cat is contiguous (torch.cat's fast path).
     sel(t.deck_rows, 0, DECK_SIZE - s.dealt, out=sc.deck)
     sel(t.fireworks_rows, 0, s.fireworks[:, :NUM_COLOURS].reshape(-1), out=sc.fireworks)
-    sel(t.tokens_rows, 0, s.info * (MAX_LIVES + 1) + s.lives, out=sc.tokens)
+    sel(t.tokens_rows, 0, s.info * (t.max_lives + 1) + s.lives, out=sc.tokens)
     sel(t.discard_rows, 0, s.discard_code[:, :NUM_COLOURS].reshape(-1), out=sc.discards)
     torch.cat([sc.deck, sc.fireworks.view(b, -1), sc.tokens, sc.discards.view(b, -1)], dim=1, out=sc.board)
     sc.boards.copy_(sc.board.view(b, 1, -1).expand(b, p, -1))
     row = t.last_action_base.index_select(0, s.last_player + 1) + s.last_code.view(b, 1)
     sel(t.last_action_rows, 0, row.view(-1), out=sc.last_action)
-    sel(t.knowledge_rows, 0, s.knowledge.index_select(1, t.rotation_flat).view(-1), out=sc.knowledge)
-    pieces = [
-        sc.hands.view(b, p, -1),
-        sc.missing.view(b, p, p),
-        sc.boards,
-        sc.last_action.view(b, p, -1),
-        sc.knowledge.view(b, p, -1),
-    ]
+    pieces = [sc.hands.view(b, p, -1), sc.missing.view(b, p, p), sc.boards, sc.last_action.view(b, p, -1)]
+    if knowledge:
+        sel(t.knowledge_rows, 0, s.knowledge.index_select(1, t.rotation_flat).view(-1), out=sc.knowledge)
+        pieces.append(sc.knowledge.view(b, p, -1))
     if extra is not None:
         pieces.append(extra)
     return torch.cat(pieces, dim=2, out=out)

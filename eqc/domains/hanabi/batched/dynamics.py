@@ -1,13 +1,13 @@
 """Hanabi's rules on a batch of games, exactly as HLE 0.0.4 applies them.
 
-``apply_moves`` plays one move per active game and ``legal_moves`` computes HLE's legal-move
-mask. Both are branch-free tensor code: no Python loop over games, no host-device
-synchronisation, so they can run under torch.compile/CUDA graphs. They trust their input
-(validation lives in ``batched_checks``).
+``apply_moves`` plays one move per active game, ``legal_moves`` computes HLE's legal-move
+mask and ``last_action_codes`` the last-action code a move would leave (for SAD). All are
+branch-free tensor code: no Python loop over games, no host-device synchronisation, so they can
+run under torch.compile/CUDA graphs. They trust their input (validation lives in ``checks``).
 
 HLE's rules, as implemented here: a play scores when the card's rank equals its colour's firework
 height, else costs a life and goes to the discard pile; completing a firework (rank 5) returns an
-information token when fewer than 8 are held; a discard (legal only below 8 tokens) returns one; a
+information token when fewer than the maximum (8) are held; a discard (legal only below it) returns one; a
 hint (legal only with a token, and only when some card of the target matches) costs one and
 updates the target's card knowledge: matching cards keep only the hinted colour/rank and get the
 hinted flag, the target's other cards lose it (negative information). After a play or discard the
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import torch
 
-from eqc.domains.hanabi.batched_state import BatchState
-from eqc.domains.hanabi.batched_tables import (
+from eqc.domains.hanabi.batched.state import BatchState
+from eqc.domains.hanabi.batched.tables import (
     AND_MATCH,
     AND_OTHER,
     COLOUR,
@@ -33,7 +33,6 @@ from eqc.domains.hanabi.batched_tables import (
     HINT_BIT,
     KIND,
     LAST_CODE,
-    MAX_INFO,
     NUM_CARDS,
     NUM_COLOURS,
     NUM_RANKS,
@@ -47,7 +46,7 @@ from eqc.domains.hanabi.batched_tables import (
     HanabiTables,
 )
 
-__all__ = ["apply_moves", "legal_moves"]
+__all__ = ["apply_moves", "last_action_codes", "legal_moves"]
 
 
 def apply_moves(
@@ -82,7 +81,7 @@ def apply_moves(
     rank = card_info[RANK]
     scored = is_play & (s.fireworks.gather(1, colour).view(b) == rank)
     failed = is_play & ~scored
-    token = scored & (rank == NUM_RANKS - 1) & (s.info < MAX_INFO)
+    token = scored & (rank == NUM_RANKS - 1) & (s.info < t.max_info)
     s.fireworks.scatter_add_(1, colour, scored.long().view(b, 1))
     s.discard_code.scatter_add_(1, colour, (card_info[RADIX] * (is_discard | failed)).view(b, 1))
     s.info.add_(is_discard.long() + token.long() - is_hint.long())
@@ -139,6 +138,7 @@ def apply_moves(
     score = torch.where(s.lives > 0, total, 0)
     torch.sub(score, s.score, out=s.reward)
     s.score.copy_(score)
+    s.moves_made.add_(active.long())
     torch.logical_or((s.lives <= 0) | (total >= NUM_CARDS), s.turns_left <= 0, out=s.done)
 
 
@@ -151,7 +151,7 @@ def legal_moves(state: BatchState, tables: HanabiTables, out: torch.Tensor) -> t
     b, p, h = s.current.shape[0], t.num_players, t.hand_size
     actor_hand = s.hands.gather(1, s.current.view(b, 1, 1).expand(b, 1, h)).view(b, h)
     in_hand = (actor_hand != EMPTY).sum(dim=1)
-    row = torch.where(s.done, 2 * (h + 1), 2 * in_hand + (s.info < MAX_INFO).long())
+    row = torch.where(s.done, 2 * (h + 1), 2 * in_hand + (s.info < t.max_info).long())
     play_discard = t.play_discard_rows.index_select(0, row)
     bits = t.card_bits.index_select(0, s.hands.view(-1)).view(b, p, h)
     have = bits[:, :, 0]
@@ -161,3 +161,30 @@ def legal_moves(state: BatchState, tables: HanabiTables, out: torch.Tensor) -> t
     code = torch.where(((s.info > 0) & ~s.done).view(b, 1), have.gather(1, targets), 0)
     hints = t.hint_rows.index_select(0, code.view(-1)).view(b, p - 1, 2, NUM_COLOURS)
     return torch.cat([play_discard, hints.transpose(1, 2).reshape(b, -1)], dim=1, out=out)
+
+
+def last_action_codes(state: BatchState, tables: HanabiTables, moves: torch.Tensor) -> torch.Tensor:
+    """Long [B]: the last-action code (``HanabiTables``) that the acting player's move ``moves[b]``
+    would leave if it were applied now; the state is not changed.
+
+    This is the last-action section of HLE's state after applying the move to a copy without the
+    deal that follows (hanabi_SAD's greedy-action encoding). ``moves`` must be legal.
+    """
+    s, t = state, tables
+    b, p, h = moves.shape[0], t.num_players, t.hand_size
+    info = t.move_info_rows.index_select(1, moves)
+    kind = info[KIND]
+    removes = kind <= DISCARD
+    is_hint = kind >= REVEAL_COLOUR
+    hand = s.hands.gather(1, s.current.view(b, 1, 1).expand(b, 1, h)).view(b, h)
+    card = torch.where(removes, hand.gather(1, torch.where(removes, info[SLOT], 0).view(b, 1)).view(b), EMPTY)
+    card_info = t.card_info_rows.index_select(1, card)
+    rank = card_info[RANK]
+    scored = (kind == PLAY) & (s.fireworks.gather(1, card_info[COLOUR].view(b, 1)).view(b) == rank)
+    token = scored & (rank == NUM_RANKS - 1) & (s.info < t.max_info)
+    target = s.current + info[OFFSET]
+    target = torch.where(target >= p, target - p, target)
+    target_hand = s.hands.gather(1, target.view(b, 1, 1).expand(b, 1, h)).view(b, h)
+    match = (t.card_bits.index_select(0, target_hand.view(-1)).view(b, h) & info[HINT_BIT].view(b, 1)) != 0
+    revealed = (match.long() * t.slot_bits).sum(dim=1)
+    return info[LAST_CODE] + torch.where(is_hint, revealed, card * 3 + scored.long() + token.long())

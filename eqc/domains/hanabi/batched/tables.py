@@ -1,11 +1,10 @@
-"""Constant tables for the batched torch Hanabi (``HanabiBatch``), built once per (players, device).
+"""Constant tables for the batched torch Hanabi (``HanabiBatch``), built once per (game rules, device).
 
-Conventions (HLE's, see ``eqc.domains.hanabi.dealing``):
+Card ids and move uids: :mod:`eqc.domains.hanabi.layouts`. The tables support the standard deck
+(5 colours x 5 ranks: card knowledge is packed into 12-bit integers) with any number of players,
+hand size, information tokens and lives that ``HanabiRules`` allows. Further conventions:
 
-- card id = colour * 5 + rank (colours R, Y, G, W, B = 0..4, rank 0 is a "1"); ``EMPTY = 25``
-  marks an empty hand slot (colour and rank 5, matches no hint).
-- move uids: discard slot 0..h-1, play slot h..2h-1, reveal colour ``2h + (o-1)*5 + c``, reveal
-  rank ``2h + (p-1)*5 + (o-1)*5 + r`` for target offset ``o`` (1 = next player).
+- ``EMPTY = 25`` marks an empty hand slot (colour and rank 5, matches no hint).
 - move kinds are numbered as in HLE's last-action section: PLAY 0, DISCARD 1, REVEAL_COLOUR 2,
   REVEAL_RANK 3.
 - card knowledge is a 12-bit integer per slot: bits 0-4 colour plausible, 5-9 rank plausible,
@@ -25,24 +24,22 @@ from functools import lru_cache
 import torch
 
 from eqc.dec_pomdp import Layout
-from eqc.domains.hanabi.dealing import default_hand_size
-from eqc.domains.hanabi.symmetry import observation_layout
+from eqc.domains.hanabi.layouts import observation_layout
+from eqc.domains.hanabi.rules import HanabiRules
 
 __all__ = [
-    "NUM_COLOURS",
-    "NUM_RANKS",
-    "NUM_CARDS",
+    "CARD_COUNTS",
     "DECK_SIZE",
+    "DISCARD",
+    "DISCARD_RADIX",
     "EMPTY",
     "FRESH",
-    "MAX_INFO",
-    "MAX_LIVES",
+    "NUM_CARDS",
+    "NUM_COLOURS",
+    "NUM_RANKS",
     "PLAY",
-    "DISCARD",
     "REVEAL_COLOUR",
     "REVEAL_RANK",
-    "CARD_COUNTS",
-    "DISCARD_RADIX",
     "HanabiTables",
     "tables_for",
 ]
@@ -53,8 +50,6 @@ NUM_CARDS = NUM_COLOURS * NUM_RANKS
 DECK_SIZE = 50
 EMPTY = NUM_CARDS
 FRESH = (1 << 10) - 1
-MAX_INFO = 8
-MAX_LIVES = 3
 PLAY, DISCARD, REVEAL_COLOUR, REVEAL_RANK = 0, 1, 2, 3
 CARD_COUNTS = (3, 2, 2, 2, 1)
 """Copies of each rank per colour (HLE's ``NumberCardInstances``)."""
@@ -70,7 +65,7 @@ COLOUR, RANK, BITS, RADIX = range(4)
 @dataclass(frozen=True)
 class Sections:
     """Start offsets and sizes of the canonical observation's sections, read off the one
-    declaration of HLE's observation (:func:`eqc.domains.hanabi.symmetry.observation_layout`)."""
+    declaration of HLE's observation (:func:`eqc.domains.hanabi.layouts.observation_layout`)."""
 
     deck: int
     deck_len: int
@@ -125,7 +120,10 @@ def _bit_rows(num_rows: int, width: int, on: list[list[int]]) -> torch.Tensor:
 
 
 class HanabiTables:
-    """All constant tables for ``num_players`` players on ``device`` (see the module docstring).
+    """All constant tables for the game of ``rules`` on ``device`` (see the module docstring).
+
+    ``max_info``/``max_lives``: the rules' token counts; ``layout``: sections of the "full" canonical
+    observation (the "minimal" one is its prefix up to ``layout.knowledge``).
 
     Step tables (long): ``move_info [M, 8]`` per move uid: kind, slot (0 for hints), target offset
     (0 for plays/discards), knowledge AND-mask for matching cards, OR-mask for matching cards,
@@ -140,10 +138,10 @@ class HanabiTables:
     Observation rows (float, one row per index value): ``card_rows [26, 25]``, ``knowledge_rows
     [4096, 35]``, ``missing_rows [p * 2^p, p]`` (index o * 2^p + absolute missing mask),
     ``deck_rows [51, deck_len]`` (index: cards left), ``fireworks_rows [6, 5]``,
-    ``tokens_rows [36, 11]`` (index info * 4 + lives), ``discard_rows [216, 10]``,
+    ``tokens_rows [(I+1)(L+1), I+L]`` (index info * (L+1) + lives), ``discard_rows [216, 10]``,
     ``last_action_rows [p * num_codes + 1, la_len]`` (index actor-relative-to-observer * num_codes +
     code; the last row: no move yet), ``last_action_base [p + 1, p]`` (row ``actor + 1``: the first
-    row index per observer; row 0, no move yet: the last row), ``sad_rows [M + 1, M]`` (last row zeros).
+    row index per observer; row 0, no move yet: the last row), ``onehot_rows [M + 1, M]`` (one-hot of a move uid; last row zeros).
 
     Legal-move rows (bool): ``play_discard_rows [2(h+1) + 1, 2h]`` (index 2 * cards-in-hand +
     discard-allowed; the last row for finished games), ``hint_rows [1024, 10]`` (index: the
@@ -154,13 +152,13 @@ class HanabiTables:
     1: scored, 2: scored and regained an information token.
     """
 
-    def __init__(self, num_players: int, device: torch.device) -> None:
-        p = num_players
-        h = default_hand_size(p)
+    def __init__(self, rules: HanabiRules, device: torch.device) -> None:
+        p, h = rules.num_players, rules.hand_size
         self.num_players, self.hand_size, self.device = p, h, device
+        self.max_info, self.max_lives = max_info, max_lives = rules.max_info_tokens, rules.max_lives
         moves = _moves(p, h)
         self.num_moves = m = len(moves)
-        self.layout = Sections.of(observation_layout(p))
+        self.layout = Sections.of(observation_layout(HanabiRules(p, hand_size=h, max_info_tokens=max_info, max_lives=max_lives)))
         self.deck_len, self.knowledge_per_card = self.layout.deck_len, self.layout.knowledge_per_card
         self.last_action_len = self.layout.last_action_len
         self.num_hint_codes = (p - 1) * (NUM_COLOURS + NUM_RANKS) << h
@@ -180,7 +178,10 @@ class HanabiTables:
                 info.append([mv.kind, mv.slot, mv.offset, -1, 0, -1, 0, self.num_hint_codes + uid * (NUM_CARDS + 1) * 3])
         self.move_info = torch.tensor(info, dtype=torch.long, **to)
         self.move_info_rows = self.move_info.t().contiguous()
-        cards = [[c // NUM_RANKS, c % NUM_RANKS, (1 << (c // NUM_RANKS)) | (1 << (5 + c % NUM_RANKS)), DISCARD_RADIX[c % NUM_RANKS]] for c in range(NUM_CARDS)]
+        cards = [
+            [c // NUM_RANKS, c % NUM_RANKS, (1 << (c // NUM_RANKS)) | (1 << (5 + c % NUM_RANKS)), DISCARD_RADIX[c % NUM_RANKS]]
+            for c in range(NUM_CARDS)
+        ]
         cards.append([NUM_COLOURS, NUM_RANKS, 0, 0])
         self.card_info = torch.tensor(cards, dtype=torch.long, **to)
         self.card_bits = self.card_info[:, BITS].contiguous()
@@ -223,9 +224,9 @@ class HanabiTables:
         ).to(device)
         self.fireworks_rows = _bit_rows(NUM_RANKS + 1, NUM_RANKS, [[n - 1] if n else [] for n in range(NUM_RANKS + 1)]).to(device)
         self.tokens_rows = _bit_rows(
-            (MAX_INFO + 1) * (MAX_LIVES + 1),
-            MAX_INFO + MAX_LIVES,
-            [list(range(i)) + [MAX_INFO + j for j in range(n)] for i in range(MAX_INFO + 1) for n in range(MAX_LIVES + 1)],
+            (max_info + 1) * (max_lives + 1),
+            max_info + max_lives,
+            [list(range(i)) + [max_info + j for j in range(n)] for i in range(max_info + 1) for n in range(max_lives + 1)],
         ).to(device)
         discard_bits = []
         for code in range(NUM_DISCARD_CODES):
@@ -238,12 +239,12 @@ class HanabiTables:
         self.last_action_rows = self._last_action_rows(moves).to(device)
         base = [[p * self.num_codes] * p] + [[(a - o) % p * self.num_codes for o in range(p)] for a in range(p)]
         self.last_action_base = torch.tensor(base, dtype=torch.long, **to)
-        self.sad_rows = _bit_rows(m + 1, m, [[u] for u in range(m)] + [[]]).to(device)
+        self.onehot_rows = _bit_rows(m + 1, m, [[u] for u in range(m)] + [[]]).to(device)
 
         # Legal-move rows: plays/discards by (cards in hand, discard allowed) plus an all-False
         # row for finished games; hints by the target's colour/rank bits (0 when no hint is allowed).
         pd = [(list(range(n)) if d else []) + [h + j for j in range(n)] for n in range(h + 1) for d in (0, 1)]
-        self.play_discard_rows = _bit_rows(len(pd) + 1, 2 * h, pd + [[]]).bool().to(device)
+        self.play_discard_rows = _bit_rows(len(pd) + 1, 2 * h, [*pd, []]).bool().to(device)
         self.hint_rows = _bit_rows(1 << 10, 10, [[i for i in range(10) if code >> i & 1] for code in range(1 << 10)]).bool().to(device)
 
     def _last_action_rows(self, moves: list[_Move]) -> torch.Tensor:
@@ -275,11 +276,21 @@ class HanabiTables:
         return _bit_rows(len(rows), width, rows)
 
 
+def game_key(rules: HanabiRules) -> HanabiRules:
+    """The part of ``rules`` the tables depend on (the game, not the observation variant)."""
+    if not rules.is_standard_deck:
+        raise ValueError(
+            f"HanabiBatch supports the standard deck of 5 colours x 5 ranks (card knowledge is packed in "
+            f"12-bit tables), got num_colours={rules.num_colours}, num_ranks={rules.num_ranks}; use HanabiEnv (HLE) for other decks"
+        )
+    return HanabiRules(rules.num_players, hand_size=rules.hand_size, max_info_tokens=rules.max_info_tokens, max_lives=rules.max_lives)
+
+
 @lru_cache(maxsize=32)
-def _cached(num_players: int, device: torch.device) -> HanabiTables:
-    return HanabiTables(num_players, device)
+def _cached(game: HanabiRules, device: torch.device) -> HanabiTables:
+    return HanabiTables(game, device)
 
 
-def tables_for(num_players: int, device: torch.device) -> HanabiTables:
-    """Shared (read-only) tables for ``num_players`` players on ``device``."""
-    return _cached(num_players, torch.device(device))
+def tables_for(rules: HanabiRules, device: torch.device | str) -> HanabiTables:
+    """Shared (read-only) tables for the game of ``rules`` on ``device``."""
+    return _cached(game_key(rules), torch.device(device))

@@ -8,24 +8,36 @@ from __future__ import annotations
 
 import torch
 
-from eqc.domains.hanabi.batched_tables import DECK_SIZE, NUM_CARDS, HanabiTables
+from eqc._checks import check_tensor
+from eqc.domains.hanabi.batched.tables import DECK_SIZE, NUM_CARDS, HanabiTables
 
-__all__ = ["check_decks", "check_moves", "check_legal", "as_long_tensor"]
+__all__ = ["as_long_tensor", "check_decks", "check_legal", "check_moves", "check_out"]
 
 _SHOW = 5  # offending games listed in an error message
+_INTEGER_DTYPES = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
 
 
-def as_long_tensor(value: object, name: str, shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
-    """Check that ``value`` is an integer tensor of ``shape`` on ``device``; return it as long."""
-    if not isinstance(value, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of integers, got {type(value).__name__}")
-    if value.dtype == torch.bool or value.dtype.is_floating_point or value.dtype.is_complex:
-        raise TypeError(f"{name} must have an integer dtype (torch.long), got {value.dtype}")
+def _check_shape_device(value: torch.Tensor, name: str, shape: tuple[int, ...], device: torch.device) -> None:
     if tuple(value.shape) != shape:
         raise ValueError(f"{name} must have shape {list(shape)}, got {list(value.shape)}")
     if value.device != device:
         raise ValueError(f"{name} is on device {value.device}, but the environment is on {device}")
+
+
+def as_long_tensor(value: object, name: str, shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
+    """Check that ``value`` is an integer tensor of ``shape`` on ``device``; return it as long."""
+    check_tensor(value, name)
+    if value.dtype not in _INTEGER_DTYPES:
+        raise TypeError(f"{name} must have an integer dtype (torch.long), got {value.dtype}")
+    _check_shape_device(value, name, shape, device)
     return value.long()
+
+
+def check_out(value: object, name: str, dtype: torch.dtype, shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
+    """Check a caller-owned output buffer: a ``dtype`` tensor of ``shape`` on ``device``."""
+    check_tensor(value, name, dtypes=(dtype,))
+    _check_shape_device(value, name, shape, device)
+    return value
 
 
 def _games(rows: torch.Tensor) -> str:

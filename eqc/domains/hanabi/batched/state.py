@@ -3,10 +3,10 @@
 Every tensor has a leading batch dimension ``B``; ``P`` players, hand size ``h``. Tensors are
 created once and then only updated in place, so their storage never moves (CUDA-graph friendly).
 
-Hands hold card ids (``colour*5 + rank``) with slot 0 the oldest card, as HLE: a played or
+Hands hold card ids (:mod:`eqc.domains.hanabi.layouts`) with slot 0 the oldest card, as HLE: a played or
 discarded card is removed, later cards move one slot down and a drawn card goes to the last
 slot; ``EMPTY`` (25) fills the slots a hand no longer has once the deck is out. Card knowledge is
-public: one 12-bit integer per (player, slot) as described in ``batched_tables`` (HLE's
+public: one 12-bit integer per (player, slot) as described in ``tables`` (HLE's
 ``CardKnowledge``: plausible colours and ranks, hinted flags), 0 for an empty slot.
 """
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields
 
 import torch
 
-from eqc.domains.hanabi.batched_tables import DECK_SIZE, EMPTY, FRESH, MAX_INFO, MAX_LIVES, NUM_COLOURS, HanabiTables
+from eqc.domains.hanabi.batched.tables import DECK_SIZE, EMPTY, FRESH, NUM_COLOURS, HanabiTables
 
 __all__ = ["PADDED_DECK", "BatchState", "new_state", "pad_decks", "restart", "sample_decks", "shuffle_front"]
 
@@ -37,8 +37,10 @@ class BatchState:
     last_player [B] absolute seat of the last mover (-1: none); last_code [B] the
     observer-independent last-action code (see ``HanabiTables``; 0 while there is no last move);
     score [B] HLE's score (0 once all lives are lost); reward float [B] of the last step;
-    done bool [B]; restarted bool [B] games re-dealt by the last step (auto_reset);
-    final_score [B] the finished game's score where restarted, else -1;
+    done bool [B] the game is over; moves_made [B] moves made in the current game;
+    ended bool [B] the game ended on the last step (its move was the last);
+    final_score [B] that game's final score where ``ended``, else -1;
+    restarted bool [B] games re-dealt by the last step (auto_reset: equal to ``ended``);
     shuffle_draws bool [B] draws pick a uniform undealt card (lazy shuffle of pool decks, see
     ``rules.apply_moves``) instead of the next one in ``deck`` order.
     """
@@ -58,8 +60,10 @@ class BatchState:
     score: torch.Tensor
     reward: torch.Tensor
     done: torch.Tensor
-    restarted: torch.Tensor
+    moves_made: torch.Tensor
+    ended: torch.Tensor
     final_score: torch.Tensor
+    restarted: torch.Tensor
     shuffle_draws: torch.Tensor
 
     def clone(self) -> BatchState:
@@ -90,8 +94,10 @@ def new_state(num_envs: int, tables: HanabiTables) -> BatchState:
         score=z(b),
         reward=z(b, dtype=torch.float32),
         done=torch.ones(b, dtype=torch.bool, device=dev),
-        restarted=z(b, dtype=torch.bool),
+        moves_made=z(b),
+        ended=z(b, dtype=torch.bool),
         final_score=z(b) - 1,
+        restarted=z(b, dtype=torch.bool),
         shuffle_draws=z(b, dtype=torch.bool),
     )
 
@@ -99,17 +105,14 @@ def new_state(num_envs: int, tables: HanabiTables) -> BatchState:
 def restart(state: BatchState, tables: HanabiTables, mask: torch.Tensor, decks: torch.Tensor, shuffle_draws: bool) -> None:
     """Re-deal the games where ``mask`` (bool [B]) from ``decks`` (padded, see ``pad_decks``); others are untouched.
 
-    A fresh game: hands dealt player by player from the deck's front (slot 0 first), 8
-    information tokens, 3 lives, player 0 to act, no last action; later draws follow the deck
-    (``shuffle_draws=False``) or pick uniformly among its undealt cards (``True``). Sets
-    ``restarted`` to ``mask`` and ``final_score`` to the old score where ``mask`` (else -1);
-    restarted games get reward 0.
+    A fresh game: hands dealt player by player from the deck's front (slot 0 first), all
+    information tokens and lives, player 0 to act, no last action, no move made; later draws follow
+    the deck (``shuffle_draws=False``) or pick uniformly among its undealt cards (``True``).
+    ``reward``, ``ended``, ``final_score`` and ``restarted`` are the caller's (they describe the step).
     """
     s, t = state, tables
     b, p, h = mask.shape[0], t.num_players, t.hand_size
     m1, m2 = mask.view(b, 1), mask.view(b, 1, 1)
-    s.final_score.copy_(torch.where(mask, s.score, -1))
-    s.restarted.copy_(mask)
     words = s.deck.view(torch.int64)
     torch.where(m1, decks.view(torch.int64), words, out=words)
     torch.where(m2, decks[:, : p * h].long().view(b, p, h), s.hands, out=s.hands)
@@ -117,15 +120,15 @@ def restart(state: BatchState, tables: HanabiTables, mask: torch.Tensor, decks: 
     s.dealt.masked_fill_(mask, p * h)
     s.fireworks.masked_fill_(m1, 0)
     s.discard_code.masked_fill_(m1, 0)
-    s.info.masked_fill_(mask, MAX_INFO)
-    s.lives.masked_fill_(mask, MAX_LIVES)
+    s.info.masked_fill_(mask, t.max_info)
+    s.lives.masked_fill_(mask, t.max_lives)
     s.current.masked_fill_(mask, 0)
     s.turns_left.masked_fill_(mask, p)
     s.last_player.masked_fill_(mask, -1)
     s.last_code.masked_fill_(mask, 0)
     s.score.masked_fill_(mask, 0)
-    s.reward.masked_fill_(mask, 0.0)
     s.done.masked_fill_(mask, False)
+    s.moves_made.masked_fill_(mask, 0)
     s.shuffle_draws.masked_fill_(mask, shuffle_draws)
 
 

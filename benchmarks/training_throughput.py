@@ -1,0 +1,69 @@
+"""Training throughput of eqc's Hanabi learners: environment steps/s and updates/s while learning.
+
+For each config, builds the learner, runs ``--warmup`` iterations, then times iterations for
+``--seconds`` and reports wall-clock env steps/s, updates/s and process-CPU steps/s (robust to
+other jobs on a shared machine), with the machine's load average before and after.
+
+Usage: ``python benchmarks/training_throughput.py [--configs configs/hanabi/vdn_cpu.toml ...]
+[--device cpu] [--threads 1] [--seconds 30] [--warmup 3]``. Prints a markdown table.
+
+Threads: ``torch.set_num_threads(--threads)``, default 1 (on the shared 2-core machine of
+``RESULTS.md`` one thread is fastest; see the README).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from pathlib import Path
+
+import torch
+
+from eqc._checks import check_device
+from eqc.domains.hanabi.training.config import load_config
+from eqc.domains.hanabi.training.run import make_learner
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def measure(path: Path, device: torch.device, seconds: float, warmup: int) -> dict[str, float]:
+    config = load_config(path)
+    learner = make_learner(config, seed=0, device=device)
+    for _ in range(warmup):
+        learner.iteration()
+    steps0, updates0 = learner.env_steps, learner.updates
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    while time.perf_counter() - wall0 < seconds:
+        stats = learner.iteration()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    steps, updates = learner.env_steps - steps0, learner.updates - updates0
+    float(stats.get("loss", 0.0))  # the loss is read once, outside the timed loop
+    return {"steps_per_s": steps / wall, "updates_per_s": updates / wall, "cpu_steps_per_s": steps / max(cpu, 1e-9)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--configs", nargs="+", type=Path, default=[ROOT / "configs/hanabi/vdn_cpu.toml"])
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--warmup", type=int, default=3)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    device = check_device(args.device)
+    load_before = os.getloadavg()
+    print(f"{platform.processor() or platform.machine()}, torch {torch.__version__}, {args.threads} thread(s), device {device}")
+    print("| config | env steps/s | updates/s | CPU-time steps/s |")
+    print("|---|---:|---:|---:|")
+    for path in args.configs:
+        r = measure(path, device, args.seconds, args.warmup)
+        print(f"| {path.name} | {r['steps_per_s']:,.0f} | {r['updates_per_s']:,.1f} | {r['cpu_steps_per_s']:,.0f} |")
+    print(f"load average (1 min) before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

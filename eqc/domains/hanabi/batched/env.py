@@ -1,0 +1,344 @@
+"""``HanabiBatch``: many games of Hanabi at once as torch tensors, exactly HLE 0.0.4's game.
+
+The whole game lives in dense tensors with a leading batch dimension on any torch device (see
+``state``); ``step`` applies one move per game without a Python loop over games and without
+host-device synchronisation when ``check=False``. Observations are HLE's canonical encoding for
+every player (``encoding``) in the variant of ``HanabiRules`` (``variants``). Card ids, move uids
+and player numbering: :mod:`eqc.domains.hanabi.layouts`.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import torch
+
+from eqc._checks import check_bool, check_device, check_int
+from eqc.domains.hanabi.batched.checks import check_decks, check_legal, check_moves, check_out
+from eqc.domains.hanabi.batched.dynamics import apply_moves, last_action_codes, legal_moves
+from eqc.domains.hanabi.batched.encoding import EncodingScratch, encode
+from eqc.domains.hanabi.batched.state import BatchState, new_state, pad_decks, restart, sample_decks, shuffle_front
+from eqc.domains.hanabi.batched.tables import DECK_SIZE, NUM_CARDS, NUM_COLOURS, tables_for
+from eqc.domains.hanabi.batched.variants import sad_block, v0_belief
+from eqc.domains.hanabi.layouts import resolve_rules
+from eqc.domains.hanabi.rules import HanabiRules
+
+__all__ = ["HanabiBatch"]
+
+# Below this many games a full shuffle of the spare-deck pool (one argsort) is cheaper than P*h
+# vectorised Fisher-Yates steps; both give uniform deals.
+_FRONT_SHUFFLE_MIN_ENVS = 256
+
+
+class HanabiBatch:
+    """``num_envs`` games of Hanabi under ``rules`` on ``device``.
+
+    Args:
+        num_envs: number of games B.
+        rules: the game and observation variant (``HanabiRules``; standard 5x5 deck only;
+            default: 2 players, canonical "full" observation). The old keywords ``num_players``,
+            ``sad`` (bool: "greedy_onehot") and ``knowledge`` still work, ``num_players`` also
+            positionally.
+        device: torch device of every tensor ("cpu", "cuda", ...).
+        seed: seeds the ``torch.Generator`` that shuffles decks (the global RNG is never used).
+        auto_reset: same-step reset. A game that ends on a ``step`` is re-dealt within that
+            call: ``step`` returns the reward of the move made (the ending move included),
+            ``ended`` marks those games and ``final_score`` gives their final score (-1 elsewhere);
+            afterwards ``observations()``/``legal_move_mask()`` describe the new game, so every
+            game always has a legal move and ``terminal`` stays all False. Without it a finished
+            game keeps its final state and observations, has no legal move, and its entries of
+            ``moves`` are ignored.
+        check: validate every argument (types, shapes, devices, deck contents, move legality);
+            ``check=False`` is the fast path: no validation, no host-device synchronisation.
+
+    Usage::
+
+        env = HanabiBatch(1024, HanabiRules(knowledge="v0_belief"), auto_reset=True)
+        env.reset()
+        for _ in range(steps):
+            obs, legal = env.observations(), env.legal_move_mask()   # [B, P, obs_dim], [B, M]
+            moves = torch.multinomial(legal.float(), 1).squeeze(1)   # a move of env.current_player
+            reward = env.step(moves)                                  # [B]
+            scores = env.final_score[env.ended]                       # games that just ended
+
+    ``observations(out)``/``legal_move_mask(out)`` write into caller-owned buffers. Status tensors
+    (``current_player``, ``score``, ``lives``, ``info_tokens``, ``fireworks``, ``cards_left``,
+    ``moves_made``, ``terminal``, ``reward``, ``ended``, ``final_score``, ``decks``) are copies;
+    ``state`` is the live ``BatchState``. With ``check=False`` ``moves`` must be valid move uids
+    (a long tensor on ``device``); nothing is read back to the host, so the calls can be captured
+    by CUDA graphs (with ``auto_reset``, ``step`` refreshes its pool of spare decks every few steps
+    from Python: capture ``observations``/``legal_move_mask`` and the policy, not ``step``).
+    In checked mode a ``step`` when every game is over raises ValueError, as ``HanabiEnv`` does
+    for a move after the end; a ``step`` or view before ``reset`` raises RuntimeError.
+    On the "meta" device (shape-only tracing) sampling uses no generator.
+
+    Old names kept as aliases: ``legal_moves`` (``legal_move_mask``), ``done`` (``terminal``),
+    ``deck_size`` (deprecated: the cards left, now ``cards_left``; ``rules.deck_size`` is the full deck).
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        rules: HanabiRules | int | None = None,
+        device: torch.device | str = "cpu",
+        seed: int = 0,
+        *,
+        auto_reset: bool = False,
+        check: bool = True,
+        num_players: int | None = None,
+        sad: bool | None = None,
+        knowledge: str | None = None,
+    ) -> None:
+        self.rules = r = resolve_rules(rules, num_players=num_players, sad=sad, knowledge=knowledge)
+        check_int(num_envs, "num_envs", low=1)
+        self.device = check_device(device)
+        check_int(seed, "seed", low=0, high=2**63 - 1)
+        self.auto_reset = check_bool(auto_reset, "auto_reset")
+        self.check = check_bool(check, "check")
+        self.tables = tables_for(r, self.device)
+        _check_memory(num_envs, r, self.device)
+        self.num_envs = num_envs
+        self.num_players, self.hand_size = r.num_players, r.hand_size
+        self.num_moves, self.obs_dim, self.canonical_dim = r.num_moves, r.obs_dim, r.canonical_dim
+        # The meta device (shape-only tracing; the tests use it to prove the fast path never reads a
+        # tensor value) has no random generator.
+        self.generator: torch.Generator | None = None
+        if self.device.type != "meta":
+            self.generator = torch.Generator(device=self.device).manual_seed(seed)
+        self._state = new_state(num_envs, self.tables)
+        # SAD: the last actor's seat (-1: none) and greedy move uid (greedy_onehot) or last-action code (greedy_last_action).
+        self._sad_player = torch.full((num_envs,), -1, dtype=torch.long, device=self.device)
+        self._sad_value = torch.zeros(num_envs, dtype=torch.long, device=self.device)
+        self._legal = torch.zeros(num_envs, self.num_moves, dtype=torch.bool, device=self.device)
+        self._pool = self._state.deck.clone()
+        # A game lasts at least this many moves (bomb-out, completed fireworks or deck-out, whichever
+        # is fastest), so refreshing the spare-deck pool this often means no game is re-dealt twice
+        # from one pool deck (re-dealt at step t, it ends at step t + period at the earliest).
+        self._pool_period = min(r.max_lives, NUM_CARDS, DECK_SIZE - r.num_players * r.hand_size + r.num_players)
+        self._scratch = EncodingScratch(num_envs, self.tables)
+        self._steps = 0
+        self._started = False
+
+    # ---------------------------------------------------------------- lifecycle
+    def reset(self, decks: torch.Tensor | None = None) -> None:
+        """Deal new games in every environment: from ``decks`` (long [B, 50], card ids in dealing order) or shuffled decks."""
+        if decks is None:
+            decks = sample_decks(self.num_envs, self.tables, self.generator)
+        else:
+            if self.check:
+                decks = check_decks(decks, self.num_envs, self.tables)
+            decks = pad_decks(decks)
+        s = self._state
+        restart(s, self.tables, torch.ones_like(s.done), decks, shuffle_draws=False)
+        s.reward.fill_(0.0)
+        s.ended.fill_(False)
+        s.restarted.fill_(False)
+        s.final_score.fill_(-1)
+        self._sad_player.fill_(-1)
+        self._sad_value.fill_(0)
+        self._steps = 0
+        self._started = True
+
+    def step(self, moves: torch.Tensor, greedy: torch.Tensor | None = None) -> torch.Tensor:
+        """Apply ``moves`` (long [B] move uids of the players to act); return the rewards (float [B]).
+
+        With ``auto_reset`` games that end here are re-dealt before returning (see the class
+        docstring). ``greedy`` (SAD variants only, long [B]): the actors' greedy moves (default:
+        the moves made).
+        """
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        s, t = self._state, self.tables
+        if self.check:
+            if bool(s.done.all()):
+                raise ValueError("every game is over (terminal); call reset() to start new ones (or use auto_reset=True)")
+            moves = check_moves(moves, self.num_envs, t)
+            check_legal(moves, legal_moves(s, t, self._legal), ~s.done)
+        elif moves.dtype != torch.long:
+            moves = moves.long()
+        if greedy is not None:
+            greedy = self._check_greedy(greedy)
+        active = ~s.done
+        if self.rules.sad != "off":
+            shown = moves if greedy is None else greedy
+            if self.rules.sad == "greedy_last_action":
+                shown = last_action_codes(s, t, shown)
+            torch.where(active, shown, self._sad_value, out=self._sad_value)
+            torch.where(active, s.current, self._sad_player, out=self._sad_player)
+        noise = None
+        if self.auto_reset:
+            if self._steps % self._pool_period == 0:
+                if self.num_envs >= _FRONT_SHUFFLE_MIN_ENVS:
+                    shuffle_front(self._pool, self.num_players * self.hand_size, self.generator)
+                else:
+                    self._pool.copy_(sample_decks(self.num_envs, t, self.generator))  # keep the storage (CUDA graphs)
+            noise = torch.rand(self.num_envs, generator=self.generator, device=self.device)
+        apply_moves(s, t, moves, active, noise)
+        torch.logical_and(s.done, active, out=s.ended)
+        s.final_score.copy_(s.score).masked_fill_(~s.ended, -1)
+        if self.auto_reset:
+            restart(s, t, s.ended, self._pool, shuffle_draws=True)
+            s.restarted.copy_(s.ended)
+            self._sad_player.masked_fill_(s.ended, -1)
+            self._sad_value.masked_fill_(s.ended, 0)
+        self._steps += 1
+        return s.reward.clone()
+
+    # ---------------------------------------------------------------- views
+    def observations(self, out: torch.Tensor | None = None) -> torch.Tensor:
+        """Float [B, P, obs_dim]: every player's observation (players relative to the observer).
+
+        ``out``: an optional float32 buffer of that shape on the env's device to write into.
+        """
+        self._require_started()
+        shape = (self.num_envs, self.num_players, self.obs_dim)
+        if out is None:
+            out = torch.empty(shape, dtype=torch.float32, device=self.device)
+        elif self.check:
+            check_out(out, "out", torch.float32, shape, self.device)
+        s, t = self._state, self.tables
+        extra = None if self.rules.sad == "off" else sad_block(s, t, self.rules.sad, self._sad_player, self._sad_value)
+        encode(s, t, out, self._scratch, extra, knowledge=self.rules.observation_type == "full")
+        if self.rules.knowledge == "v0_belief":
+            v0_belief(s, t, out)
+        return out
+
+    def legal_move_mask(self, out: torch.Tensor | None = None) -> torch.Tensor:
+        """Bool [B, M]: HLE's legal moves of the player to act; all False for finished games
+        (never with ``auto_reset``). ``out``: an optional bool buffer of that shape to write into."""
+        self._require_started()
+        shape = (self.num_envs, self.num_moves)
+        if out is None:
+            out = torch.empty(shape, dtype=torch.bool, device=self.device)
+        elif self.check:
+            check_out(out, "out", torch.bool, shape, self.device)
+        return legal_moves(self._state, self.tables, out)
+
+    legal_moves = legal_move_mask  # old name
+
+    @property
+    def state(self) -> BatchState:
+        """The live state tensors (updated in place by ``step``/``reset``)."""
+        return self._state
+
+    @property
+    def sad(self) -> bool:
+        """Whether a SAD block is appended (``rules.sad != "off"``)."""
+        return self.rules.sad != "off"
+
+    @property
+    def knowledge(self) -> str:
+        """``rules.knowledge``."""
+        return self.rules.knowledge
+
+    @property
+    def current_player(self) -> torch.Tensor:
+        """Long [B]: seat of the player to act."""
+        return self._state.current.clone()
+
+    @property
+    def score(self) -> torch.Tensor:
+        """Long [B]: HLE's score (fireworks total; 0 once all lives are lost)."""
+        return self._state.score.clone()
+
+    @property
+    def lives(self) -> torch.Tensor:
+        """Long [B]: life tokens left."""
+        return self._state.lives.clone()
+
+    @property
+    def info_tokens(self) -> torch.Tensor:
+        """Long [B]: information tokens held."""
+        return self._state.info.clone()
+
+    @property
+    def fireworks(self) -> torch.Tensor:
+        """Long [B, 5]: cards played per colour."""
+        return self._state.fireworks[:, :NUM_COLOURS].clone()
+
+    @property
+    def decks(self) -> torch.Tensor:
+        """Long [B, 50]: each game's deck; its first ``50 - cards_left`` cards were dealt in this order
+        (with auto_reset, draws pick uniformly among the undealt cards, so only that prefix is fixed)."""
+        return self._state.deck[:, :DECK_SIZE].long()
+
+    @property
+    def cards_left(self) -> torch.Tensor:
+        """Long [B]: cards left in the deck (``rules.deck_size`` is the full deck)."""
+        return DECK_SIZE - self._state.dealt
+
+    @property
+    def deck_size(self) -> torch.Tensor:
+        """Deprecated alias of ``cards_left`` (``deck_size`` now always means the full deck, ``rules.deck_size``)."""
+        message = "HanabiBatch.deck_size is deprecated: use cards_left (rules.deck_size is the full deck)"
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return self.cards_left
+
+    @property
+    def moves_made(self) -> torch.Tensor:
+        """Long [B]: moves made in each current game."""
+        return self._state.moves_made.clone()
+
+    @property
+    def terminal(self) -> torch.Tensor:
+        """Bool [B]: the game is over (always False after a ``step`` with ``auto_reset``; see ``ended``)."""
+        return self._state.done.clone()
+
+    done = terminal  # old name
+
+    @property
+    def reward(self) -> torch.Tensor:
+        """Float [B]: reward of the last step (change of the score; 0 where no move was made)."""
+        return self._state.reward.clone()
+
+    @property
+    def ended(self) -> torch.Tensor:
+        """Bool [B]: games whose last move was made by the last ``step`` (with or without ``auto_reset``)."""
+        return self._state.ended.clone()
+
+    @property
+    def final_score(self) -> torch.Tensor:
+        """Long [B]: the final score of the games that ended on the last step (``ended``); -1 elsewhere."""
+        return self._state.final_score.clone()
+
+    @property
+    def restarted(self) -> torch.Tensor:
+        """Bool [B]: games re-dealt by the last step (with ``auto_reset`` exactly ``ended``, else none)."""
+        return self._state.restarted.clone()
+
+    # ---------------------------------------------------------------- internals
+    def _require_started(self) -> None:
+        if not self._started:
+            raise RuntimeError("call reset() first")
+
+    def _check_greedy(self, greedy: torch.Tensor) -> torch.Tensor:
+        if self.rules.sad == "off":
+            raise ValueError("greedy is only accepted with a SAD observation (rules.sad != 'off', or the old sad=True)")
+        if not self.check:
+            return greedy.long()
+        greedy = check_moves(greedy, self.num_envs, self.tables, "greedy")
+        check_legal(greedy, self._legal, ~self._state.done, "greedy")
+        return greedy
+
+
+def _check_memory(num_envs: int, rules: HanabiRules, device: torch.device) -> None:
+    """Refuse a batch whose buffers cannot fit in the device's memory, before allocating anything."""
+    if device.type == "meta":
+        return
+    p, h = rules.num_players, rules.hand_size
+    floats = p * (p - 1) * h * NUM_CARDS + p * p + 3 * DECK_SIZE + 3 * 60 + 2 * p * 60 + p * p * h * 35 + p * rules.obs_dim
+    per_game = 4 * floats + 8 * (4 * p * h + 40) + 2 * 56
+    need = num_envs * per_game
+    if device.type == "cuda":
+        have = torch.cuda.get_device_properties(device).total_memory
+    else:
+        try:
+            have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+            return
+    if need > have:
+        raise ValueError(
+            f"num_envs = {num_envs} needs about {need / 2**30:,.1f} GiB for the game state and observation buffers "
+            f"({per_game:,} bytes per game), more than the {have / 2**30:,.1f} GiB of memory on {device}; use fewer games"
+        )

@@ -1,0 +1,201 @@
+"""``HanabiRules``: one validated description of a Hanabi game and of the observation agents see.
+
+Every Hanabi entry point takes it (``HanabiEnv``, ``HanabiBatch``, ``observation_layout``,
+``action_layout``, ``colour_symmetry``, ``RuleAgent``, evaluation), so the game's parameters are
+written and checked in one place. The card-id and move-uid conventions are stated in
+:mod:`eqc.domains.hanabi.layouts`, which implements them.
+
+Example::
+
+    rules = HanabiRules(num_players=2, knowledge="v0_belief")
+    rules.num_moves, rules.obs_dim, rules.deck_size      # 20, 658, 50
+    HanabiRules.from_dict(rules.to_dict()) == rules      # True: plain JSON for checkpoints
+    dataclasses.replace(rules, sad="greedy_onehot")      # a variant, validated again
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from functools import cached_property
+from typing import Any
+
+from eqc._checks import check_choice, check_int
+
+__all__ = ["KNOWLEDGE", "OBSERVATION_TYPES", "SAD_VARIANTS", "HanabiRules", "card_counts", "default_hand_size"]
+
+OBSERVATION_TYPES = ("full", "minimal")
+"""``full``: HLE's CARD_KNOWLEDGE observation (card-knowledge section included); ``minimal``: without it."""
+KNOWLEDGE = ("canonical", "v0_belief")
+"""``canonical``: HLE's card-knowledge bits; ``v0_belief``: OBL's v0 belief (see ``batched.variants``)."""
+SAD_VARIANTS = ("off", "greedy_onehot", "greedy_last_action")
+"""What is appended to every observation for SAD (Hu & Foerster 2020):
+
+- ``off``: nothing;
+- ``greedy_onehot``: a one-hot over move uids (``num_moves`` floats) of the greedy move of the
+  player who acted last, in that actor's frame, shown to every player but the actor, zeros before
+  the first move (eqc's compact variant);
+- ``greedy_last_action``: hanabi_SAD's exact block: HLE's last-action section (55 floats for 2
+  players) of the state reached by applying the last actor's greedy move, instead of the move
+  made, to the state before that move (no card is dealt after it), from each player's view; every
+  player sees it, the actor included; zeros before the first move.
+"""
+
+
+def default_hand_size(num_players: int) -> int:
+    """Cards per hand in the standard game: 5 for 2-3 players, 4 for 4-5."""
+    return 5 if num_players < 4 else 4
+
+
+def card_counts(num_ranks: int = 5) -> list[int]:
+    """Copies of each rank per colour, as HLE's ``NumberCardInstances``.
+
+    Rank 0 has 3 copies, the highest rank 1 copy, the others 2 (a single rank has 3 copies).
+    """
+    check_int(num_ranks, "num_ranks", low=1, high=5)
+    return [3 if r == 0 else 1 if r == num_ranks - 1 else 2 for r in range(num_ranks)]
+
+
+@dataclass(frozen=True)
+class HanabiRules:
+    """The game (HLE's parameters) and the observation variant, validated on construction.
+
+    Args:
+        num_players: 2..5.
+        num_colours, num_ranks: 1..5 each (standard: 5 and 5).
+        hand_size: cards per hand; None means the standard size (5 for 2-3 players, 4 for 4-5)
+            and is stored resolved, so ``HanabiRules(hand_size=None) == HanabiRules(hand_size=5)``.
+        max_info_tokens: information tokens at the start and at most (standard 8).
+        max_lives: life tokens at the start (standard 3).
+        observation_type: one of ``OBSERVATION_TYPES``.
+        knowledge: one of ``KNOWLEDGE``; ``v0_belief`` needs ``observation_type="full"``.
+        sad: one of ``SAD_VARIANTS``.
+
+    Derived: ``num_moves`` (move uids, 20 for 2 players), ``obs_dim`` (one player's observation
+    vector, 658 for 2 players, full, no SAD), ``deck_size`` (cards in the *full* deck, 50; the cards
+    left in a running game are ``cards_left`` on the environments), ``canonical_dim`` (HLE's
+    encoding without the SAD block), ``sad_dim``, ``num_card_ids`` (colours x ranks).
+    """
+
+    num_players: int = 2
+    num_colours: int = 5
+    num_ranks: int = 5
+    hand_size: int | None = None
+    max_info_tokens: int = 8
+    max_lives: int = 3
+    observation_type: str = "full"
+    knowledge: str = "canonical"
+    sad: str = "off"
+
+    def __post_init__(self) -> None:
+        check_int(self.num_players, "num_players", low=2, high=5)
+        check_int(self.num_colours, "num_colours", low=1, high=5)
+        check_int(self.num_ranks, "num_ranks", low=1, high=5)
+        if self.hand_size is None:
+            object.__setattr__(self, "hand_size", default_hand_size(self.num_players))
+        check_int(self.hand_size, "hand_size", low=1, high=8)  # HLE keeps reveal outcomes in 8-bit masks
+        check_int(self.max_info_tokens, "max_info_tokens", low=1, high=100)
+        check_int(self.max_lives, "max_lives", low=1, high=100)
+        for name, choices in (("observation_type", OBSERVATION_TYPES), ("knowledge", KNOWLEDGE), ("sad", SAD_VARIANTS)):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                hint = "; sad=True is the old spelling of sad='greedy_onehot'" if name == "sad" and isinstance(value, bool) else ""
+                raise TypeError(f"{name} must be a str, one of {list(choices)}, got {type(value).__name__} {value!r}{hint}")
+            check_choice(value, name, choices)
+        if self.knowledge == "v0_belief" and self.observation_type != "full":
+            raise ValueError("knowledge='v0_belief' rewrites the card-knowledge section, which only observation_type='full' has")
+        dealt = self.num_players * self.hand_size
+        if dealt >= self.deck_size:
+            raise ValueError(
+                f"hand_size * num_players = {dealt} exceeds the deck: a {self.deck_size}-card deck "
+                f"({self.num_colours} colours x {self.num_ranks} ranks) must keep at least one card to draw"
+            )
+
+    # ------------------------------------------------------------------ derived
+    @property
+    def deck_size(self) -> int:
+        """Cards in the full deck (50 in the standard game); never the cards left."""
+        return self.num_colours * sum(card_counts(self.num_ranks))
+
+    @property
+    def num_card_ids(self) -> int:
+        """Distinct cards (colours x ranks); card ids are ``0..num_card_ids-1``."""
+        return self.num_colours * self.num_ranks
+
+    @property
+    def num_moves(self) -> int:
+        """Move uids: 2 * hand_size + (num_players - 1) * (num_colours + num_ranks)."""
+        return 2 * self.hand_size + (self.num_players - 1) * (self.num_colours + self.num_ranks)
+
+    @cached_property
+    def canonical_dim(self) -> int:
+        """Length of HLE's canonical encoding (the observation without the SAD block)."""
+        from eqc.domains.hanabi.layouts import observation_layout
+
+        return observation_layout(dataclasses.replace(self, sad="off")).dim
+
+    @cached_property
+    def sad_dim(self) -> int:
+        """Length of the SAD block (0 when ``sad="off"``)."""
+        return self.obs_dim - self.canonical_dim
+
+    @cached_property
+    def obs_dim(self) -> int:
+        """Length of one player's observation vector for this variant (``observation_layout(self).dim``)."""
+        from eqc.domains.hanabi.layouts import observation_layout
+
+        return observation_layout(self).dim
+
+    @property
+    def is_standard_deck(self) -> bool:
+        """5 colours and 5 ranks (the deck the batched simulator's tables support)."""
+        return self.num_colours == 5 and self.num_ranks == 5
+
+    # ------------------------------------------------------------------ (de)serialisation
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able dict of the fields (hand_size resolved)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> HanabiRules:
+        """Inverse of :meth:`to_dict`; missing keys take their defaults, unknown keys are an error."""
+        if not isinstance(data, Mapping):
+            raise TypeError(f"data must be a mapping (from HanabiRules.to_dict), got {type(data).__name__}")
+        allowed = [f.name for f in fields(cls)]
+        unknown = sorted(set(data) - set(allowed), key=str)
+        if unknown:
+            raise ValueError(f"unknown HanabiRules key(s) {unknown}; allowed keys: {allowed}")
+        return cls(**dict(data))
+
+    @classmethod
+    def coerce(cls, rules: object, **legacy: Any) -> HanabiRules:
+        """``rules`` if given (then ``legacy`` keywords must all be None), else rules built from ``legacy``.
+
+        The old keyword signatures (``num_players=``, ``observation_type=``, ``sad=True``, ...)
+        map onto the fields here: ``sad`` True/False means "greedy_onehot"/"off";
+        ``max_information_tokens``/``max_life_tokens`` mean ``max_info_tokens``/``max_lives``.
+        """
+        given = {k: v for k, v in legacy.items() if v is not None}
+        if rules is not None:
+            if not isinstance(rules, HanabiRules):
+                raise TypeError(f"rules must be a HanabiRules, got {type(rules).__name__}")
+            if given:
+                raise ValueError(f"pass either rules or the game keywords {sorted(given)}, not both")
+            return rules
+        renames = {"max_information_tokens": "max_info_tokens", "max_life_tokens": "max_lives"}
+        kwargs = {renames.get(k, k): v for k, v in given.items()}
+        if "sad" in kwargs:
+            if not isinstance(kwargs["sad"], bool):
+                sad = kwargs["sad"]
+                hint = "or pass rules=HanabiRules(sad=...) for a named variant"
+                raise TypeError(f"sad must be a bool ({hint}), got {type(sad).__name__} {sad!r}")
+            kwargs["sad"] = "greedy_onehot" if kwargs["sad"] else "off"
+        try:
+            return cls(**kwargs)
+        except (TypeError, ValueError) as err:  # name the keyword the caller used
+            message = str(err)
+            for old, new in renames.items():
+                if old in given and message.startswith(new + " "):
+                    raise type(err)(f"{old} (HanabiRules.{new}){message[len(new):]}") from None
+            raise

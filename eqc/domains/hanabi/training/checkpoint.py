@@ -1,0 +1,109 @@
+"""Checkpoints: written atomically, loaded without executing code, describing themselves.
+
+A checkpoint is one file ``checkpoint.pt`` in a run directory: a dict of tensors and plain
+Python values saved with ``torch.save`` and read back with ``torch.load(weights_only=True)``,
+which refuses anything but tensors and primitive containers (no pickled code runs).
+It holds ``format``/``format_version``, the training ``config`` (nested dict), ``seed``, the
+learner's state (networks, optimizer, generators, counters), ``metrics`` rows so far and the
+versions of eqc and torch that wrote it.
+
+Writing goes to a temporary file in the same directory, is flushed and fsync'ed, then renamed
+over the old checkpoint (``os.replace`` is atomic on POSIX), and the directory is fsync'ed: a
+kill at any moment leaves either the old or the new checkpoint, and a failed write (full disk)
+leaves the old one intact.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+__all__ = ["CHECKPOINT_NAME", "CheckpointError", "atomic_write_bytes", "load_checkpoint", "save_checkpoint"]
+
+CHECKPOINT_NAME = "checkpoint.pt"
+FORMAT = "eqc-hanabi-agent"
+FORMAT_VERSION = 1
+_REQUIRED = ("format", "format_version", "config", "seed", "learner", "versions")
+
+
+class CheckpointError(ValueError):
+    """A file that is not a usable eqc Hanabi checkpoint (missing, truncated, foreign or mismatched)."""
+
+
+def atomic_write_bytes(path: Path, write: Any) -> None:
+    """Call ``write(file)`` on a temporary file beside ``path``, fsync it and rename it over ``path``."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def versions() -> dict[str, str]:
+    """The versions of eqc and torch (recorded in checkpoints and results)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        eqc_version = version("eqc")
+    except PackageNotFoundError:  # running from a source tree that was not installed
+        eqc_version = "unknown"
+    return {"eqc": eqc_version, "torch": str(torch.__version__)}
+
+
+def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
+    """Write ``payload`` (see the module docstring) atomically to ``path``."""
+    missing = [k for k in _REQUIRED if k not in payload and k not in ("format", "format_version", "versions")]
+    if missing:
+        raise ValueError(f"checkpoint payload lacks {missing}")
+    full = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "versions": versions(),
+        **payload,
+    }
+    atomic_write_bytes(Path(path), lambda f: torch.save(full, f))
+
+
+def resolve(path: str | Path) -> Path:
+    """A checkpoint file, or the checkpoint inside a run directory."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / CHECKPOINT_NAME
+    if not path.is_file():
+        raise CheckpointError(f"no checkpoint at {str(path)!r} (expected a run directory holding {CHECKPOINT_NAME}, or the file itself)")
+    return path
+
+
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
+    """Read and check a checkpoint (file or run directory); raise ``CheckpointError`` naming the problem."""
+    path = resolve(path)
+    try:
+        data = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as exc:  # truncated zip, foreign pickle with code, wrong format...
+        reason = f"{type(exc).__name__}: {str(exc)[:200]}"
+        raise CheckpointError(f"{path} is not a readable eqc checkpoint (truncated, corrupt or foreign): {reason}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        found = data.get("format") if isinstance(data, dict) else type(data).__name__
+        raise CheckpointError(f"{path} is not an eqc Hanabi checkpoint (format {found!r}, expected {FORMAT!r})")
+    if data.get("format_version") != FORMAT_VERSION:
+        raise CheckpointError(f"{path} has checkpoint format version {data.get('format_version')}, this eqc reads version {FORMAT_VERSION}")
+    missing = [k for k in _REQUIRED if k not in data]
+    if missing:
+        raise CheckpointError(f"{path} lacks {missing}")
+    return data

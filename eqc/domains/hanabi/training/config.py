@@ -1,0 +1,284 @@
+"""Training configuration: every key written once, with its default and meaning.
+
+A config is a TOML file with the sections below (configs/hanabi/*.toml); a key left out takes
+the default written here. Unknown sections or keys, wrong types and impossible values are
+refused with a message naming the key (``ConfigError``, a ``ValueError``). Each field's
+``help`` is the one-line documentation of the key (``eqc hanabi train --help-config`` prints
+them all).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_type_hints
+
+__all__ = [
+    "ConfigError",
+    "GameConfig",
+    "NetworkConfig",
+    "OptimConfig",
+    "PQNConfig",
+    "R2D2Config",
+    "RuleConfig",
+    "RunConfig",
+    "TrainConfig",
+    "describe_config",
+    "load_config",
+]
+
+ALGORITHMS = ("pqn", "r2d2")
+RULES = ("sp", "op", "gop")
+KNOWLEDGE = ("canonical", "v0_belief")
+SAD = ("off", "greedy_last_action", "greedy_onehot")
+HIDDEN = ("average", "identity")
+OPTIMIZERS = ("adam", "radam")
+GROUP_NAMES = ("C5", "D10", "S5", "A5")
+
+
+class ConfigError(ValueError):
+    """A training configuration that cannot be used (names the key and what is allowed)."""
+
+
+def _help(text: str, default: Any) -> Any:
+    return field(default=default, metadata={"help": text})
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    algorithm: str = _help("learner: 'pqn' (feed-forward, many parallel games, no replay) or 'r2d2' (LSTM, episode replay)", "pqn")
+    num_envs: int = _help("games played in lockstep on the device", 1024)
+    total_env_steps: int = _help("stop after this many environment steps (moves) summed over games", 200_000_000)
+    eval_every_steps: int = _help("greedy evaluation every this many environment steps", 2_000_000)
+    eval_games: int = _help("games per greedy evaluation, on fixed seeded decks", 1000)
+    eval_seed: int = _help("seed of the evaluation decks (the same decks at every evaluation)", 12345)
+    checkpoint_minutes: float = _help("write a checkpoint at least this often (wall-clock minutes)", 5.0)
+    threads: int = _help("torch threads (1 is fastest on a loaded 2-core CPU; see the README)", 1)
+    tensorboard: bool = _help("also write TensorBoard scalars to DIR/tensorboard (needs the tensorboard package)", False)
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    num_players: int = _help("players (2-5)", 2)
+    knowledge: str = _help("card-knowledge encoding: 'canonical' (HLE) or 'v0_belief' (SAD/OBL/JaxMARL)", "v0_belief")
+    sad: str = _help("SAD block appended to observations: 'off', 'greedy_last_action' (hanabi_SAD's) or 'greedy_onehot'", "off")
+    max_moves: int = _help("training episodes that reach this many moves end with reward -score (SAD's cap); 0 = no cap", 80)
+
+    @property
+    def uses_sad(self) -> bool:
+        """Whether observations carry a SAD block (then ``step`` needs the actors' greedy moves)."""
+        return self.sad != "off"
+
+
+@dataclass(frozen=True)
+class RuleConfig:
+    rule: str = _help("'sp' self-play, 'op' Other-Play over S5, 'gop' G-OP over `group`", "sp")
+    group: str = _help("colour group of G-OP: C5, D10, S5 or A5 (ignored by sp/op)", "D10")
+    symmetrize: str = _help("train the network symmetrized over this colour group ('' = plain network)", "")
+    hidden: str = _help("recurrent symmetrizer's hidden scheme: 'average' or 'identity'", "average")
+
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    hidden_size: int = _help("width of every hidden layer", 512)
+    mlp_layers: int = _help("Linear+ReLU layers before the recurrent core (or the whole trunk when lstm_layers = 0)", 3)
+    lstm_layers: int = _help("LSTM layers (0 = feed-forward)", 0)
+    layer_norm: bool = _help("LayerNorm after every Linear of the trunk (PQN)", True)
+    dueling: bool = _help("dueling heads: Q = V + A - mean of A over legal moves", True)
+    aux_weight: float = _help("weight of the SAD-AUX own-hand head (playable/dead/later per slot); 0 = no aux head", 0.0)
+
+
+@dataclass(frozen=True)
+class OptimConfig:
+    optimizer: str = _help("'adam' or 'radam'", "radam")
+    lr: float = _help("learning rate", 3e-4)
+    adam_eps: float = _help("Adam epsilon", 1e-8)
+    grad_clip: float = _help("clip the gradient norm to this (0 = no clipping)", 0.5)
+
+
+@dataclass(frozen=True)
+class PQNConfig:
+    rollout_steps: int = _help("steps per game collected between learning phases", 8)
+    epochs: int = _help("passes over each rollout", 2)
+    minibatches: int = _help("minibatches per pass", 4)
+    gamma: float = _help("discount", 0.99)
+    td_lambda: float = _help("lambda of the Q(lambda) returns (0 = one-step)", 0.7)
+    eps_start: float = _help("epsilon-greedy exploration at the start", 0.1)
+    eps_end: float = _help("epsilon after decay", 0.01)
+    eps_decay_steps: int = _help("environment steps of the linear epsilon decay", 20_000_000)
+
+
+@dataclass(frozen=True)
+class R2D2Config:
+    batch_size: int = _help("sequences per update (joint sequences with VDN)", 128)
+    buffer_episodes: int = _help("episodes held in replay", 2**16)
+    warmup_episodes: int = _help("episodes collected before learning starts", 10_000)
+    updates_per_step: float = _help("learner updates per batched environment step (the actor/learner ratio)", 0.25)
+    n_step: int = _help("n of the n-step double-Q target", 3)
+    gamma: float = _help("discount", 0.999)
+    target_update: int = _help("copy the online network to the target network every this many updates", 2500)
+    priority_exponent: float = _help("sampling probability ~ priority ** this", 0.9)
+    importance_exponent: float = _help("importance weights (N P) ** -this, normalised by their max", 0.6)
+    priority_max_weight: float = _help("sequence priority = this * max |TD| + (1 - this) * mean |TD|", 0.9)
+    vdn: bool = _help("VDN: both players' Q of their chosen moves summed (the player not on turn takes the no-op); false = IQL", True)
+    eps_base: float = _help("Ape-X exploration: player i of a game draws eps_base ** (1 + eps_alpha * i / (N - 1))", 0.1)
+    eps_alpha: float = _help("Ape-X exponent spread", 7.0)
+    eps_count: int = _help("N, the number of Ape-X epsilons", 80)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    run: RunConfig = field(default_factory=RunConfig)
+    game: GameConfig = field(default_factory=GameConfig)
+    rule: RuleConfig = field(default_factory=RuleConfig)
+    network: NetworkConfig = field(default_factory=NetworkConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    pqn: PQNConfig = field(default_factory=PQNConfig)
+    r2d2: R2D2Config = field(default_factory=R2D2Config)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """Plain nested dict (TOML/JSON-able) holding every key."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: object, source: str = "config") -> TrainConfig:
+        """Build from nested dicts; a missing key takes its default, anything unknown is an error."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"{source}: expected a table of sections, got {type(data).__name__}")
+        sections = {f.name: f for f in dataclasses.fields(cls)}
+        built = {}
+        for name, value in data.items():
+            if name not in sections:
+                raise ConfigError(f"{source}: unknown section [{name}]; allowed: {sorted(sections)}")
+            if not isinstance(value, dict):
+                raise ConfigError(f"{source}: [{name}] must be a table of keys, got {type(value).__name__}")
+            built[name] = _section(sections[name].default_factory, value, f"{source}: [{name}]")  # type: ignore[misc]
+        try:
+            return cls(**built)
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+
+    def to_toml(self) -> str:
+        """The config as TOML text (every key), readable by :func:`load_config`."""
+        lines = []
+        for section, values in self.to_dict().items():
+            lines.append(f"[{section}]")
+            lines += [f"{key} = {_toml_value(value)}" for key, value in values.items()]
+            lines.append("")
+        return "\n".join(lines)
+
+    def replace(self, **sections: dict[str, Any]) -> TrainConfig:
+        """A copy with some keys changed: ``config.replace(run={"num_envs": 64})``."""
+        data = self.to_dict()
+        for name, changes in sections.items():
+            data.setdefault(name, {}).update(changes)
+        return TrainConfig.from_dict(data, "replace()")
+
+
+def _section(cls: type, values: dict[str, Any], where: str) -> Any:
+    hints = get_type_hints(cls)
+    for key, value in values.items():
+        if key not in hints:
+            raise ConfigError(f"{where}: unknown key {key!r}; allowed: {sorted(hints)}")
+        expected = hints[key]
+        ok = isinstance(value, expected) and not (expected is int and isinstance(value, bool))
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+            values = {**values, key: value}
+            ok = True
+        if not ok:
+            raise ConfigError(f"{where}: key {key!r} must be {expected.__name__}, got {type(value).__name__} {value!r}")
+    return cls(**values)
+
+
+def _require(condition: bool, key: str, message: str) -> None:
+    if not condition:
+        raise ConfigError(f"{key} {message}")
+
+
+def _validate(c: TrainConfig) -> None:
+    r, g, ru, n, o, p, q = c.run, c.game, c.rule, c.network, c.optim, c.pqn, c.r2d2
+    for sec, obj in (("run", r), ("game", g), ("rule", ru), ("network", n), ("optim", o), ("pqn", p), ("r2d2", q)):
+        for f in dataclasses.fields(obj):
+            v = getattr(obj, f.name)
+            if isinstance(v, float):
+                _require(math.isfinite(v), f"[{sec}] {f.name}", f"must be finite, got {v}")
+    _require(r.algorithm in ALGORITHMS, "[run] algorithm", f"must be one of {ALGORITHMS}, got {r.algorithm!r}")
+    for key in ("num_envs", "total_env_steps", "eval_every_steps", "eval_games", "threads"):
+        _require(getattr(r, key) >= 1, f"[run] {key}", f"must be >= 1, got {getattr(r, key)}")
+    _require(r.num_envs <= 2**20, "[run] num_envs", f"must be <= {2**20}, got {r.num_envs}")
+    _require(0 <= r.eval_seed < 2**63, "[run] eval_seed", f"must be in [0, 2**63), got {r.eval_seed}")
+    _require(r.checkpoint_minutes > 0, "[run] checkpoint_minutes", f"must be > 0, got {r.checkpoint_minutes}")
+    _require(2 <= g.num_players <= 5, "[game] num_players", f"must be in 2..5, got {g.num_players}")
+    _require(g.knowledge in KNOWLEDGE, "[game] knowledge", f"must be one of {KNOWLEDGE}, got {g.knowledge!r}")
+    _require(g.sad in SAD, "[game] sad", f"must be one of {SAD}, got {g.sad!r}")
+    _require(g.max_moves >= 0, "[game] max_moves", f"must be >= 0, got {g.max_moves}")
+    _require(ru.rule in RULES, "[rule] rule", f"must be one of {RULES}, got {ru.rule!r}")
+    _require(ru.group in GROUP_NAMES, "[rule] group", f"must be one of {GROUP_NAMES}, got {ru.group!r}")
+    _require(ru.symmetrize in ("", *GROUP_NAMES), "[rule] symmetrize", f"must be '' or one of {GROUP_NAMES}, got {ru.symmetrize!r}")
+    _require(ru.hidden in HIDDEN, "[rule] hidden", f"must be one of {HIDDEN}, got {ru.hidden!r}")
+    _require(n.hidden_size >= 1, "[network] hidden_size", f"must be >= 1, got {n.hidden_size}")
+    _require(n.mlp_layers >= 1, "[network] mlp_layers", f"must be >= 1, got {n.mlp_layers}")
+    _require(n.lstm_layers >= 0, "[network] lstm_layers", f"must be >= 0, got {n.lstm_layers}")
+    _require(n.aux_weight >= 0, "[network] aux_weight", f"must be >= 0, got {n.aux_weight}")
+    pqn_lstm = f"must be 0 for algorithm 'pqn' (feed-forward), got {n.lstm_layers}"
+    _require(r.algorithm != "pqn" or n.lstm_layers == 0, "[network] lstm_layers", pqn_lstm)
+    _require(n.aux_weight == 0 or r.algorithm == "r2d2", "[network] aux_weight", "is only supported by algorithm 'r2d2'")
+    _require(o.optimizer in OPTIMIZERS, "[optim] optimizer", f"must be one of {OPTIMIZERS}, got {o.optimizer!r}")
+    _require(o.lr > 0, "[optim] lr", f"must be > 0, got {o.lr}")
+    _require(o.adam_eps > 0, "[optim] adam_eps", f"must be > 0, got {o.adam_eps}")
+    _require(o.grad_clip >= 0, "[optim] grad_clip", f"must be >= 0, got {o.grad_clip}")
+    for key in ("rollout_steps", "epochs", "minibatches", "eps_decay_steps"):
+        _require(getattr(p, key) >= 1, f"[pqn] {key}", f"must be >= 1, got {getattr(p, key)}")
+    _require(r.num_envs * p.rollout_steps >= p.minibatches, "[pqn] minibatches", "must not exceed num_envs * rollout_steps")
+    _require(0 <= p.gamma <= 1, "[pqn] gamma", f"must be in [0, 1], got {p.gamma}")
+    _require(0 <= p.td_lambda <= 1, "[pqn] td_lambda", f"must be in [0, 1], got {p.td_lambda}")
+    for key in ("eps_start", "eps_end"):
+        _require(0 <= getattr(p, key) <= 1, f"[pqn] {key}", f"must be in [0, 1], got {getattr(p, key)}")
+    for key in ("batch_size", "buffer_episodes", "n_step", "target_update", "eps_count"):
+        _require(getattr(q, key) >= 1, f"[r2d2] {key}", f"must be >= 1, got {getattr(q, key)}")
+    warmup = f"must be >= batch_size ({q.batch_size}), got {q.warmup_episodes}"
+    _require(q.warmup_episodes >= q.batch_size, "[r2d2] warmup_episodes", warmup)
+    _require(q.buffer_episodes >= q.warmup_episodes, "[r2d2] buffer_episodes", f"must be >= warmup_episodes ({q.warmup_episodes})")
+    _require(q.updates_per_step > 0, "[r2d2] updates_per_step", f"must be > 0, got {q.updates_per_step}")
+    _require(0 <= q.gamma <= 1, "[r2d2] gamma", f"must be in [0, 1], got {q.gamma}")
+    for key in ("priority_exponent", "importance_exponent", "priority_max_weight", "eps_base"):
+        _require(0 <= getattr(q, key) <= 1, f"[r2d2] {key}", f"must be in [0, 1], got {getattr(q, key)}")
+    _require(q.eps_alpha >= 0, "[r2d2] eps_alpha", f"must be >= 0, got {q.eps_alpha}")
+
+
+def load_config(path: str | Path) -> TrainConfig:
+    """Read and validate a TOML config file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file {str(path)!r} does not exist (see configs/hanabi/ for examples)")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    return TrainConfig.from_dict(data, str(path))
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return repr(value)
+
+
+def describe_config() -> str:
+    """Every section and key with its default and meaning, as TOML comments."""
+    lines = []
+    for section in dataclasses.fields(TrainConfig):
+        lines.append(f"[{section.name}]")
+        for f in dataclasses.fields(section.default_factory):  # type: ignore[arg-type]
+            lines.append(f"{f.name} = {_toml_value(f.default)}  # {f.metadata['help']}")
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,99 @@
+"""Greedy self-play evaluation of an ``Agent`` on ``HanabiBatch``, on fixed seeded decks."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import NamedTuple
+
+import torch
+
+from eqc.domains.hanabi.training.config import TrainConfig
+from eqc.domains.hanabi.training.network import Agent
+from eqc.domains.hanabi.training.setup import make_batch
+from eqc.evaluation import mean_sem
+
+__all__ = ["EvalResult", "evaluate_agent", "greedy_moves", "GreedyGames", "greedy_games", "summarize"]
+
+#: A two-player game lasts at most 89 moves (50 cards, 8 + discards hints); stop well beyond.
+_MAX_MOVES = 400
+#: Read "are all games over?" back from the device every this many moves.
+_SYNC_EVERY = 8
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """Greedy self-play over ``games`` games: mean score, its standard error, bomb-out and perfect rates."""
+
+    games: int
+    mean: float
+    sem: float
+    bombout: float
+    perfect: float
+
+    def __str__(self) -> str:
+        return f"{self.mean:.2f} ± {self.sem:.2f} over {self.games} games (bomb-out {self.bombout:.1%}, perfect {self.perfect:.1%})"
+
+    def as_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+def greedy_moves(agent: Agent, obs: torch.Tensor, legal: torch.Tensor, current: torch.Tensor, state: object) -> tuple[torch.Tensor, object]:
+    """Greedy HLE moves ``[B]`` of the players on turn; recurrent agents step every player.
+
+    ``obs [B, P, D]`` all players' observations, ``legal [B, M]`` the acting player's moves.
+    """
+    B, P, D = obs.shape
+    games = torch.arange(B, device=obs.device)
+    no_op = torch.zeros(B, 1, dtype=torch.bool, device=obs.device)
+    acting_legal = torch.cat([legal, no_op], dim=-1)
+    if not agent.recurrent:
+        q, _ = agent.step(obs[games, current], acting_legal)
+        return q.argmax(-1), None
+    seats = torch.arange(P, device=obs.device).view(1, P)
+    on_turn = (seats == current.view(B, 1)).unsqueeze(-1)  # [B, P, 1]
+    waiting = torch.cat([torch.zeros_like(legal), ~no_op], dim=-1)  # only the no-op
+    all_legal = torch.where(on_turn, acting_legal.unsqueeze(1), waiting.unsqueeze(1))
+    q, state = agent.step(obs.reshape(B * P, D), all_legal.reshape(B * P, -1), state)
+    return q.view(B, P, -1)[games, current].argmax(-1), state
+
+
+class GreedyGames(NamedTuple):
+    """Per-game results of greedy self-play: ``scores`` long ``[n]``, ``bombed_out`` bool ``[n]`` and
+    ``moves`` long ``[T, n]``, the move uid made at each move of each game (-1 once it is over)."""
+
+    scores: torch.Tensor
+    bombed_out: torch.Tensor
+    moves: torch.Tensor
+
+
+@torch.no_grad()
+def greedy_games(
+    agent: Agent, config: TrainConfig, device: torch.device, *, games: int | None = None, seed: int = 0, decks: torch.Tensor | None = None
+) -> GreedyGames:
+    """Greedy self-play on ``decks`` (long ``[n, 50]``) or on ``games`` decks dealt from ``seed``
+    (the same decks for the same seed)."""
+    if decks is not None:
+        games = decks.shape[0]
+    env = make_batch(config, games, device, seed, auto_reset=False)
+    env.reset(None if decks is None else decks.to(device))
+    state = agent.initial_state(games * config.game.num_players, device)
+    played = []
+    for move in range(_MAX_MOVES):
+        if move % _SYNC_EVERY == 0 and bool(env.state.done.all()):
+            break
+        moves, state = greedy_moves(agent, env.observations(), env.legal_move_mask(), env.state.current, state)
+        played.append(torch.where(env.state.done, -1, moves))
+        env.step(moves.clamp(max=env.num_moves - 1))  # finished games ignore their (meaningless) move
+    return GreedyGames(env.state.score.clone(), env.state.lives == 0, torch.stack(played))
+
+
+def evaluate_agent(agent: Agent, config: TrainConfig, games: int, seed: int, device: torch.device) -> EvalResult:
+    """Greedy self-play of ``agent`` in ``games`` games dealt from ``seed``: mean ± SEM, bomb-out and perfect rates."""
+    played = greedy_games(agent, config, device, games=games, seed=seed)
+    return summarize(played.scores, played.bombed_out)
+
+
+def summarize(scores: torch.Tensor, bombed: torch.Tensor, max_score: int = 25) -> EvalResult:
+    """``EvalResult`` of per-game scores and bomb-out flags (mean and SEM by :func:`eqc.evaluation.mean_sem`)."""
+    stat = mean_sem(scores.double(), "scores")
+    return EvalResult(stat.n, stat.mean, stat.sem, float(bombed.double().mean()), float((scores == max_score).double().mean()))

@@ -1,0 +1,201 @@
+"""What every Hanabi learner shares: games, agent, optimizer, exploration, relabelling, state.
+
+A learner owns a ``HanabiBatch`` of ``[run] num_envs`` games on its device (same-step
+``auto_reset``: a game that ends is re-dealt within the step), the ``Agent`` it trains, its
+optimizer and three seeded ``torch.Generator`` s (games, exploration, learning); the global RNG
+is never used. ``iteration()`` plays and learns for one round and returns scalar tensors to log
+(read them outside the hot loop). ``state_dict()``/``load_state_dict()`` hold everything a
+checkpoint restores: networks, optimizer, generators and counters (the games in progress are
+not saved: a resumed run deals new games).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import torch
+from torch import nn
+
+from eqc.domains.hanabi.training.config import TrainConfig
+from eqc.domains.hanabi.training.network import Agent, QNetwork
+from eqc.domains.hanabi.training.setup import colour_group, make_batch, move_symmetry
+from eqc.symmetrize import OtherPlay
+from eqc.symmetrize.other_play import Relabelling
+
+__all__ = ["Learner"]
+
+
+class Learner(ABC):
+    """Base class; subclasses implement :meth:`iteration` and :meth:`modules`."""
+
+    def __init__(self, config: TrainConfig, seed: int, device: torch.device) -> None:
+        self.config, self.seed, self.device = config, seed, device
+        c = config
+        B = c.run.num_envs
+        self.env_generator_seed = seed
+        self.env = make_batch(c, B, device, seed)
+        self.env.reset()
+        self.num_players = c.game.num_players
+        self.num_moves = self.env.num_moves
+        self.num_actions = self.num_moves + 1  # + the no-op
+        self.obs_dim = self.env.obs_dim
+        self._games = torch.arange(B, device=device)
+        self.explore_generator = torch.Generator(device=device).manual_seed(seed + 1_000_003)
+        self.learn_generator = torch.Generator(device=device).manual_seed(seed + 2_000_003)
+        self.relabel_generator = torch.Generator(device=device).manual_seed(seed + 3_000_017)
+        with torch.random.fork_rng(devices=[]):  # seeded initial weights; the global RNG is left as it was
+            torch.manual_seed(seed)
+            network = QNetwork(self.obs_dim, self.num_actions, c.network, aux_outputs=self.aux_outputs())
+        self.network = network.to(device)
+        self.agent = make_agent(c, self.network)
+        params = list(self.network.parameters())
+        optimizer = torch.optim.Adam if c.optim.optimizer == "adam" else torch.optim.RAdam
+        self.optimizer = optimizer(params, lr=c.optim.lr, eps=c.optim.adam_eps)
+        self.env_steps = 0
+        self.updates = 0
+        self.episodes = torch.zeros((), dtype=torch.long, device=device)
+        self.score_sum = torch.zeros((), dtype=torch.long, device=device)
+        self.other_play: OtherPlay | None = None
+        self.perms: torch.Tensor | None = None
+        self.acting: Relabelling | None = None
+        self._elements: torch.Tensor | None = None
+        if c.rule.rule != "sp":
+            group = colour_group("S5" if c.rule.rule == "op" else c.rule.group)
+            sym = move_symmetry(config, group)
+            self.other_play = OtherPlay(group, sym.observation_rep, sym.action_rep, self.relabel_generator, device)
+            self.perms = self._draw_perms()
+
+    # ---------------------------------------------------------------- to implement
+    @abstractmethod
+    def iteration(self) -> dict[str, torch.Tensor | float]:
+        """Play and learn for one round; return scalars to log (tensors are read by the caller)."""
+
+    @abstractmethod
+    def modules(self) -> dict[str, nn.Module]:
+        """The networks a checkpoint saves, by name."""
+
+    def aux_outputs(self) -> int:
+        return 0
+
+    # ---------------------------------------------------------------- relabelling
+    @property
+    def relabelling(self) -> OtherPlay | None:
+        return self.other_play
+
+    def _draw_perms(self) -> torch.Tensor:
+        """Fresh elements ``[B, P, 5]``: under VDN one random player per game keeps the identity (hanabi_SAD's
+        Other-Play); under IQL (``[r2d2] vdn = false``) every player draws."""
+        B, P = self.config.run.num_envs, self.num_players
+        group = self.other_play.group
+        if self._elements is None:  # no host-device copy: the group's elements live on the device
+            self._elements = group.elements.to(self.device)
+        draw = torch.randint(group.order, (B * P,), generator=self.relabel_generator, device=self.device)
+        perms = self._elements[draw].view(B, P, group.degree)
+        if self.config.run.algorithm == "pqn" or self.config.r2d2.vdn:
+            keeper = torch.randint(P, (B,), generator=self.relabel_generator, device=self.device)
+            identity = torch.arange(group.degree, device=self.device)
+            keep = torch.arange(P, device=self.device).view(1, P) == keeper.view(B, 1)
+            perms = torch.where(keep.unsqueeze(-1), identity, perms)
+        return perms
+
+    def acting_relabelling(self, current: torch.Tensor) -> Relabelling:
+        """The relabelling of each game's acting player (kept for mapping its move back)."""
+        self.acting = self.other_play.relabelling(self.perms[self._games, current])
+        return self.acting
+
+    def redraw(self, ended: torch.Tensor) -> None:
+        """New elements for the players of games that just ended (one element per player per episode)."""
+        if self.perms is not None:
+            self.perms = torch.where(ended.view(-1, 1, 1), self._draw_perms(), self.perms)
+
+    # ---------------------------------------------------------------- acting
+    def current_player(self) -> torch.Tensor:
+        return self.env.state.current
+
+    def with_no_op(self, legal: torch.Tensor, *, acting: bool) -> torch.Tensor:
+        """Append the no-op column: illegal for the acting player, the only legal move otherwise."""
+        no_op = torch.full((*legal.shape[:-1], 1), not acting, dtype=torch.bool, device=legal.device)
+        return torch.cat([legal if acting else torch.zeros_like(legal), no_op], dim=-1)
+
+    def epsilon(self) -> float:
+        p = self.config.pqn
+        frac = min(1.0, self.env_steps / p.eps_decay_steps)
+        return p.eps_start + frac * (p.eps_end - p.eps_start)
+
+    def explore(self, q: torch.Tensor, legal: torch.Tensor, epsilon: float | torch.Tensor) -> torch.Tensor:
+        """Epsilon-greedy over legal moves; ``epsilon`` a float or a per-row tensor."""
+        greedy = q.argmax(-1)
+        noise = torch.rand(q.shape, generator=self.explore_generator, device=q.device)
+        uniform = noise.masked_fill(~legal, -1.0).argmax(-1)
+        coin = torch.rand(q.shape[:-1], generator=self.explore_generator, device=q.device)
+        return torch.where(coin < epsilon, uniform, greedy)
+
+    def env_step(self, action: torch.Tensor, greedy: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Play the acting players' moves (in their relabelled games); return (reward, ended) ``[B]``.
+
+        ``greedy`` (SAD): the acting players' greedy moves in their relabelled games, shown to the others.
+        """
+        move = action if self.acting is None else self.acting.to_env_actions(action, check=False)
+        if greedy is None:
+            reward = self.env.step(move)
+        else:
+            greedy = greedy if self.acting is None else self.acting.to_env_actions(greedy, check=False)
+            reward = self.env.step(move, greedy=greedy)
+        ended = self.env.state.ended
+        final = self.env.state.final_score
+        self.episodes += ended.sum()
+        self.score_sum += torch.where(ended, final, 0).sum()
+        self.redraw(ended)
+        return reward, ended
+
+    # ---------------------------------------------------------------- learning
+    def optimize(self, loss: torch.Tensor) -> None:
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if self.config.optim.grad_clip > 0:
+            nn.utils.clip_grad_norm_(self.network.parameters(), self.config.optim.grad_clip)
+        self.optimizer.step()
+        self.updates += 1
+
+    # ---------------------------------------------------------------- state
+    def generators(self) -> dict[str, torch.Generator]:
+        gens = {"explore": self.explore_generator, "learn": self.learn_generator, "relabel": self.relabel_generator}
+        if self.env.generator is not None:
+            gens["env"] = self.env.generator
+        return gens
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "modules": {name: m.state_dict() for name, m in self.modules().items()},
+            "optimizer": self.optimizer.state_dict(),
+            "generators": {name: g.get_state() for name, g in self.generators().items()},
+            "counters": {"env_steps": self.env_steps, "updates": self.updates},
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        for name, module in self.modules().items():
+            module.load_state_dict(state["modules"][name])
+        self.optimizer.load_state_dict(state["optimizer"])
+        for name, gen in self.generators().items():
+            gen.set_state(state["generators"][name].cpu() if gen.device.type == "cpu" else state["generators"][name])
+        self.env_steps = int(state["counters"]["env_steps"])
+        self.updates = int(state["counters"]["updates"])
+        self.env.reset()  # new games from the restored stream
+        if self.perms is not None:
+            self.perms = self._draw_perms()
+
+    def take_episode_stats(self) -> tuple[int, float]:
+        """(episodes finished, their mean score) since the last call (reads the device once)."""
+        n, total = int(self.episodes), int(self.score_sum)
+        self.episodes.zero_()
+        self.score_sum.zero_()
+        return n, (total / n if n else float("nan"))
+
+
+def make_agent(config: TrainConfig, network: QNetwork) -> Agent:
+    """The (optionally symmetrized) agent of ``config`` around ``network``."""
+    if not config.rule.symmetrize:
+        return Agent(network)
+    sym = move_symmetry(config, colour_group(config.rule.symmetrize))
+    return Agent(network, sym.observation_rep, sym.action_rep, hidden=config.rule.hidden)

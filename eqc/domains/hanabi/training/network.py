@@ -1,0 +1,191 @@
+"""The Hanabi Q-network (the paper's agent) and its symmetrized version.
+
+``QNetwork``: ``mlp_layers`` x (Linear + [LayerNorm] + ReLU), then ``lstm_layers`` LSTM layers
+(0 = feed-forward), then linear heads. With ``dueling`` the heads give advantages ``A [.., M]``
+and a value ``V [.., 1]``; :func:`dueling_q` turns them into ``Q = V + A - mean of A over legal
+moves``. The network's raw output is ``[A, V]`` (or ``Q`` without dueling): a vector on which the
+colour group acts by permuting ``A`` like moves and fixing ``V``, so the symmetrizer can average
+raw outputs and the dueling combination, which is linear, commutes with it.
+
+``Agent`` wraps a ``QNetwork`` and, optionally, the symmetrizer over a colour group
+(:class:`~eqc.symmetrize.Symmetrizer` feed-forward, :class:`~eqc.symmetrize.RecurrentSymmetrizer`
+recurrent). Acting, learning targets and evaluation all call ``Agent.step``/``Agent.sequence``,
+so they run the same (symmetrized) computation.
+
+Moves are HLE's move uids plus one no-op (uid ``num_moves``), the only legal move of a player who
+is not on turn (hanabi_SAD, OBL and JaxMARL use the same 21st action for two players).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from eqc.domains.hanabi.training.config import NetworkConfig
+from eqc.groups import PermutationGroup, PermutationRepresentation
+from eqc.symmetrize import RecurrentSymmetrizer, Symmetrizer
+
+__all__ = ["Agent", "QNetwork", "State", "dueling_q", "no_op_representation"]
+
+State = tuple[torch.Tensor, torch.Tensor] | None
+
+
+class QNetwork(nn.Module):
+    """Q-network over flat observations ``[N, obs_dim]``; see the module docstring for the layout.
+
+    Args:
+        obs_dim: observation length.
+        num_actions: moves including the no-op.
+        config: widths and depths (:class:`NetworkConfig`).
+        aux_outputs: size of the auxiliary own-hand head (0 = none); its logits are the last
+            ``aux_outputs`` outputs of :meth:`aux`.
+    """
+
+    def __init__(self, obs_dim: int, num_actions: int, config: NetworkConfig, aux_outputs: int = 0) -> None:
+        super().__init__()
+        self.obs_dim, self.num_actions, self.config = obs_dim, num_actions, config
+        layers: list[nn.Module] = []
+        width = obs_dim
+        for _ in range(config.mlp_layers):
+            layers.append(nn.Linear(width, config.hidden_size))
+            if config.layer_norm:
+                layers.append(nn.LayerNorm(config.hidden_size))
+            layers.append(nn.ReLU())
+            width = config.hidden_size
+        self.mlp = nn.Sequential(*layers)
+        self.lstm = nn.LSTM(width, config.hidden_size, num_layers=config.lstm_layers) if config.lstm_layers else None
+        self.out_dim = num_actions + (1 if config.dueling else 0)
+        self.head = nn.Linear(config.hidden_size, self.out_dim)
+        self.aux_head = nn.Linear(config.hidden_size, aux_outputs) if aux_outputs else None
+
+    @property
+    def recurrent(self) -> bool:
+        return self.lstm is not None
+
+    def initial_state(self, batch: int, device: torch.device | str) -> State:
+        """Zero LSTM state ``(h, c)``, each ``[lstm_layers, batch, hidden]`` (None when feed-forward)."""
+        if self.lstm is None:
+            return None
+        shape = (self.config.lstm_layers, batch, self.config.hidden_size)
+        return torch.zeros(shape, device=device), torch.zeros(shape, device=device)
+
+    def features(self, x: torch.Tensor, state: State = None) -> tuple[torch.Tensor, State]:
+        """Trunk features for one step ``x [N, obs_dim]`` (or a sequence ``[T, N, obs_dim]`` when recurrent)."""
+        h = self.mlp(x)
+        if self.lstm is None:
+            return h, None
+        step = h.dim() == 2
+        out, state = self.lstm(h.unsqueeze(0) if step else h, state)
+        return (out.squeeze(0) if step else out), state
+
+    def forward(self, x: torch.Tensor, state: State = None) -> tuple[torch.Tensor, State]:
+        """Raw outputs ``[..., out_dim]`` (``[A, V]`` with dueling, else Q) and the next state."""
+        h, state = self.features(x, state)
+        return self.head(h), state
+
+    def feedforward(self, x: torch.Tensor) -> torch.Tensor:
+        """Raw outputs of a feed-forward network (the callable the feed-forward symmetrizer wraps)."""
+        return self.head(self.mlp(x))
+
+    def aux(self, features: torch.Tensor) -> torch.Tensor:
+        """Auxiliary own-hand logits from trunk features."""
+        if self.aux_head is None:
+            raise RuntimeError("this network has no auxiliary head (aux_weight = 0)")
+        return self.aux_head(features)
+
+
+def dueling_q(raw: torch.Tensor, legal: torch.Tensor | None, dueling: bool) -> torch.Tensor:
+    """Q-values ``[..., M]`` from raw outputs; illegal moves (``legal`` False) get -inf."""
+    if dueling:
+        adv, value = raw[..., :-1], raw[..., -1:]
+        if legal is None:
+            q = value + adv - adv.mean(-1, keepdim=True)
+        else:
+            count = legal.sum(-1, keepdim=True).clamp(min=1)
+            mean = (adv * legal).sum(-1, keepdim=True) / count
+            q = value + adv - mean
+    else:
+        q = raw
+    return q if legal is None else q.masked_fill(~legal, float("-inf"))
+
+
+def no_op_representation(move_rep: PermutationRepresentation, extra: int) -> PermutationRepresentation:
+    """``move_rep`` on HLE's moves extended by ``extra`` fixed coordinates (the no-op, the dueling value)."""
+    return move_rep + PermutationRepresentation.trivial(move_rep.group, extra)
+
+
+class Agent(nn.Module):
+    """A ``QNetwork``, optionally symmetrized over a colour group, with one calling convention.
+
+    Args:
+        network: the Q-network.
+        obs_rep, move_rep: the group's representations on one player's observation and on HLE's
+            moves (``colour_symmetry(group, ...)``); both None for a plain agent.
+        hidden: the recurrent symmetrizer's scheme, "average" or "identity".
+
+    ``step(obs [N, d], legal [N, M] | None, state)`` returns ``(q [N, M], state)``;
+    ``sequence(obs [T, N, d], legal [T, N, M], state)`` runs ``step`` over time for recurrent
+    networks (one batched call for feed-forward ones).
+    """
+
+    def __init__(
+        self,
+        network: QNetwork,
+        obs_rep: PermutationRepresentation | None = None,
+        move_rep: PermutationRepresentation | None = None,
+        *,
+        hidden: str = "average",
+    ) -> None:
+        super().__init__()
+        self.network = network
+        self.group: PermutationGroup | None = None
+        self.symmetrizer: nn.Module | None = None
+        if (obs_rep is None) != (move_rep is None):
+            raise ValueError("obs_rep and move_rep must both be given (symmetrized agent) or both be None")
+        if obs_rep is not None:
+            extra = network.out_dim - move_rep.dim
+            if extra < 0 or obs_rep.dim != network.obs_dim:
+                raise ValueError(
+                    f"representations of dims {obs_rep.dim} (observation) and {move_rep.dim} (moves) do not fit a "
+                    f"network of input {network.obs_dim} and output {network.out_dim}"
+                )
+            out_rep = no_op_representation(move_rep, extra)
+            self.group = obs_rep.group
+            if network.recurrent:
+                self.symmetrizer = RecurrentSymmetrizer(network, obs_rep, out_rep, hidden=hidden)
+            else:
+                self.symmetrizer = Symmetrizer(network.feedforward, obs_rep, out_rep)
+        self.hidden = hidden
+
+    @property
+    def recurrent(self) -> bool:
+        return self.network.recurrent
+
+    def initial_state(self, batch: int, device: torch.device | str) -> State:
+        return self.network.initial_state(batch, device)
+
+    def raw(self, obs: torch.Tensor, state: State = None) -> tuple[torch.Tensor, State]:
+        """Raw outputs for one step ``[N, d]`` (symmetrized when a group is set)."""
+        if self.symmetrizer is None:
+            return self.network(obs, state)
+        if self.network.recurrent:
+            return self.symmetrizer.step(obs, state)
+        return self.symmetrizer(obs), None
+
+    def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]:
+        raw, state = self.raw(obs, state)
+        return dueling_q(raw, legal, self.network.config.dueling), state
+
+    def sequence(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]:
+        """Q-values for a sequence ``obs [T, N, d]`` from ``state`` (zeros when None)."""
+        if not self.recurrent:
+            q, _ = self.step(obs.flatten(0, 1), None if legal is None else legal.flatten(0, 1))
+            return q.view(*obs.shape[:2], -1), None
+        if self.symmetrizer is None:
+            raw, state = self.network(obs, state)
+            return dueling_q(raw, legal, self.network.config.dueling), state
+        outputs = []
+        for t in range(obs.shape[0]):
+            q, state = self.step(obs[t], None if legal is None else legal[t], state)
+            outputs.append(q)
+        return torch.stack(outputs), state

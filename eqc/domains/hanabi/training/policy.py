@@ -1,0 +1,115 @@
+"""``load_policy``: a trained agent from a checkpoint, optionally symmetrized, ready to play.
+
+The returned :class:`TrainedPolicy` is a ``(obs, legal) -> move uid`` callable with ``reset()``,
+as :func:`eqc.domains.hanabi.evaluate.play_games` expects, and knows its observation variant
+(``config.game``), so the same agent plays on ``HanabiBatch`` (``evaluate_agent(policy.agent,
+...)``) and in HLE itself through ``HanabiEnv``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from eqc._checks import check_choice, check_device
+from eqc.domains.hanabi.training.checkpoint import CheckpointError, load_checkpoint
+from eqc.domains.hanabi.training.config import GROUP_NAMES, HIDDEN, TrainConfig
+from eqc.domains.hanabi.training.network import Agent, QNetwork
+from eqc.domains.hanabi.training.setup import colour_group, move_symmetry
+from eqc.groups import PermutationGroup
+
+__all__ = ["TrainedPolicy", "load_policy"]
+
+
+class TrainedPolicy:
+    """A trained Q-agent acting greedily on one observation at a time (see the module docstring).
+
+    Attributes:
+        agent: the (symmetrized) :class:`Agent`, for batched use.
+        config: the training config (``config.game`` is the observation variant).
+        env_steps: training steps of the checkpoint.
+    """
+
+    def __init__(self, agent: Agent, config: TrainConfig, env_steps: int, device: torch.device) -> None:
+        self.agent, self.config, self.env_steps, self.device = agent, config, env_steps, device
+        self.obs_dim = agent.network.obs_dim
+        self.num_moves = agent.network.num_actions - 1
+        self._state = None
+
+    def reset(self) -> None:
+        """Start a new game (clears the recurrent state)."""
+        self._state = None
+
+    @torch.no_grad()
+    def observe(self, obs: torch.Tensor) -> None:
+        """Step a recurrent agent's state on a move it does not make (its only move is the no-op)."""
+        if not self.agent.recurrent:
+            return
+        only_no_op = torch.zeros(1, self.num_moves + 1, dtype=torch.bool, device=self.device)
+        only_no_op[0, -1] = True
+        _, self._state = self.agent.step(self._check_obs(obs).unsqueeze(0), only_no_op, self._state)
+
+    def _check_obs(self, obs: torch.Tensor) -> torch.Tensor:
+        if not isinstance(obs, torch.Tensor) or tuple(obs.shape) != (self.obs_dim,):
+            game = self.config.game
+            variant = game.knowledge + (f" with SAD {game.sad}" if game.uses_sad else "")
+            got = getattr(obs, "shape", type(obs).__name__)
+            shape = f"({self.obs_dim},)"
+            raise ValueError(f"obs must be a tensor of shape {shape} (the {variant} observation the agent was trained on), got {got}")
+        return obs.to(self.device, torch.float32)
+
+    @torch.no_grad()
+    def __call__(self, obs: torch.Tensor, legal: torch.Tensor) -> int:
+        """Greedy move uid for one observation ``obs [obs_dim]`` and legal mask ``legal [num_moves]``."""
+        obs = self._check_obs(obs)
+        if not isinstance(legal, torch.Tensor) or legal.dtype != torch.bool or tuple(legal.shape) != (self.num_moves,):
+            raise ValueError(f"legal must be a bool tensor of shape ({self.num_moves},)")
+        if not bool(legal.any()):
+            raise ValueError("no legal move: the policy is not on turn")
+        with_no_op = torch.cat([legal, torch.zeros(1, dtype=torch.bool)]).to(self.device)
+        q, self._state = self.agent.step(obs.unsqueeze(0), with_no_op.unsqueeze(0), self._state)
+        return int(q.argmax(-1))
+
+
+def load_policy(
+    path: str | Path,
+    device: torch.device | str = "cpu",
+    symmetrize: str | PermutationGroup | None = None,
+    hidden: str = "average",
+) -> TrainedPolicy:
+    """Load a run directory or checkpoint file; ``symmetrize`` (C5, D10, S5, A5 or a group on 5 colours)
+    wraps the trained network in the symmetrizer at test time, with ``hidden`` for recurrent ones."""
+    device = check_device(device)
+    check_choice(hidden, "hidden", HIDDEN)
+    data = load_checkpoint(path, map_location=device)
+    try:
+        config = TrainConfig.from_dict(data["config"], f"{path} config")
+    except ValueError as exc:
+        raise CheckpointError(f"{path}: its config is not valid for this eqc: {exc}") from None
+    learner = data["learner"]
+    weights = learner["modules"]["network"]
+    obs_dim = weights["mlp.0.weight"].shape[1]
+    num_actions = weights["head.weight"].shape[0] - (1 if config.network.dueling else 0)
+    aux = weights["aux_head.weight"].shape[0] if "aux_head.weight" in weights else 0
+    network = QNetwork(obs_dim, num_actions, config.network, aux_outputs=aux).to(device)
+    try:
+        network.load_state_dict(weights)
+    except RuntimeError as exc:
+        raise CheckpointError(f"{path}: the saved network does not match its config: {str(exc)[:300]}") from None
+    network.eval()
+    if symmetrize is None and config.rule.symmetrize:
+        symmetrize = config.rule.symmetrize  # a network trained symmetrized stays symmetrized
+    if symmetrize is None:
+        agent = Agent(network)
+    else:
+        if isinstance(symmetrize, str):
+            check_choice(symmetrize, "symmetrize", GROUP_NAMES)
+            group = colour_group(symmetrize)
+        elif isinstance(symmetrize, PermutationGroup):
+            group = symmetrize
+        else:
+            raise TypeError(f"symmetrize must be None, a group name {GROUP_NAMES} or a PermutationGroup, got {type(symmetrize).__name__}")
+        sym = move_symmetry(config, group)
+        agent = Agent(network, sym.observation_rep, sym.action_rep, hidden=hidden)
+    return TrainedPolicy(agent, config, int(learner["counters"]["env_steps"]), device)

@@ -1,0 +1,112 @@
+"""PQN-style learner: a feed-forward Q-network over many parallel games, no replay, no target net.
+
+Gallici et al. (2024), "Simplifying deep temporal difference learning"; JaxMARL's strongest
+Hanabi baseline. One iteration:
+
+1. *Rollout*: every game makes ``rollout_steps`` moves. Only the player on turn decides (the
+   others' only move is the no-op), so each move is one sample ``(o, legal, a, r, ended)`` from
+   the acting player's view, epsilon-greedy on the network's Q-values.
+2. *Targets*: Q(lambda) returns over the rollout, bootstrapping from the greedy value
+   ``max_a Q(o', a)`` of the *next acting player* (the partner in two-player Hanabi). The reward
+   is shared, so this is the team value that VDN's sum of per-player Q-values estimates when
+   the players off turn take the no-op; with one decision maker per step the sum has one term.
+3. *Learning*: ``epochs`` passes of ``minibatches`` minibatches of squared TD error to the returns.
+
+Other-Play and G-OP: every (game, player) draws a colour relabelling at the start of each episode
+(``eqc.symmetrize.OtherPlay``; under "op" one random player per game keeps the identity, as in
+hanabi_SAD). The acting player sees and chooses in its relabelled game; its move is mapped back.
+A ``[rule] symmetrize`` group makes the network itself the symmetrizer ``S(psi)``, used alike for
+acting, targets and evaluation.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from eqc.domains.hanabi.training.config import TrainConfig
+from eqc.domains.hanabi.training.learner import Learner
+
+__all__ = ["PQNLearner", "lambda_returns"]
+
+
+def lambda_returns(rewards: torch.Tensor, ended: torch.Tensor, values: torch.Tensor, gamma: float, td_lambda: float) -> torch.Tensor:
+    """Q(lambda) returns ``G [T, B]``.
+
+    ``rewards``/``ended [T, B]``: reward of move t and whether it ended its game; ``values [T, B]``:
+    greedy value of the state after move t (``values[T-1]`` bootstraps the last return).
+    ``G_t = r_t + gamma (1 - ended_t) ((1 - lambda) V_{t+1} + lambda G_{t+1})`` with ``G_T = V_T``.
+    """
+    returns = torch.empty_like(rewards)
+    following = values[-1]
+    for t in range(rewards.shape[0] - 1, -1, -1):
+        continuing = (~ended[t]).to(rewards.dtype)
+        following = rewards[t] + gamma * continuing * ((1 - td_lambda) * values[t] + td_lambda * following)
+        returns[t] = following
+    return returns
+
+
+class PQNLearner(Learner):
+    """The fast feed-forward learner (see the module docstring)."""
+
+    def __init__(self, config: TrainConfig, seed: int, device: torch.device) -> None:
+        super().__init__(config, seed, device)
+        p, B = config.pqn, config.run.num_envs
+        self._obs = self.env.observations()  # reused buffers: [B, P, D], [B, M]
+        self._legal = self.env.legal_move_mask()
+        T, D = p.rollout_steps, self.obs_dim
+        self._buf_obs = torch.empty(T, B, D, device=device)
+        self._buf_legal = torch.empty(T, B, self.num_actions, dtype=torch.bool, device=device)
+        self._buf_action = torch.empty(T, B, dtype=torch.long, device=device)
+        self._buf_reward = torch.empty(T, B, device=device)
+        self._buf_ended = torch.empty(T, B, dtype=torch.bool, device=device)
+        self._buf_value = torch.empty(T, B, device=device)
+
+    def _acting_view(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The acting player's (relabelled) observation [B, D] and legal moves with the no-op [B, A]."""
+        self.env.observations(self._obs)
+        self.env.legal_move_mask(self._legal)
+        current = self.current_player()
+        obs = self._obs[self._games, current]
+        legal = self._legal
+        if self.relabelling is not None:
+            acting = self.acting_relabelling(current)
+            obs, legal = acting.relabel_observations(obs), acting.relabel_legal_actions(legal)
+        return obs, self.with_no_op(legal, acting=True)
+
+    def iteration(self) -> dict[str, float]:
+        c, p = self.config, self.config.pqn
+        T, B = p.rollout_steps, c.run.num_envs
+        epsilon = self.epsilon()
+        with torch.no_grad():
+            obs, legal = self._acting_view()
+            q, _ = self.agent.step(obs, legal)
+            for t in range(T):
+                self._buf_obs[t], self._buf_legal[t] = obs, legal
+                action = self.explore(q, legal, epsilon)
+                self._buf_action[t] = action
+                greedy = q.argmax(-1) if c.game.uses_sad else None  # SAD: partners see the greedy move
+                reward, ended = self.env_step(action, greedy)
+                self._buf_reward[t], self._buf_ended[t] = reward, ended
+                obs, legal = self._acting_view()
+                q, _ = self.agent.step(obs, legal)
+                value = q.max(-1).values
+                self._buf_value[t] = torch.where(torch.isfinite(value), value, 0.0)  # no legal move: game over
+            returns = lambda_returns(self._buf_reward, self._buf_ended, self._buf_value, p.gamma, p.td_lambda)
+        self.env_steps += T * B
+        data = (self._buf_obs.flatten(0, 1), self._buf_legal.flatten(0, 1), self._buf_action.flatten(), returns.flatten())
+        losses = []
+        for _ in range(p.epochs):
+            order = torch.randperm(T * B, generator=self.learn_generator, device=self.device)
+            for idx in order.chunk(p.minibatches):
+                obs_b, legal_b, action_b, target_b = (x[idx] for x in data)
+                q_b, _ = self.agent.step(obs_b, legal_b)
+                chosen = q_b.gather(1, action_b.unsqueeze(1)).squeeze(1)
+                chosen = torch.where(legal_b.any(-1), chosen, target_b)  # a finished game's step teaches nothing
+                loss = 0.5 * (chosen - target_b).pow(2).mean()
+                self.optimize(loss)
+                losses.append(loss.detach())
+        return {"loss": torch.stack(losses).mean(), "epsilon": epsilon}
+
+    def modules(self) -> dict[str, nn.Module]:
+        return {"network": self.network}

@@ -1,0 +1,259 @@
+"""R2D2 learner as in hanabi_SAD / off-belief-learning: LSTM agents, episode replay, VDN or IQL, SAD, SAD-AUX.
+
+One iteration is one batched environment step followed by the learner updates it has earned:
+
+1. *Acting.* ``[run] num_envs`` games move in lockstep. Every player steps its own LSTM state on
+   every move (zero state at the start of each episode): the player on turn picks among its legal
+   moves, epsilon-greedily with its own epsilon ``eps_i = eps_base^(1 + eps_alpha i / (eps_count - 1))``
+   (Ape-X; ``i`` drawn once per player per episode); the others' only legal move is the no-op
+   (index ``num_moves``). Under Other-Play / G-OP each player sees its relabelled game (the
+   base class's ``perms``) and the acting player's move is mapped back; with ``[game] sad`` its
+   greedy move, mapped back too, is shown to everyone (``env.step(moves, greedy=...)``).
+2. *Replay.* Every move is written into the game's episode slot of :class:`EpisodeReplay` (all
+   players' observations, legal moves and actions, the shared reward, SAD-AUX labels). An
+   episode ends when its game ends, or at the cap ``[game] max_moves``: the capped move's reward
+   becomes ``-score`` before the move (as hanabi_SAD: the episode returns 0, like a bomb-out);
+   the game itself plays on in the env, unrecorded, until it ends, and its next game is recorded.
+3. *Learning.* After ``warmup_episodes`` finished episodes, ``updates_per_step`` updates per
+   step (fractions accumulate). An update samples ``batch_size`` episodes by priority, runs
+   ``Agent.sequence`` from zero state over each padded episode (both players), and regresses on
+   n-step double-Q targets (:func:`nstep_targets`: online argmax over legal moves, target-network
+   value). VDN: ``Q_tot = sum_p Q_p(o_p, a_p)`` against ``r + gamma^n sum_p Q'_p``; IQL: each
+   player's own Q against the shared reward. Smooth-L1 summed over time (mean over players under
+   IQL), times the importance weights, averaged over the batch (:func:`q_learning_loss`); with
+   ``[network] aux_weight > 0`` plus that weight times the own-hand cross-entropy. Adam and
+   clipping from ``[optim]``; the target network is synced every ``target_update`` updates and
+   priorities are refreshed from |TD|.
+
+A checkpoint keeps the network, the target network, the optimizer, the generators and the
+counters; **the replay buffer is not saved** (up to tens of GiB): a resumed run refills it with
+``warmup_episodes`` new episodes before it learns again.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from eqc.domains.hanabi.training.config import TrainConfig
+from eqc.domains.hanabi.training.learner import Learner, make_agent
+from eqc.domains.hanabi.training.replay import EpisodeBatch, EpisodeReplay, sequence_priority
+
+__all__ = ["R2D2Learner", "ape_x_epsilons", "nstep_targets", "own_hand_labels", "q_learning_loss"]
+
+#: SAD-AUX classes of an own-hand card: playable now, dead (its rank is already played), later.
+AUX_CLASSES = 3
+
+
+def ape_x_epsilons(index: torch.Tensor, base: float, alpha: float, count: int) -> torch.Tensor:
+    """Ape-X exploration rates ``base^(1 + alpha * index / (count - 1))`` for ``index`` in ``0..count-1``."""
+    return base ** (1 + alpha * index.float() / max(count - 1, 1))
+
+
+def nstep_targets(reward: torch.Tensor, value: torch.Tensor, length: torch.Tensor, n: int, gamma: float) -> torch.Tensor:
+    """n-step targets ``sum_{k<n} gamma^k r_{t+k} + gamma^n [t+n < length] value_{t+n}``.
+
+    ``reward [T, N]`` (0 after each episode's end), ``value [T, N, ...]`` the bootstrap value of
+    the state before move t (e.g. ``Q'(o_t, argmax_a Q(o_t, a))``), ``length [N]``. Returns the
+    shape of ``value``.
+    """
+    T = reward.shape[0]
+    padded = torch.cat([reward, reward.new_zeros(n, *reward.shape[1:])])
+    returns = sum(gamma**k * padded[k : k + T] for k in range(n))
+    later = torch.cat([value[n:], value.new_zeros(min(n, T), *value.shape[1:])])[:T]
+    steps = torch.arange(T, device=reward.device).view(T, 1)
+    bootstrap = (steps + n < length.view(1, -1)).to(value.dtype)
+    extra = [1] * (value.dim() - 2)
+    return returns.view(*returns.shape, *extra) + gamma**n * bootstrap.view(*bootstrap.shape, *extra) * later
+
+
+def q_learning_loss(
+    q: torch.Tensor, q_target: torch.Tensor, batch: EpisodeBatch, *, vdn: bool, n_step: int, gamma: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-episode smooth-L1 loss ``[N]`` (summed over time) and |TD| (``[T, N]`` VDN, ``[T, N, P]`` IQL).
+
+    ``q``/``q_target [T, N, P, A]``: online and target Q-values of every player (illegal moves
+    -inf); the online argmax picks the move the target network values (double Q).
+    """
+    chosen = q.gather(-1, batch.action.unsqueeze(-1)).squeeze(-1)  # [T, N, P]
+    with torch.no_grad():
+        best = q.detach().argmax(-1, keepdim=True)
+        value = q_target.gather(-1, best).squeeze(-1)
+        if vdn:
+            value = value.sum(-1)
+        target = nstep_targets(batch.reward, value, batch.length, n_step, gamma)
+    online = chosen.sum(-1) if vdn else chosen
+    mask = batch.mask if vdn else batch.mask.unsqueeze(-1)
+    online = torch.where(mask, online, target)  # padding: no error, no gradient
+    loss = F.smooth_l1_loss(online, target, reduction="none").sum(0)
+    if not vdn:
+        loss = loss.mean(-1)
+    return loss, (online - target).detach().abs()
+
+
+def own_hand_labels(env: Any) -> torch.Tensor:
+    """SAD-AUX labels ``[B, P, h]`` of each player's own cards: 0 playable, 1 dead, 2 later, -1 no card.
+
+    The one place the learner reads the true game: ``env.state.hands`` (card ids colour*5+rank,
+    25 = empty slot) and ``env.state.fireworks`` (cards played per colour).
+    """
+    hands, fireworks = env.state.hands, env.state.fireworks
+    B, P, h = hands.shape
+    colour, rank = (hands // 5).clamp(max=4), hands % 5
+    played = fireworks[:, :5].gather(1, colour.view(B, P * h)).view(B, P, h)
+    labels = torch.where(rank == played, 0, torch.where(rank < played, 1, 2))
+    return labels.masked_fill(hands >= 25, -1)
+
+
+class R2D2Learner(Learner):
+    """The recurrent replay learner (see the module docstring)."""
+
+    def __init__(self, config: TrainConfig, seed: int, device: torch.device) -> None:
+        if config.game.max_moves < 1:
+            raise ValueError("[game] max_moves must be >= 1 for algorithm 'r2d2' (replay episodes are at most that long)")
+        if config.network.lstm_layers < 1:
+            raise ValueError("[network] lstm_layers must be >= 1 for algorithm 'r2d2' (a recurrent agent)")
+        super().__init__(config, seed, device)
+        q, B, P = config.r2d2, config.run.num_envs, self.num_players
+        self.aux_weight = config.network.aux_weight
+        self.target_network = copy.deepcopy(self.network).requires_grad_(False)
+        self.target_agent = make_agent(config, self.target_network)
+        self.replay = EpisodeReplay(
+            q.buffer_episodes, B, config.game.max_moves, P, self.obs_dim, self.num_actions,
+            aux_slots=self.env.hand_size if self.aux_weight else 0,
+            priority_exponent=q.priority_exponent, importance_exponent=q.importance_exponent,
+            priority_max_weight=q.priority_max_weight, generator=self.learn_generator, device=device,
+        )
+        if q.warmup_episodes > self.replay.max_size:
+            raise ValueError(
+                f"[r2d2] warmup_episodes ({q.warmup_episodes}) must not exceed the finished episodes the replay can hold "
+                f"({self.replay.max_size}: buffer_episodes rounded to a multiple of num_envs, less one episode in progress per game)"
+            )
+        self._obs = self.env.observations()
+        self._legal = self.env.legal_move_mask()
+        self._seats = torch.arange(P, device=device).view(1, P)
+        self.update_credit = 0.0
+        self.last_loss = torch.full((), float("nan"), device=device)
+        self._reset_acting()
+
+    def aux_outputs(self) -> int:
+        return AUX_CLASSES * self.env.hand_size if self.config.network.aux_weight > 0 else 0
+
+    def modules(self) -> dict[str, nn.Module]:
+        return {"network": self.network, "target": self.target_network}
+
+    # ---------------------------------------------------------------- acting
+    def _reset_acting(self) -> None:
+        """Fresh episodes in every game: move 0, recording, zero LSTM state, new epsilons; empty replay."""
+        B, P = self.config.run.num_envs, self.num_players
+        self.move = torch.zeros(B, dtype=torch.long, device=self.device)
+        self.recording = torch.ones(B, dtype=torch.bool, device=self.device)
+        self.lstm_state = self.agent.initial_state(B * P, self.device)
+        self.epsilons = self._draw_epsilons()
+        self.replay.clear()
+        self.warm = False
+
+    def _draw_epsilons(self) -> torch.Tensor:
+        q = self.config.r2d2
+        B, P = self.config.run.num_envs, self.num_players
+        index = torch.randint(q.eps_count, (B, P), generator=self.explore_generator, device=self.device)
+        return ape_x_epsilons(index, q.eps_base, q.eps_alpha, q.eps_count)
+
+    def _views(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Every player's (relabelled) observation [B, P, D], legal moves with the no-op [B, P, A], and the player on turn [B]."""
+        B, P = self.config.run.num_envs, self.num_players
+        obs = self.env.observations(self._obs)
+        legal = self.env.legal_move_mask(self._legal).unsqueeze(1).expand(B, P, self.num_moves)
+        current = self.current_player()
+        if self.relabelling is not None:
+            everyone = self.other_play.relabelling(self.perms)
+            obs, legal = everyone.relabel_observations(obs), everyone.relabel_legal_actions(legal)
+            self.acting_relabelling(current)
+        on_turn = (self._seats == current.view(B, 1)).unsqueeze(-1)
+        return obs, torch.cat([legal & on_turn, ~on_turn], dim=-1), current
+
+    @torch.no_grad()
+    def act(self) -> None:
+        """One move in every game (see the module docstring, steps 1 and 2)."""
+        B, P = self.config.run.num_envs, self.num_players
+        obs, legal, current = self._views()
+        labels = own_hand_labels(self.env) if self.aux_weight else None
+        score_before = self.env.score
+        q, self.lstm_state = self.agent.step(obs.reshape(B * P, -1), legal.reshape(B * P, -1), self.lstm_state)
+        q = q.view(B, P, -1)
+        actions = self.explore(q, legal, self.epsilons)  # the waiting players' only move is the no-op
+        greedy = q.argmax(-1)[self._games, current] if self.config.game.uses_sad else None
+        reward, ended = self.env_step(actions[self._games, current], greedy)
+        capped = self.recording & ~ended & (self.move + 1 >= self.config.game.max_moves)
+        reward = torch.where(capped, -score_before.to(reward.dtype), reward)
+        self.replay.record(self.move, self.recording, obs, legal, actions, reward, labels)
+        self.replay.finish(self.recording & (ended | capped), self.move + 1)
+        self.move = torch.where(ended, 0, self.move + 1)
+        self.recording = ended | (self.recording & ~capped)
+        keep = (~ended).repeat_interleave(P).view(1, B * P, 1).to(q.dtype)
+        self.lstm_state = tuple(s * keep for s in self.lstm_state)
+        self.epsilons = torch.where(ended.view(B, 1), self._draw_epsilons(), self.epsilons)
+        self.env_steps += B
+
+    # ---------------------------------------------------------------- learning
+    def iteration(self) -> dict[str, torch.Tensor | float]:
+        self.act()
+        if not self.warm:
+            self.warm = int(self.replay.size) >= self.config.r2d2.warmup_episodes  # reads the device only while warming up
+        if self.warm:
+            self.update_credit += self.config.r2d2.updates_per_step
+            while self.update_credit >= 1:
+                self.update_credit -= 1
+                self.last_loss = self.update()
+        return {"loss": self.last_loss, "epsilon": self.epsilons.mean()}
+
+    def _online(self, obs: torch.Tensor, legal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Online Q ``[T, N*P, A]`` through the agent and, with SAD-AUX, own-hand logits from the bare network's trunk."""
+        q, _ = self.agent.sequence(obs, legal)
+        if not self.aux_weight:
+            return q, None
+        features, _ = self.network.features(obs)
+        return q, self.network.aux(features)
+
+    def update(self) -> torch.Tensor:
+        """One learner update on a prioritized batch of episodes; returns the loss (a device scalar)."""
+        r = self.config.r2d2
+        batch = self.replay.sample(r.batch_size)
+        T, N, P, D = batch.obs.shape
+        no_op = F.one_hot(torch.tensor(self.num_moves, device=self.device), self.num_actions).bool()
+        pad = ~batch.mask.view(T, N, 1, 1)
+        legal = torch.where(pad, no_op, batch.legal)  # padding: the no-op only, so Q stays finite
+        batch = dataclasses.replace(batch, legal=legal, action=batch.action.masked_fill(pad.squeeze(-1), self.num_moves))
+        obs, legal_flat = batch.obs.reshape(T, N * P, D), legal.reshape(T, N * P, -1)
+        q, aux_logits = self._online(obs, legal_flat)
+        with torch.no_grad():
+            q_target, _ = self.target_agent.sequence(obs, legal_flat)
+        loss, td = q_learning_loss(q.view(T, N, P, -1), q_target.view(T, N, P, -1), batch, vdn=r.vdn, n_step=r.n_step, gamma=r.gamma)
+        if aux_logits is not None:
+            logits = aux_logits.view(T, N, P, -1, AUX_CLASSES)
+            xent = F.cross_entropy(logits.flatten(0, -2), batch.aux.flatten(), ignore_index=-1, reduction="none").view(batch.aux.shape)
+            cards = (batch.aux >= 0).sum((2, 3)).clamp(min=1)
+            loss = loss + self.aux_weight * (xent.sum((2, 3)) / cards).sum(0)
+        loss = (batch.weights * loss).mean()
+        self.optimize(loss)
+        self.replay.update_priorities(batch.indices, sequence_priority(td, batch.mask, r.priority_max_weight))
+        if self.updates % r.target_update == 0:
+            self.target_network.load_state_dict(self.network.state_dict())
+        return loss.detach()
+
+    # ---------------------------------------------------------------- state
+    def state_dict(self) -> dict[str, Any]:
+        state = super().state_dict()
+        state["counters"]["update_credit"] = self.update_credit
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore networks, optimizer, generators and counters; the replay starts empty and refills."""
+        super().load_state_dict(state)
+        self.update_credit = float(state["counters"].get("update_credit", 0.0))
+        self._reset_acting()

@@ -1,0 +1,38 @@
+"""From a config to the objects training uses: colour groups, games, the colour symmetry."""
+
+from __future__ import annotations
+
+import torch
+
+from eqc.dec_pomdp import Symmetry
+from eqc.domains.hanabi.batched import HanabiBatch
+from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.symmetry import colour_symmetry
+from eqc.domains.hanabi.training.config import GROUP_NAMES, TrainConfig
+from eqc.groups import PermutationGroup, alternating, cyclic, dihedral, symmetric
+
+__all__ = ["colour_group", "game_rules", "make_batch", "move_symmetry"]
+
+
+def colour_group(name: str) -> PermutationGroup:
+    """The paper's colour groups by name: C5 (rotations), D10 (rotations and reflections), S5, A5."""
+    builders = {"C5": lambda: cyclic(5), "D10": lambda: dihedral(5), "S5": lambda: symmetric(5), "A5": lambda: alternating(5)}
+    if name not in builders:
+        raise ValueError(f"colour group must be one of {GROUP_NAMES}, got {name!r}")
+    return builders[name]()
+
+
+def game_rules(config: TrainConfig) -> HanabiRules:
+    """The game and observation variant of ``config`` (the standard game; full observation)."""
+    g = config.game
+    return HanabiRules(num_players=g.num_players, knowledge=g.knowledge, sad=g.sad)
+
+
+def make_batch(config: TrainConfig, num_envs: int, device: torch.device, seed: int, *, auto_reset: bool = True) -> HanabiBatch:
+    """``num_envs`` games of ``config``'s variant on ``device``, unchecked (the fast path)."""
+    return HanabiBatch(num_envs, game_rules(config), device=device, seed=seed, auto_reset=auto_reset, check=False)
+
+
+def move_symmetry(config: TrainConfig, group: PermutationGroup) -> Symmetry:
+    """``group`` acting on one player's observation (this variant) and on HLE's moves."""
+    return colour_symmetry(group, game_rules(config))

@@ -1,0 +1,74 @@
+"""``load_policy``: trained agents play HLE exactly as they play HanabiBatch; test-time symmetrization."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import torch
+
+from eqc.domains.hanabi import load_policy
+from eqc.domains.hanabi.evaluate import common_decks, play_games
+from eqc.domains.hanabi.training.greedy_eval import greedy_games
+from eqc.domains.hanabi.training.run import train
+from eqc.groups import dihedral
+
+CPU = torch.device("cpu")
+
+
+def _train(tmp_path: Path, config) -> Path:  # noqa: ANN001
+    out = tmp_path / "run"
+    train(config, out, seed=0, progress=False, log=lambda _: None)
+    return out
+
+
+def _r2d2_sad(tiny_config):  # noqa: ANN001, ANN202
+    return tiny_config(
+        run={"algorithm": "r2d2", "num_envs": 32, "total_env_steps": 3_000, "eval_every_steps": 3_000},
+        game={"sad": "greedy_last_action"},
+        network={"hidden_size": 32, "mlp_layers": 1, "lstm_layers": 1, "layer_norm": False},
+        optim={"optimizer": "adam", "lr": 3e-3, "adam_eps": 1.5e-5, "grad_clip": 5.0},
+        r2d2={"batch_size": 8, "buffer_episodes": 256, "warmup_episodes": 32, "updates_per_step": 1.0},
+    )
+
+
+@pytest.mark.parametrize("kind", ["pqn", "r2d2_sad"])
+def test_hle_replays_the_batched_evaluation_game_for_game(tmp_path: Path, tiny_config, kind: str) -> None:  # noqa: ANN001
+    """The same decks, greedy self-play: HLE (one observation at a time, recurrent agents stepping on
+    every move through ``observe``) and HanabiBatch make the same moves and scores in every game."""
+    pytest.importorskip("hanabi_learning_environment")
+    from eqc.domains.hanabi.training.hle_eval import hle_env_for
+
+    config = tiny_config(run={"total_env_steps": 20_480, "eval_every_steps": 20_480}) if kind == "pqn" else _r2d2_sad(tiny_config)
+    policy = load_policy(_train(tmp_path, config))
+    decks = common_decks(40, seed=7)
+    batched = greedy_games(policy.agent, policy.config, CPU, decks=torch.tensor(decks))
+    hle = play_games(policy, copy.copy(policy), decks, env=hle_env_for(policy))
+    assert hle.scores.long().tolist() == batched.scores.tolist()
+    for k, moves in enumerate(hle.actions):  # every move of every game
+        assert list(moves) == [m for m in batched.moves[:, k].tolist() if m >= 0], f"game {k}"
+    assert sum(len(m) for m in hle.actions) > 5 * len(decks)
+
+
+def test_symmetrize_at_test_time_and_bad_arguments(tmp_path: Path, tiny_config) -> None:  # noqa: ANN001
+    out = _train(tmp_path, tiny_config())
+    assert load_policy(out).agent.group is None
+    assert load_policy(out, symmetrize="C5").agent.group.order == 5
+    assert load_policy(out / "checkpoint.pt", symmetrize=dihedral(5)).agent.group.order == 10
+    with pytest.raises(ValueError, match="symmetrize must be one of"):
+        load_policy(out, symmetrize="Z7")
+    with pytest.raises(TypeError, match="symmetrize must be None"):
+        load_policy(out, symmetrize=5)
+    with pytest.raises(ValueError, match="hidden must be one of"):
+        load_policy(out, hidden="avg")
+    with pytest.raises(ValueError, match="did you mean 'cuda'"):
+        load_policy(out, device="gpu")
+    policy = load_policy(out)
+    legal = torch.zeros(20, dtype=torch.bool)
+    with pytest.raises(ValueError, match=r"v0_belief observation the agent was trained on"):
+        policy(torch.zeros(713), legal)
+    with pytest.raises(ValueError, match="no legal move"):
+        policy(torch.zeros(658), legal)
+    legal[3] = True
+    assert policy(torch.zeros(658), legal) == 3

@@ -1,0 +1,60 @@
+"""The README's set-up section, the Makefile and .ci/run say and do the same thing."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+SETUP = README.split("## Set up, run the demo, run the tests", 1)[1].split("\n## ", 1)[0]
+BLOCKS = re.findall(r"```bash\n(.*?)```", SETUP, re.S)
+
+
+def dry_run(target: str) -> str:
+    """The commands ``make TARGET`` would run from scratch (``-B``: as if nothing were set up), without running them."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    done = subprocess.run(["make", "-n", "-B", target], cwd=ROOT, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def test_readme_leads_with_the_two_commands() -> None:
+    commands = [line.split("#")[0].strip() for line in BLOCKS[0].splitlines()]
+    assert commands == ["make demo", "make test"]
+
+
+def test_make_demo_sets_up_then_runs_the_readme_demo() -> None:
+    commands = dry_run("demo")
+    assert "-m venv .venv" in commands
+    assert "pip install -q torch==2.13.0" in commands
+    assert 'pip install -q -e ".[dev,hanabi]"' in commands
+    demo = next(line for line in commands.splitlines() if "eqc lever" in line)
+    assert demo.endswith("eqc lever --seeds 8 --out runs/lever")
+    assert "eqc lever --seeds 8 --out runs/lever" in BLOCKS[1]  # the manual steps run the same demo
+
+
+def test_make_test_runs_ruff_the_tests_and_the_slow_suites() -> None:
+    commands = dry_run("test")
+    assert "ruff check eqc tests benchmarks" in commands
+    assert "-m pytest -q -n 2\n" in commands
+    assert "-m pytest -q -n 2 --runslow -m slow" in commands
+
+
+def test_the_manual_steps_match_the_makefile() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    assert "export CMAKE_POLICY_VERSION_MINIMUM := 3.5" in makefile
+    assert 'CMAKE_POLICY_VERSION_MINIMUM=3.5 pip install -e ".[dev,hanabi]"' in BLOCKS[1]
+    assert "pip install torch==2.13.0" in BLOCKS[1]
+
+
+def test_ci_runs_what_make_test_runs_then_escnn() -> None:
+    script = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.strip() and not line.startswith("#")]
+    assert script[-2:] == ["make test", "make test-escnn"]
+    commands = dry_run("test-escnn")
+    assert "-m venv .venv-escnn" in commands
+    assert "EQC_REQUIRE_ESCNN=1 .venv-escnn/bin/python -m pytest" in commands and "-m escnn" in commands

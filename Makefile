@@ -6,7 +6,7 @@
 # need no new set-up.
 #
 # Variables (override as `make test PYTHON=python3.12`):
-#   PYTHON  the interpreter that creates the virtualenvs (>= 3.10)
+#   PYTHON  the interpreter that creates the virtualenvs (>= 3.11)
 #   TORCH   what pip installs when the virtualenv has no importable torch. The default is PyTorch
 #           2.13.0; on this project's machines pip finds the CPU build on local disk. Elsewhere
 #           add PyTorch's CPU wheel index (`TORCH="torch==2.13.0 --index-url <its URL>"`) to get
@@ -32,7 +32,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q $(TORCH)
-	$(PY) -m pip install -q -e ".[dev,hanabi]"
+	$(PY) -m pip install -q -e ".[dev,hanabi,ray]"
 	@touch $@
 
 demo: setup

@@ -4,6 +4,8 @@ For each config, builds the learner, runs ``--warmup`` iterations, then times it
 ``--seconds`` and reports wall-clock env steps/s, updates/s and process-CPU steps/s (robust to
 other jobs on a shared machine), with the machine's load average before and after.
 
+R2D2 first fills its replay (untimed) until it learns, so its timed iterations include updates.
+
 Usage: ``python benchmarks/training_throughput.py [--configs configs/hanabi/vdn_cpu.toml ...]
 [--device cpu] [--threads 1] [--seconds 30] [--warmup 3]``. Prints a markdown table.
 
@@ -22,16 +24,30 @@ from pathlib import Path
 import torch
 
 from eqc._checks import check_device
-from eqc.domains.hanabi.training.config import load_config
+from eqc.domains.hanabi.reproduce.specs import SCALES, pool_config
+from eqc.domains.hanabi.training.config import TrainConfig, load_config
 from eqc.domains.hanabi.training.run import make_learner
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def measure(path: Path, device: torch.device, seconds: float, warmup: int) -> dict[str, float]:
-    config = load_config(path)
+def variants() -> dict[str, TrainConfig]:
+    """The learners measured by default: the CPU config, its OP/G-OP/symmetrized variants, a small R2D2."""
+    base = load_config(ROOT / "configs/hanabi/vdn_cpu.toml")
+    return {
+        "vdn_cpu.toml (pqn, sp)": base,
+        "pqn, Other-Play (S5)": base.replace(rule={"rule": "op"}),
+        "pqn, G-OP D10": base.replace(rule={"rule": "gop", "group": "D10"}),
+        "pqn, network symmetrized over D10": base.replace(rule={"symmetrize": "D10"}),
+        "r2d2, small (reproduce cpu table3 pool)": pool_config("recurrent", SCALES["cpu"]).replace(r2d2={"warmup_episodes": 512}),
+    }
+
+
+def measure(config: TrainConfig, device: torch.device, seconds: float, warmup: int) -> dict[str, float]:
     learner = make_learner(config, seed=0, device=device)
     for _ in range(warmup):
+        learner.iteration()
+    while learner.updates == 0:  # R2D2: fill the replay until learning starts, untimed
         learner.iteration()
     steps0, updates0 = learner.env_steps, learner.updates
     wall0, cpu0 = time.perf_counter(), time.process_time()
@@ -47,7 +63,7 @@ def measure(path: Path, device: torch.device, seconds: float, warmup: int) -> di
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--configs", nargs="+", type=Path, default=[ROOT / "configs/hanabi/vdn_cpu.toml"])
+    parser.add_argument("--configs", nargs="+", type=Path, default=None, help="config files (default: the variants above)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=30.0)
@@ -59,9 +75,10 @@ def main() -> None:
     print(f"{platform.processor() or platform.machine()}, torch {torch.__version__}, {args.threads} thread(s), device {device}")
     print("| config | env steps/s | updates/s | CPU-time steps/s |")
     print("|---|---:|---:|---:|")
-    for path in args.configs:
-        r = measure(path, device, args.seconds, args.warmup)
-        print(f"| {path.name} | {r['steps_per_s']:,.0f} | {r['updates_per_s']:,.1f} | {r['cpu_steps_per_s']:,.0f} |")
+    configs = {p.name: load_config(p) for p in args.configs} if args.configs else variants()
+    for name, config in configs.items():
+        r = measure(config, device, args.seconds, args.warmup)
+        print(f"| {name} | {r['steps_per_s']:,.0f} | {r['updates_per_s']:,.1f} | {r['cpu_steps_per_s']:,.0f} |")
     print(f"load average (1 min) before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f}")
 
 

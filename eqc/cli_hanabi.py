@@ -4,7 +4,13 @@
   resume the run already in ``DIR`` (see ``eqc.domains.hanabi.training.run``).
 - ``eqc hanabi eval --checkpoint PATH [--symmetrize GROUP] [--hidden average|identity] --games N [--hle]``:
   greedy self-play score ± SEM, bomb-out and perfect-score rates on HanabiBatch, or in HLE itself.
+- ``eqc hanabi xp --pool DIR... [--symmetrize GROUP] [--hidden average|identity] --games N --out DIR [--verify-hle K]``:
+  greedy cross-play of every ordered pair of the pools' agents on common decks; ``xp.json``,
+  ``xp.csv``, ``xp.png`` in ``DIR`` (see ``eqc.domains.hanabi.xp``).
+- ``eqc hanabi actions --checkpoint PATH --games 1000 --out DIR``: conditional action matrices of
+  one agent, unsymmetrized and C5/D10-symmetrized (``actions.png``, ``actions.json``).
 - ``eqc hanabi config``: every config key with its default and meaning.
+- ``eqc hanabi pool`` and ``eqc hanabi reproduce``: see :mod:`eqc.cli_reproduce`.
 """
 
 from __future__ import annotations
@@ -76,6 +82,69 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _xp(args: argparse.Namespace) -> int:
+    import time
+
+    from eqc.domains.hanabi.xp import PoolError, cross_play_games, describe_policy, load_pools, verify_hle, write_xp
+
+    groups = [None if g == "none" else g for g in (args.symmetrize or [None])]
+    if len(groups) not in (1, len(args.pool)):
+        raise flags.FlagError("--symmetrize", f"give one group for every pool, or one per --pool ({len(args.pool)}), got {len(groups)}")
+    try:
+        agents = load_pools(args.pool, groups if len(groups) > 1 else groups[0], hidden=args.hidden, device=args.device)
+    except PoolError as exc:
+        raise flags.FlagError("--pool", str(exc)) from None
+    if len(agents) < 2:
+        raise flags.FlagError("--pool", f"cross-play needs at least 2 agents, the pools hold {len(agents)} ({agents[0].path})")
+    if args.verify_hle > args.games:
+        raise flags.FlagError("--verify-hle", f"must be at most --games ({args.games}), got {args.verify_hle}")
+    policies, names = [a.policy for a in agents], [a.name for a in agents]
+    if args.verify_hle:
+        variants = {(p.config.game.knowledge, p.config.game.sad) for p in policies}
+        if len(variants) > 1:
+            raise flags.FlagError("--verify-hle", f"HLE replays need agents of one observation variant, the pools mix {sorted(variants)}")
+    flags.prepare_output_dir(args.out)
+    start = time.perf_counter()
+    games = cross_play_games(policies, args.games, seed=args.seed, record_moves=args.verify_hle)
+    wall = time.perf_counter() - start
+    verified = verify_hle(games, policies, args.verify_hle, names) if args.verify_hle else 0
+    described = [{"name": n, **describe_policy(a.policy, a.path, a.symmetrize)} for n, a in zip(names, agents, strict=True)]
+    command = ["eqc", "hanabi", "xp", *(f"--pool={p}" for p in args.pool), *(f"--symmetrize={g}" for g in args.symmetrize or []),
+               f"--hidden={args.hidden}", f"--games={args.games}", f"--out={args.out}", f"--verify-hle={args.verify_hle}",
+               f"--seed={args.seed}", f"--device={args.device}"]
+    extra = {"command": command, "hle_verified_games_per_pair": args.verify_hle, "wall_s": wall, "games_per_s": games.scores.numel() / wall}
+    paths = write_xp(args.out, games, described, extra=extra)
+    summary = games.summary()
+    print(
+        f"{len(agents)} agents, {games.games} games per pair ({games.scores.numel() / wall:,.0f} games/s): "
+        f"XP {summary.xp} over {summary.xp.n} pairs (bomb-out {summary.xp_bomb_rate:.1%}, perfect {summary.xp_perfect_rate:.1%}, "
+        f"non-zero games {games.mean_nonzero():.2f}); SP {summary.sp}"
+        + (f"; {verified} games replayed in HLE: identical" if verified else "")
+    )
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def _actions(args: argparse.Namespace) -> int:
+    from eqc.domains.hanabi.training.checkpoint import CheckpointError
+    from eqc.domains.hanabi.training.policy import load_policy
+    from eqc.domains.hanabi.xp import action_matrices, plot_action_matrices
+    from eqc.io import write_json_atomic
+
+    try:
+        policy = load_policy(args.checkpoint, device=args.device)
+    except CheckpointError as exc:
+        raise flags.FlagError("--checkpoint", str(exc)) from None
+    flags.prepare_output_dir(args.out)
+    result = action_matrices(policy, args.games, seed=args.seed, hidden=args.hidden)
+    title = f"{args.checkpoint}: P(a_t | partner's a_(t-1)) over {args.games} self-play games"
+    plot_action_matrices(result, args.out / "actions.png", title=title)
+    write_json_atomic(args.out / "actions.json", {"checkpoint": str(args.checkpoint), "env_steps": policy.env_steps, **result.as_dict()})
+    scores = ", ".join(f"{'unsymmetrized' if k == 'none' else k} {v:.2f}" for k, v in result.scores.items())
+    print(f"self-play scores: {scores}; wrote {args.out / 'actions.png'}, {args.out / 'actions.json'}")
+    return 0
+
+
 def _config(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.training.config import describe_config
 
@@ -84,7 +153,7 @@ def _config(args: argparse.Namespace) -> int:
 
 
 def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``eqc hanabi {train,eval,config}``."""
+    """Register ``eqc hanabi {train,eval,xp,actions,config,pool,reproduce}``."""
     hanabi = subparsers.add_parser("hanabi", help="train and evaluate Hanabi agents", description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = hanabi.add_subparsers(dest="hanabi_command", required=True)
@@ -113,5 +182,35 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     flags.add_threads_flag(evaluate)
     evaluate.set_defaults(run=_eval)
 
+    xp = sub.add_parser("xp", help="cross-play of every ordered pair of the pools' agents on common decks")
+    xp.add_argument("--pool", type=Path, action="append", required=True,
+                    help="pool directory of runs seed_<n>/, or one run directory (repeat to pool several)")
+    xp.add_argument("--symmetrize", choices=(*_GROUPS, "none"), action="append", default=None,
+                    help="symmetrize at test time over this colour group: once for all pools, or once per --pool in order "
+                    "('none' = as trained)")
+    xp.add_argument("--hidden", choices=("average", "identity"), default="average", help="recurrent symmetrizer's hidden scheme")
+    xp.add_argument("--games", type=flags.positive_int, required=True, help="games per ordered pair (the paper: 5000)")
+    xp.add_argument("--out", type=flags.output_dir, required=True, help="directory for xp.json, xp.csv and xp.png")
+    xp.add_argument("--verify-hle", type=flags.non_negative_int, default=0, metavar="K",
+                    help="replay the first K games of every pair in HLE and fail if any differs (default 0)")
+    xp.add_argument("--seed", type=flags.seed, default=1, help="seed of the common decks (default 1)")
+    xp.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
+    flags.add_threads_flag(xp)
+    xp.set_defaults(run=_xp)
+
+    actions = sub.add_parser("actions", help="conditional action matrices of one agent, unsymmetrized and C5/D10-symmetrized")
+    actions.add_argument("--checkpoint", type=Path, required=True, help="run directory or checkpoint file")
+    actions.add_argument("--games", type=flags.positive_int, default=1000, help="self-play games per matrix (default 1000, as the paper)")
+    actions.add_argument("--out", type=flags.output_dir, required=True, help="directory for actions.png and actions.json")
+    actions.add_argument("--hidden", choices=("average", "identity"), default="average", help="recurrent symmetrizer's hidden scheme")
+    actions.add_argument("--seed", type=flags.seed, default=1, help="seed of the decks (default 1)")
+    actions.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
+    flags.add_threads_flag(actions)
+    actions.set_defaults(run=_actions)
+
     config = sub.add_parser("config", help="print every config key with its default and meaning")
     config.set_defaults(run=_config)
+
+    from eqc.cli_reproduce import add_reproduce_parsers
+
+    add_reproduce_parsers(sub)

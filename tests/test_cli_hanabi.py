@@ -85,3 +85,64 @@ def test_eval_refuses_foreign_checkpoints(tmp_path: Path, capsys: pytest.Capture
     torch.save({"net.0.weight": torch.ones(2)}, foreign)
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(foreign)], "--checkpoint", "not an eqc Hanabi checkpoint")
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(tmp_path / "none")], "--checkpoint", "no checkpoint")
+
+
+@pytest.fixture(scope="module")
+def xp_pool(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A pool ``seed_0/``, ``seed_1/`` of two tiny agents, and ``single/`` a run directory of a third."""
+    from eqc.domains.hanabi.training.run import train
+
+    root = tmp_path_factory.mktemp("xp_pool")
+    for seed, run in ((0, "pool/seed_0"), (1, "pool/seed_1"), (2, "single")):
+        train(TINY, root / run, seed=seed, progress=False, log=lambda _: None)
+    return root
+
+
+def test_xp_writes_results_and_checks_hle(tmp_path: Path, xp_pool: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    pytest.importorskip("hanabi_learning_environment")
+    out = tmp_path / "xp"
+    argv = ["hanabi", "xp", "--pool", str(xp_pool / "pool"), "--pool", str(xp_pool / "single"), "--games", "16", "--out", str(out)]
+    assert main([*argv, "--verify-hle", "2", "--symmetrize", "none", "--symmetrize", "C5"]) == 0
+    text = capsys.readouterr().out
+    assert "3 agents, 16 games per pair" in text and "XP " in text and "18 games replayed in HLE: identical" in text
+    record = json.loads((out / "xp.json").read_text())
+    assert [a["name"] for a in record["agents"]] == ["pool/seed_0", "pool/seed_1", f"{xp_pool.name}/single[C5]"]
+    assert record["games_per_pair"] == 16 and record["hle_verified_games_per_pair"] == 2 and "--verify-hle=2" in record["command"]
+    assert len((out / "xp.csv").read_text().splitlines()) == 1 + 9 and (out / "xp.png").stat().st_size > 1000
+    assert main([*argv[:-2], "--out", str(tmp_path / "xp2"), "--symmetrize", "D10"]) == 0  # one group for every pool
+    assert json.loads((tmp_path / "xp2" / "xp.json").read_text())["agents"][0]["symmetrize"] == "D10"
+
+
+def test_actions_writes_the_three_matrices(tmp_path: Path, xp_pool: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    out = tmp_path / "actions"
+    assert main(["hanabi", "actions", "--checkpoint", str(xp_pool / "single"), "--games", "20", "--out", str(out)]) == 0
+    assert "self-play scores: unsymmetrized" in capsys.readouterr().out
+    record = json.loads((out / "actions.json").read_text())
+    assert list(record["matrices"]) == ["none", "C5", "D10"] and record["labels"][:2] == ["C1", "C2"] and record["games"] == 20
+    assert (out / "actions.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_xp_and_actions_bad_flags(tmp_path: Path, xp_pool: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = ["--out", str(tmp_path / "out")]
+    pool = ["--pool", str(xp_pool / "pool")]
+    xp = ["hanabi", "xp", "--games", "4", *out]
+    _usage_error(capsys, [*xp, "--pool", str(tmp_path)], "--pool", "no run directories seed_<n>/")
+    (tmp_path / "foreign" / "seed_0").mkdir(parents=True)
+    (tmp_path / "foreign" / "seed_0" / "checkpoint.pt").write_text("hello")
+    _usage_error(capsys, [*xp, "--pool", str(tmp_path / "foreign")], "--pool", "not a readable eqc checkpoint")
+    _usage_error(capsys, [*xp, "--pool", str(xp_pool / "single")], "--pool", "at least 2 agents")
+    _usage_error(capsys, [*xp, *pool, *pool], "--pool", "listed twice")
+    _usage_error(capsys, [*xp, *pool, "--symmetrize", "C7"], "--symmetrize", "invalid choice")
+    _usage_error(capsys, [*xp, *pool, "--symmetrize", "C5", "--symmetrize", "D10"], "--symmetrize", "one per --pool (1)")
+    _usage_error(capsys, [*xp, *pool, "--verify-hle", "5"], "--verify-hle", "at most --games (4)")
+    _usage_error(capsys, [*xp, *pool, "--verify-hle", "-1"], "--verify-hle")
+    _usage_error(capsys, ["hanabi", "xp", "--games", "0", *pool, *out], "--games")
+    _usage_error(capsys, ["hanabi", "xp", "--games", "4", *out], "--pool")
+    _usage_error(capsys, [*xp, *pool, "--device", "gpu"], "--device")
+    _usage_error(capsys, ["hanabi", "actions", "--checkpoint", str(tmp_path / "nothing"), *out], "--checkpoint", "no checkpoint")
+    _usage_error(capsys, ["hanabi", "actions", "--checkpoint", str(xp_pool / "single"), "--games", "0", *out], "--games")
+    assert not (tmp_path / "out").exists()  # nothing was written by a refused command

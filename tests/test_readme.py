@@ -3,6 +3,8 @@
 import re
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
@@ -45,3 +47,23 @@ def test_evaluation_example_runs(capsys, tmp_path, monkeypatch):
     exec(compile(_section_code("## Evaluation: cross-play"), "README evaluation", "exec"), {})
     assert "99% CI" in capsys.readouterr().out
     assert (tmp_path / "rule_agent_actions.png").exists()
+
+
+@pytest.mark.parametrize("heading", ["## Training Hanabi agents", "## Reproducing the paper"])
+def test_hanabi_commands_parse(monkeypatch, heading):
+    """Every ``eqc`` line of the README's training and reproduction sections is a valid command line (parsed, not run)."""
+    import shlex
+
+    from eqc.cli import build_parser
+
+    monkeypatch.chdir(README.parent)
+    section = README.read_text().split(heading, 1)[1]
+    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+    lines = [line.split("#")[0].strip() for line in block.splitlines() if line.startswith("eqc ")]
+    assert len(lines) >= 4
+    import torch
+
+    for line in lines:
+        if not torch.cuda.is_available():
+            line = line.replace("--device cuda", "--device cpu")  # the flag is refused up front without CUDA
+        build_parser().parse_args(shlex.split(line)[1:])

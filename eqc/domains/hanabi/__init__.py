@@ -5,7 +5,7 @@ Names load lazily so that ``import eqc.domains.hanabi`` works without HLE instal
 
 Modules: ``rules`` (``HanabiRules``), ``layouts`` (observation/action layouts and the card-id and
 move-uid conventions), ``symmetry`` (``colour_symmetry``), ``dealing`` (decks), ``hle``
-(``HanabiEnv`` on HLE), ``batched`` (``HanabiBatch``), ``agents``, ``evaluate``, ``training``.
+(``HanabiEnv`` on HLE), ``batched`` (``HanabiBatch``), ``agents``, ``evaluate``, ``training``, ``xp`` (cross-play of trained agents).
 """
 
 from __future__ import annotations
@@ -25,6 +25,10 @@ _LAZY: dict[str, str] = {
     "standard_deck": "eqc.domains.hanabi.dealing",
     "RuleAgent": "eqc.domains.hanabi.agents",
     "load_policy": "eqc.domains.hanabi.training.policy",
+    "cross_play_games": "eqc.domains.hanabi.xp",
+    "load_pools": "eqc.domains.hanabi.xp",
+    "verify_hle": "eqc.domains.hanabi.xp",
+    "action_matrices": "eqc.domains.hanabi.xp",
 }
 
 __all__ = sorted(_LAZY)

@@ -12,12 +12,12 @@ from eqc.domains.hanabi.training.network import Agent
 from eqc.domains.hanabi.training.setup import make_batch
 from eqc.evaluation import mean_sem
 
-__all__ = ["EvalResult", "evaluate_agent", "greedy_moves", "GreedyGames", "greedy_games", "summarize"]
+__all__ = ["EvalResult", "GreedyGames", "evaluate_agent", "greedy_games", "greedy_moves", "seat_moves", "summarize"]
 
 #: A two-player game lasts at most 89 moves (50 cards, 8 + discards hints); stop well beyond.
-_MAX_MOVES = 400
+MAX_MOVES = 400
 #: Read "are all games over?" back from the device every this many moves.
-_SYNC_EVERY = 8
+SYNC_EVERY = 8
 
 
 @dataclass(frozen=True)
@@ -37,24 +37,45 @@ class EvalResult:
         return asdict(self)
 
 
+def seat_moves(
+    agent: Agent, obs: torch.Tensor, legal: torch.Tensor, on_turn: torch.Tensor | None, state: object
+) -> tuple[torch.Tensor, object]:
+    """Greedy moves ``[R]`` of ``agent`` in ``R`` seats (-1 for seats not on turn); self- and cross-play share it.
+
+    ``obs [R, D]`` each seat's observation, ``legal [R, M]`` the legal moves of the seat's game,
+    ``on_turn`` bool ``[R]`` (None: every seat is on turn). A recurrent agent steps every seat
+    (``state`` holds one row per seat), with only the no-op legal off turn; a feed-forward agent
+    evaluates the seats on turn only.
+    """
+    no_op = torch.zeros(obs.shape[0], 1, dtype=torch.bool, device=obs.device)
+    acting_legal = torch.cat([legal, no_op], dim=-1)
+    if on_turn is None:
+        q, state = agent.step(obs, acting_legal, state)
+        return q.argmax(-1), state
+    if not agent.recurrent:
+        moves = torch.full((obs.shape[0],), -1, dtype=torch.long, device=obs.device)
+        turn = on_turn.nonzero().squeeze(1)
+        if turn.numel() > 0:
+            q, _ = agent.step(obs[turn], acting_legal[turn])
+            moves[turn] = q.argmax(-1)
+        return moves, None
+    waiting = torch.cat([torch.zeros_like(legal), ~no_op], dim=-1)  # only the no-op
+    q, state = agent.step(obs, torch.where(on_turn.unsqueeze(-1), acting_legal, waiting), state)
+    return q.argmax(-1).masked_fill(~on_turn, -1), state
+
+
 def greedy_moves(agent: Agent, obs: torch.Tensor, legal: torch.Tensor, current: torch.Tensor, state: object) -> tuple[torch.Tensor, object]:
-    """Greedy HLE moves ``[B]`` of the players on turn; recurrent agents step every player.
+    """Greedy HLE moves ``[B]`` of the players on turn in self-play (:func:`seat_moves` on every seat).
 
     ``obs [B, P, D]`` all players' observations, ``legal [B, M]`` the acting player's moves.
     """
     B, P, D = obs.shape
     games = torch.arange(B, device=obs.device)
-    no_op = torch.zeros(B, 1, dtype=torch.bool, device=obs.device)
-    acting_legal = torch.cat([legal, no_op], dim=-1)
     if not agent.recurrent:
-        q, _ = agent.step(obs[games, current], acting_legal)
-        return q.argmax(-1), None
-    seats = torch.arange(P, device=obs.device).view(1, P)
-    on_turn = (seats == current.view(B, 1)).unsqueeze(-1)  # [B, P, 1]
-    waiting = torch.cat([torch.zeros_like(legal), ~no_op], dim=-1)  # only the no-op
-    all_legal = torch.where(on_turn, acting_legal.unsqueeze(1), waiting.unsqueeze(1))
-    q, state = agent.step(obs.reshape(B * P, D), all_legal.reshape(B * P, -1), state)
-    return q.view(B, P, -1)[games, current].argmax(-1), state
+        return seat_moves(agent, obs[games, current], legal, None, None)[0], None
+    on_turn = torch.arange(P, device=obs.device).view(1, P) == current.view(B, 1)
+    moves, state = seat_moves(agent, obs.reshape(B * P, D), legal.repeat_interleave(P, dim=0), on_turn.reshape(-1), state)
+    return moves.view(B, P)[games, current], state
 
 
 class GreedyGames(NamedTuple):
@@ -78,8 +99,8 @@ def greedy_games(
     env.reset(None if decks is None else decks.to(device))
     state = agent.initial_state(games * config.game.num_players, device)
     played = []
-    for move in range(_MAX_MOVES):
-        if move % _SYNC_EVERY == 0 and bool(env.state.done.all()):
+    for move in range(MAX_MOVES):
+        if move % SYNC_EVERY == 0 and bool(env.state.done.all()):
             break
         moves, state = greedy_moves(agent, env.observations(), env.legal_move_mask(), env.state.current, state)
         played.append(torch.where(env.state.done, -1, moves))

@@ -16,6 +16,7 @@ from eqc._checks import check_choice, check_device
 from eqc.domains.hanabi.training.checkpoint import CheckpointError, load_checkpoint
 from eqc.domains.hanabi.training.config import GROUP_NAMES, HIDDEN, TrainConfig
 from eqc.domains.hanabi.training.network import Agent, QNetwork
+from eqc.domains.hanabi.training.obl import load_obl_network, obl_train_config
 from eqc.domains.hanabi.training.setup import colour_group, move_symmetry
 from eqc.groups import PermutationGroup
 
@@ -78,25 +79,11 @@ def load_policy(
     symmetrize: str | PermutationGroup | None = None,
     hidden: str = "average",
 ) -> TrainedPolicy:
-    """Load a run directory or checkpoint file; ``symmetrize`` (C5, D10, S5, A5 or a group on 5 colours)
-    wraps the trained network in the symmetrizer at test time, with ``hidden`` for recurrent ones."""
+    """Load a run directory, checkpoint file or public OBL ``.pthw`` file (:mod:`.obl`); ``symmetrize`` (C5, D10,
+    S5, A5 or a group on 5 colours) wraps the network in the symmetrizer at test time, with ``hidden`` for recurrent ones."""
     device = check_device(device)
     check_choice(hidden, "hidden", HIDDEN)
-    data = load_checkpoint(path, map_location=device)
-    try:
-        config = TrainConfig.from_dict(data["config"], f"{path} config")
-    except ValueError as exc:
-        raise CheckpointError(f"{path}: its config is not valid for this eqc: {exc}") from None
-    learner = data["learner"]
-    weights = learner["modules"]["network"]
-    obs_dim = weights["mlp.0.weight"].shape[1]
-    num_actions = weights["head.weight"].shape[0] - (1 if config.network.dueling else 0)
-    aux = weights["aux_head.weight"].shape[0] if "aux_head.weight" in weights else 0
-    network = QNetwork(obs_dim, num_actions, config.network, aux_outputs=aux).to(device)
-    try:
-        network.load_state_dict(weights)
-    except RuntimeError as exc:
-        raise CheckpointError(f"{path}: the saved network does not match its config: {str(exc)[:300]}") from None
+    network, config, env_steps = _load_network(path, device)
     network.eval()
     if symmetrize is None and config.rule.symmetrize:
         symmetrize = config.rule.symmetrize  # a network trained symmetrized stays symmetrized
@@ -112,4 +99,33 @@ def load_policy(
             raise TypeError(f"symmetrize must be None, a group name {GROUP_NAMES} or a PermutationGroup, got {type(symmetrize).__name__}")
         sym = move_symmetry(config, group)
         agent = Agent(network, sym.observation_rep, sym.action_rep, hidden=hidden)
-    return TrainedPolicy(agent, config, int(learner["counters"]["env_steps"]), device)
+    return TrainedPolicy(agent, config, env_steps, device)
+
+
+def _load_network(path: str | Path, device: torch.device) -> tuple[QNetwork, TrainConfig, int]:
+    """By content: an eqc checkpoint (network, config, env steps), else an OBL ``.pthw`` file (0 steps)."""
+    try:
+        data = load_checkpoint(path, map_location=device)
+    except CheckpointError as not_eqc:
+        if not Path(path).is_file():
+            raise
+        try:
+            network = load_obl_network(path, device, dtype=torch.float32)
+        except CheckpointError as not_obl:
+            raise CheckpointError(f"{not_eqc}; nor is it an OBL model file: {not_obl}") from None
+        return network, obl_train_config(network), 0
+    try:
+        config = TrainConfig.from_dict(data["config"], f"{path} config")
+    except ValueError as exc:
+        raise CheckpointError(f"{path}: its config is not valid for this eqc: {exc}") from None
+    learner = data["learner"]
+    weights = learner["modules"]["network"]
+    obs_dim = weights["mlp.0.weight"].shape[1]
+    num_actions = weights["head.weight"].shape[0] - (1 if config.network.dueling else 0)
+    aux = weights["aux_head.weight"].shape[0] if "aux_head.weight" in weights else 0
+    network = QNetwork(obs_dim, num_actions, config.network, aux_outputs=aux).to(device)
+    try:
+        network.load_state_dict(weights)
+    except RuntimeError as exc:
+        raise CheckpointError(f"{path}: the saved network does not match its config: {str(exc)[:300]}") from None
+    return network, config, int(learner["counters"]["env_steps"])

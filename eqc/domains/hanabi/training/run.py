@@ -18,6 +18,7 @@ or seed is refused, naming the keys that differ; keys that do not change what is
 from __future__ import annotations
 
 import csv
+import fcntl
 import io
 import json
 import time
@@ -68,10 +69,7 @@ def _config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[
 
 
 def _prepare_dir(out: Path, config: TrainConfig, seed: int) -> dict[str, Any] | None:
-    """Create ``out`` or check that it holds a compatible run; return its checkpoint (or None)."""
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {str(out)!r} is a file, not a directory")
-    out.mkdir(parents=True, exist_ok=True)
+    """Check that ``out`` is new or holds a compatible run; return its checkpoint (or None)."""
     saved_path = out / "config.json"
     record = {"seed": seed, "config": config.to_dict()}
     if saved_path.exists():
@@ -137,7 +135,32 @@ def train(
     """Train (or resume) the run of ``config`` and ``seed`` in ``out``; see the module docstring.
 
     ``max_minutes`` bounds this call's wall-clock time (the run resumes later where it stopped).
+    A run directory is trained by one process at a time (an advisory lock on ``out/.lock``): a
+    second ``train`` on it is refused instead of interleaving two runs' checkpoints.
     """
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {str(out)!r} is a file, not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ConfigError(f"--out {str(out)!r} is being trained by another process right now") from None
+        return _train_locked(config, out, seed=seed, device=device, max_minutes=max_minutes, progress=progress, log=log)
+
+
+def _train_locked(
+    config: TrainConfig,
+    out: str | Path,
+    *,
+    seed: int = 0,
+    device: torch.device | str = "cpu",
+    max_minutes: float | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] = print,
+) -> RunSummary:
+    """``train`` once the run directory is locked."""
     out = Path(out)
     device = torch.device(device)
     torch.set_num_threads(config.run.threads)

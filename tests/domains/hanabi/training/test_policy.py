@@ -17,13 +17,13 @@ from eqc.groups import dihedral
 CPU = torch.device("cpu")
 
 
-def _train(tmp_path: Path, config) -> Path:  # noqa: ANN001
+def _train(tmp_path: Path, config) -> Path:
     out = tmp_path / "run"
     train(config, out, seed=0, progress=False, log=lambda _: None)
     return out
 
 
-def _r2d2_sad(tiny_config):  # noqa: ANN001, ANN202
+def _r2d2_sad(tiny_config):
     return tiny_config(
         run={"algorithm": "r2d2", "num_envs": 32, "total_env_steps": 3_000, "eval_every_steps": 3_000},
         game={"sad": "greedy_last_action"},
@@ -34,7 +34,7 @@ def _r2d2_sad(tiny_config):  # noqa: ANN001, ANN202
 
 
 @pytest.mark.parametrize("kind", ["pqn", "r2d2_sad"])
-def test_hle_replays_the_batched_evaluation_game_for_game(tmp_path: Path, tiny_config, kind: str) -> None:  # noqa: ANN001
+def test_hle_replays_the_batched_evaluation_game_for_game(tmp_path: Path, tiny_config, kind: str) -> None:
     """The same decks, greedy self-play: HLE (one observation at a time, recurrent agents stepping on
     every move through ``observe``) and HanabiBatch make the same moves and scores in every game."""
     pytest.importorskip("hanabi_learning_environment")
@@ -51,7 +51,7 @@ def test_hle_replays_the_batched_evaluation_game_for_game(tmp_path: Path, tiny_c
     assert sum(len(m) for m in hle.actions) > 5 * len(decks)
 
 
-def test_symmetrize_at_test_time_and_bad_arguments(tmp_path: Path, tiny_config) -> None:  # noqa: ANN001
+def test_symmetrize_at_test_time_and_bad_arguments(tmp_path: Path, tiny_config) -> None:
     out = _train(tmp_path, tiny_config())
     assert load_policy(out).agent.group is None
     assert load_policy(out, symmetrize="C5").agent.group.order == 5

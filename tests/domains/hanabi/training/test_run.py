@@ -109,3 +109,14 @@ def test_kill_minus_nine_then_rerun_resumes(tmp_path: Path, tiny_config) -> None
     assert load_checkpoint(out)["learner"]["counters"]["env_steps"] > killed_at
     steps = [int(r["env_steps"]) for r in _rows(out)]
     assert steps == sorted(steps) and len(set(steps)) == len(steps)  # no duplicated rows after the kill
+
+
+def test_a_run_being_trained_is_not_trained_twice(tmp_path: Path, tiny_config) -> None:
+    import fcntl
+
+    tmp_path.mkdir(exist_ok=True)
+    with open(tmp_path / ".lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another process trains this directory
+        with pytest.raises(ConfigError, match="being trained by another process"):
+            train(tiny_config(), tmp_path, seed=0, progress=False)
+    train(tiny_config(), tmp_path, seed=0, progress=False, log=lambda _: None)  # free again

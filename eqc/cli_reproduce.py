@@ -1,0 +1,101 @@
+"""``eqc hanabi pool`` and ``eqc hanabi reproduce``: seed pools (locally or on Ray) and the paper's tables.
+
+- ``eqc hanabi pool --config FILE --seeds 0-9 --out DIR [--ray ADDRESS] [--max-minutes M]``: one
+  run per seed in ``DIR/seed_<n>/`` (see ``eqc.domains.hanabi.training.pool``).
+- ``eqc hanabi reproduce {table1,table2,table3} --scale smoke|cpu|paper --out DIR``: train or
+  reuse the table's pools, cross-play them, write ``DIR/<table>.md`` and ``.json``
+  (see ``eqc.domains.hanabi.reproduce``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from eqc import _cli_common as flags
+
+__all__ = ["add_reproduce_parsers"]
+
+
+def _seeds(text: str) -> list[int]:
+    from eqc.domains.hanabi.training.pool import parse_seeds
+
+    try:
+        return parse_seeds(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _ray_flags(args: argparse.Namespace) -> tuple[str | None, bool | None]:
+    """(address, use_ray) from ``--ray``/``--no-ray``; a Ray address without Ray installed is a usage error."""
+    if args.no_ray:
+        return None, False
+    if args.ray is not None:
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise flags.FlagError("--ray", "Ray is not installed: pip install 'eqc[ray]'") from None
+    return args.ray, None
+
+
+def _pool(args: argparse.Namespace) -> int:
+    from eqc.domains.hanabi.training.config import ConfigError, load_config
+    from eqc.domains.hanabi.training.pool import train_pool
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        raise flags.FlagError("--config", str(exc)) from None
+    address, use_ray = _ray_flags(args)
+    flags.prepare_output_dir(args.out)
+    record = train_pool(
+        config, args.seeds, args.out, device=args.device, max_minutes=args.max_minutes, ray_address=address, use_ray=use_ray
+    )
+    for seed, status in record["status"].items():
+        score = f", greedy score {status['eval_score']:.2f}" if "eval_score" in status else ""
+        print(f"seed {seed}: {status['state']}{score}")
+    print(f"pool status in {args.out / 'pool.json'}")
+    return 0
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from eqc.domains.hanabi.reproduce import reproduce
+
+    address, use_ray = _ray_flags(args)
+    flags.prepare_output_dir(args.out)
+    reproduce(args.table, args.scale, args.out, device=args.device, ray_address=address, use_ray=use_ray, obl=args.obl)
+    print((args.out / f"{args.table}.md").read_text())
+    return 0
+
+
+def _add_ray_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--ray", metavar="ADDRESS", default=None,
+                        help="join a Ray cluster ('auto' or host:port); default: a local Ray instance when Ray is installed")
+    parser.add_argument("--no-ray", action="store_true", help="train the seeds one after another in this process")
+    parser.add_argument("--device", type=flags.device, default="cpu", help="torch device of every run (default cpu)")
+
+
+def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
+    """Register ``pool`` and ``reproduce`` under ``eqc hanabi``."""
+    pool = sub.add_parser("pool", help="train one agent per seed (resumable; Ray spreads seeds over machines)")
+    pool.add_argument("--config", type=Path, required=True, help="TOML config (configs/hanabi/*.toml)")
+    pool.add_argument("--seeds", type=_seeds, required=True, help="seeds: '0-9', '3' or '0,2,5-7'")
+    pool.add_argument("--out", type=flags.output_dir, required=True,
+                      help="pool directory (seed_<n>/ runs; reachable by every Ray worker)")
+    pool.add_argument("--max-minutes", type=flags.float_in(0, low_open=True), default=None,
+                      help="bound each seed's run to this many minutes (re-run to resume)")
+    _add_ray_flags(pool)
+    flags.add_threads_flag(pool)
+    pool.set_defaults(run=_pool)
+
+    reproduce = sub.add_parser("reproduce", help="train or reuse pools, cross-play them and write one of the paper's tables")
+    reproduce.add_argument("table", choices=("table1", "table2", "table3"))
+    reproduce.add_argument("--scale", choices=("smoke", "cpu", "paper"), required=True,
+                           help="smoke: seconds (tests); cpu: about an hour per table on 2 cores; "
+                           "paper: 10 seeds, 5000 games, a GPU or cluster")
+    reproduce.add_argument("--out", type=flags.output_dir, required=True,
+                           help="directory for pools/, xp/ and the tables (pools are reused)")
+    reproduce.add_argument("--obl", type=Path, nargs="+", default=None, help="public OBL agent files (model0.pthw) to add to table2")
+    _add_ray_flags(reproduce)
+    flags.add_threads_flag(reproduce)
+    reproduce.set_defaults(run=_reproduce)

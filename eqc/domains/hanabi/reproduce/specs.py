@@ -1,0 +1,144 @@
+"""What each of the paper's Hanabi tables compares, at each scale, and the paper's own numbers.
+
+Pools (one agent per seed, ``eqc hanabi pool``), by scale:
+
+- ``paper``: the paper's agents, ``configs/hanabi/{paper,iql,op,gop_c5,gop_d10}.toml`` (R2D2 with
+  VDN and SAD, IQL, Other-Play, G-OP), 10 seeds, 5000 games per pair: a GPU machine or a Ray cluster.
+- ``cpu``: what this 2-core CPU finishes in about an hour per table: the feed-forward learner of
+  ``configs/hanabi/vdn_cpu.toml`` (self-play stands in for SAD; Other-Play and G-OP change only
+  ``[rule]``) for a fixed number of moves per seed, 3 seeds, 1000 games per pair; Table 3 needs
+  recurrent agents, so its pool is a small R2D2 (the IQL column and Table 2's IQL column exist at
+  paper scale only: the fast learner has no independent-learner variant).
+- ``smoke``: tiny pools that train in seconds, for the tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from eqc.domains.hanabi.training.config import TrainConfig, load_config
+
+__all__ = ["PAPER", "SCALES", "TABLES", "Cell", "Scale", "Table", "pool_config"]
+
+CONFIGS = Path(__file__).resolve().parents[4] / "configs" / "hanabi"
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Seeds per pool, games per pair, and how pools are built at one scale."""
+
+    name: str
+    seeds: int
+    games: int
+    pqn_steps: int  # env steps per seed of feed-forward pools (cpu, smoke)
+    r2d2_steps: int  # env steps per seed of the small recurrent pool (cpu, smoke)
+
+
+SCALES = {
+    "smoke": Scale("smoke", seeds=2, games=64, pqn_steps=4_096, r2d2_steps=3_072),
+    "cpu": Scale("cpu", seeds=3, games=1000, pqn_steps=4_000_000, r2d2_steps=300_000),
+    "paper": Scale("paper", seeds=10, games=5000, pqn_steps=0, r2d2_steps=0),
+}
+
+#: Pool name -> (rule, G-OP group, paper config file).
+POOLS = {
+    "sad": ("sp", "D10", "paper.toml"),
+    "iql": ("sp", "D10", "iql.toml"),
+    "op": ("op", "D10", "op.toml"),
+    "gop_c5": ("gop", "C5", "gop_c5.toml"),
+    "gop_d10": ("gop", "D10", "gop_d10.toml"),
+    "recurrent": ("sp", "D10", "paper.toml"),
+}
+
+
+def pool_config(pool: str, scale: Scale) -> TrainConfig:
+    """The training config of ``pool`` at ``scale``."""
+    rule, group, paper_file = POOLS[pool]
+    if scale.name == "paper":
+        return load_config(CONFIGS / paper_file)
+    if pool == "recurrent":
+        return _small_r2d2(scale)
+    base = load_config(CONFIGS / "vdn_cpu.toml")
+    changes: dict[str, dict] = {"rule": {"rule": rule, "group": group}, "run": {"total_env_steps": scale.pqn_steps}}
+    if scale.name == "smoke":
+        changes["run"].update(num_envs=64, eval_every_steps=scale.pqn_steps, eval_games=64, checkpoint_minutes=5.0)
+        changes["network"] = {"hidden_size": 64, "mlp_layers": 1}
+    else:
+        changes["run"].update(eval_every_steps=1_000_000)
+    return base.replace(**changes)
+
+
+def _small_r2d2(scale: Scale) -> TrainConfig:
+    """A recurrent self-play pool small enough for a CPU (Table 3 compares hidden-state schemes)."""
+    small = scale.name == "smoke"
+    return TrainConfig().replace(
+        run={"algorithm": "r2d2", "num_envs": 32 if small else 128, "total_env_steps": scale.r2d2_steps,
+             "eval_every_steps": scale.r2d2_steps if small else 100_000, "eval_games": 64 if small else 500, "checkpoint_minutes": 5.0},
+        game={"sad": "off"},
+        network={"hidden_size": 32 if small else 128, "mlp_layers": 1, "lstm_layers": 1, "layer_norm": False},
+        optim={"optimizer": "adam", "lr": 1e-3, "adam_eps": 1.5e-5, "grad_clip": 5.0},
+        r2d2={"batch_size": 8 if small else 32, "buffer_episodes": 256 if small else 4096, "warmup_episodes": 32 if small else 512,
+              "updates_per_step": 1.0 if small else 0.5, "target_update": 50 if small else 500, "gamma": 0.99},
+    )
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One column of a table: a pool, optionally symmetrized over a group with a hidden scheme."""
+
+    label: str
+    pool: str
+    symmetrize: str | None = None
+    hidden: str = "average"
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table: its cells, which pools exist at which scale, and the permutation tests (better, worse)."""
+
+    name: str
+    title: str
+    cells: tuple[Cell, ...]
+    tests: tuple[tuple[str, str], ...]
+    paper_only_pools: tuple[str, ...] = ()
+
+
+def _symmetrized(pool: str, name: str) -> tuple[Cell, ...]:
+    return (Cell(f"{name}", pool), Cell(f"{name} C5-symmetrized", pool, "C5"), Cell(f"{name} D10-symmetrized", pool, "D10"))
+
+
+TABLES = {
+    "table1": Table(
+        "table1", "OP against G-OP agents symmetrized at test time (XP)",
+        (Cell("OP", "op"), Cell("C5-equivariant", "gop_c5", "C5"), Cell("D10-equivariant", "gop_d10", "D10")),
+        (("D10-equivariant", "OP"), ("C5-equivariant", "OP"), ("D10-equivariant", "C5-equivariant")),
+    ),
+    "table2": Table(
+        "table2", "Symmetrizing self-play and OP agents at test time (XP)",
+        _symmetrized("sad", "SAD") + _symmetrized("iql", "IQL") + _symmetrized("op", "OP"),
+        tuple((f"{n} {g}-symmetrized", n) for g in ("D10", "C5") for n in ("SAD", "IQL", "OP")),
+        paper_only_pools=("iql",),
+    ),
+    "table3": Table(
+        "table3", "Hidden-state schemes of the recurrent symmetrizer, D10 (XP)",
+        (
+            Cell("w/o symmetrizer", "recurrent"),
+            Cell("identity", "recurrent", "D10", "identity"),
+            Cell("average", "recurrent", "D10", "average"),
+        ),
+        (("average", "w/o symmetrizer"), ("identity", "w/o symmetrizer"), ("average", "identity")),
+    ),
+}
+
+#: The paper's numbers (XP mean, SEM, bomb-out rate) by table and cell label.
+PAPER: dict[str, dict[str, tuple[float, float, float]]] = {
+    "table1": {"OP": (15.32, 0.65, 0.308), "C5-equivariant": (15.45, 0.47, 0.243), "D10-equivariant": (16.08, 0.42, 0.197)},
+    "table2": {
+        "SAD": (2.52, 0.34, 0.872), "SAD C5-symmetrized": (3.61, 0.38, 0.819), "SAD D10-symmetrized": (3.61, 0.39, 0.820),
+        "IQL": (10.53, 0.78, 0.394), "IQL C5-symmetrized": (13.57, 0.66, 0.333), "IQL D10-symmetrized": (13.62, 0.65, 0.333),
+        "OP": (15.32, 0.65, 0.308), "OP C5-symmetrized": (16.07, 0.59, 0.261), "OP D10-symmetrized": (16.48, 0.53, 0.246),
+    },
+    # Table 3's SAD column (the recurrent self-play agents); the paper gives no bomb-out rates there.
+    "table3": {"w/o symmetrizer": (2.52, 0.34, 0.872), "identity": (3.41, 0.41, float("nan")), "average": (3.61, 0.39, float("nan"))},
+}

@@ -1,0 +1,39 @@
+"""Cross-play of trained Hanabi agents at scale, checked against HLE, and their conditional action matrices.
+
+Modules: ``play`` (:func:`cross_play_games`: every ordered pair, batched on ``HanabiBatch``),
+``pools`` (pool directories of runs ``seed_<n>/``), ``report`` (``xp.json``, ``xp.csv``,
+``xp.png``), ``verify`` (:func:`verify_hle`: replay games in HLE), ``actions`` (conditional action
+matrices, plain and C5/D10-symmetrized). The command line is ``eqc hanabi xp`` / ``eqc hanabi actions``.
+
+Example::
+
+    agents = load_pools(["pools/op", "pools/gop_d10"], symmetrize="D10")
+    games = cross_play_games([a.policy for a in agents], 5000, record_moves=10)
+    verify_hle(games, [a.policy for a in agents], 10)
+    print(games.summary().xp)
+"""
+
+from eqc.domains.hanabi.xp.actions import PAPER_ORDER, ActionMatrices, action_matrices, plot_action_matrices
+from eqc.domains.hanabi.xp.play import XPGames, cross_play_games
+from eqc.domains.hanabi.xp.pools import PoolAgent, PoolError, describe_policy, load_pools, pool_runs
+from eqc.domains.hanabi.xp.report import plot_xp, write_xp, xp_record
+from eqc.domains.hanabi.xp.verify import HLEMismatchError, verify_hle
+
+__all__ = [
+    "PAPER_ORDER",
+    "ActionMatrices",
+    "HLEMismatchError",
+    "PoolAgent",
+    "PoolError",
+    "XPGames",
+    "action_matrices",
+    "cross_play_games",
+    "describe_policy",
+    "load_pools",
+    "plot_action_matrices",
+    "plot_xp",
+    "pool_runs",
+    "verify_hle",
+    "write_xp",
+    "xp_record",
+]

@@ -1,0 +1,106 @@
+"""Conditional action matrices ``P(a_t | partner's a_(t-1))`` of one agent in greedy self-play, plain and symmetrized.
+
+As in the paper's figures: 1000 self-play games on ``HanabiBatch``, moves ordered C1-5 (hint a
+colour), R1-5 (hint a rank), P1-5 (play slot), D1-5 (discard slot), the agent unsymmetrized and
+symmetrized at test time over C5 and D10, side by side.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from eqc._checks import check_choice, check_int, check_list
+from eqc.domains.hanabi.evaluate import action_labels, common_decks
+from eqc.domains.hanabi.training.checkpoint import atomic_write_bytes
+from eqc.domains.hanabi.training.config import GROUP_NAMES, HIDDEN
+from eqc.domains.hanabi.training.greedy_eval import greedy_games
+from eqc.domains.hanabi.training.network import Agent
+from eqc.domains.hanabi.training.policy import TrainedPolicy
+from eqc.domains.hanabi.training.setup import colour_group, move_symmetry
+from eqc.evaluation import action_pair_counts, conditional_action_matrix, plot_action_matrix
+
+__all__ = ["PAPER_ORDER", "ActionMatrices", "action_matrices", "plot_action_matrices"]
+
+#: Two-player move uids in the paper's order: C1-5, R1-5, P1-5, D1-5 (uids: D 0-4, P 5-9, C 10-14, R 15-19).
+PAPER_ORDER = (*range(10, 15), *range(15, 20), *range(5, 10), *range(0, 5))
+
+
+@dataclass(frozen=True)
+class ActionMatrices:
+    """Per variant (``"none"``, ``"C5"``, ``"D10"``): counts (long) and ``P(response | previous)`` (float64)
+    ``[20, 20]`` in the paper's order (``labels``), and the self-play mean score; ``games`` per variant."""
+
+    labels: tuple[str, ...]
+    counts: dict[str, torch.Tensor]
+    matrices: dict[str, torch.Tensor]
+    scores: dict[str, float]
+    games: int
+    seed: int
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "labels": list(self.labels), "games": self.games, "deck_seed": self.seed, "scores": dict(self.scores),
+            "counts": {k: v.tolist() for k, v in self.counts.items()},
+            "matrices": {k: [[None if x != x else x for x in row] for row in v.tolist()] for k, v in self.matrices.items()},
+        }
+
+
+@torch.no_grad()
+def action_matrices(
+    policy: TrainedPolicy, games: int = 1000, *, seed: int = 1, groups: Sequence[str] = ("C5", "D10"), hidden: str = "average"
+) -> ActionMatrices:
+    """Greedy self-play of ``policy``'s network, bare and symmetrized over each of ``groups`` at test time,
+    on the same ``games`` decks; counts of (partner's previous move, this move) in every game."""
+    if not isinstance(policy, TrainedPolicy):
+        raise TypeError(f"policy must be a TrainedPolicy (from load_policy), got {type(policy).__name__}")
+    if policy.config.game.num_players != 2:
+        raise ValueError(f"action matrices are two-player; the policy was trained for {policy.config.game.num_players} players")
+    check_int(games, "games", low=1)
+    check_int(seed, "seed", low=0, high=2**63 - 1)
+    groups = check_list(groups, "groups", item="group names")
+    for group in groups:
+        check_choice(group, "groups[...]", GROUP_NAMES)
+    check_choice(hidden, "hidden", HIDDEN)
+    network = policy.agent.network
+    variants = {"none": Agent(network)}
+    for name in groups:
+        sym = move_symmetry(policy.config, colour_group(name))
+        variants[name] = Agent(network, sym.observation_rep, sym.action_rep, hidden=hidden)
+    decks = torch.tensor(common_decks(games, seed), dtype=torch.long)
+    order = torch.tensor(PAPER_ORDER)
+    uid_labels = action_labels()
+    counts, matrices, scores = {}, {}, {}
+    for name, agent in variants.items():
+        played = greedy_games(agent, policy.config, policy.device, decks=decks)
+        sequences = [[m for m in column if m >= 0] for column in played.moves.T.tolist()]
+        c = action_pair_counts(sequences, len(uid_labels))[order][:, order]  # in self-play every move answers the partner's
+        counts[name], matrices[name] = c, conditional_action_matrix(c)
+        scores[name] = float(played.scores.double().mean())
+    return ActionMatrices(tuple(uid_labels[u] for u in PAPER_ORDER), counts, matrices, scores, games, seed)
+
+
+def plot_action_matrices(result: ActionMatrices, path: str | Path | None = None, *, title: str | None = None) -> object:
+    """The matrices side by side (unsymmetrized first), as in the paper's figures; a PNG written atomically to ``path`` when given."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    if not isinstance(result, ActionMatrices):
+        raise TypeError(f"result must be ActionMatrices (from action_matrices), got {type(result).__name__}")
+    n = len(result.matrices)
+    figure = Figure(figsize=(8.0 * n, 7.0), layout="constrained")
+    FigureCanvasAgg(figure)
+    for ax, (name, matrix) in zip(figure.subplots(1, n, squeeze=False)[0], result.matrices.items(), strict=True):
+        caption = "unsymmetrized" if name == "none" else f"{name}-symmetrized"
+        plot_action_matrix(matrix, result.labels, title=f"{caption} (self-play {result.scores[name]:.2f})", ax=ax)
+    if title:
+        figure.suptitle(title)
+    if path is not None:
+        image = io.BytesIO()
+        figure.savefig(image, format="png", dpi=100)
+        atomic_write_bytes(Path(path), lambda f: f.write(image.getvalue()))
+    return figure

@@ -1,0 +1,176 @@
+"""Batched greedy cross-play of trained agents on ``HanabiBatch``, every ordered pair on common decks.
+
+Every pair ``(i, j)`` (self-play ``i == i`` included) plays the same ``games`` decks
+(:func:`eqc.domains.hanabi.evaluate.common_decks` of ``seed``): in game ``k`` agent ``i`` sits in
+seat ``k % 2`` (seat 0 moves first), as :func:`~eqc.domains.hanabi.evaluate.play_games` seats
+its ``policy_a``, so any game can be replayed in HLE (:mod:`eqc.domains.hanabi.xp.verify`).
+All pairs' games run as one batch (in chunks of ``batch_games``): each agent steps once per move
+on all the seats it holds, through :func:`~eqc.domains.hanabi.training.greedy_eval.seat_moves`,
+the function greedy self-play uses. Agents of different observation variants (SAD, knowledge)
+each read their own ``HanabiBatch``, stepped in lockstep with the same decks and moves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from eqc._checks import check_int, check_list
+from eqc.domains.hanabi.batched import HanabiBatch
+from eqc.domains.hanabi.evaluate import common_decks
+from eqc.domains.hanabi.training.greedy_eval import MAX_MOVES, SYNC_EVERY, seat_moves
+from eqc.domains.hanabi.training.policy import TrainedPolicy
+from eqc.domains.hanabi.training.setup import game_rules
+from eqc.evaluation import CrossPlayResult, GameResults, cross_play
+
+__all__ = ["XPGames", "cross_play_games"]
+
+_PERFECT = 25
+
+
+@dataclass(frozen=True)
+class XPGames:
+    """Per-game results of every ordered pair, ``pairs[p] = (i, j)`` in row-major order.
+
+    Attributes:
+        num_agents: A.
+        pairs: the ``A * A`` ordered pairs (``i == j`` is self-play).
+        scores: long ``[A * A, games]``; ``bombed_out``: bool, the same shape.
+        moves: long ``[A * A, T, K]``, the move uids of the first K games (-1 once a game is over).
+        decks: long ``[games, 50]``, the decks every pair played; ``seed`` dealt them.
+    """
+
+    num_agents: int
+    pairs: tuple[tuple[int, int], ...]
+    scores: torch.Tensor
+    bombed_out: torch.Tensor
+    moves: torch.Tensor
+    decks: torch.Tensor
+    seed: int
+
+    @property
+    def games(self) -> int:
+        """Games per pair."""
+        return self.scores.shape[1]
+
+    def pair(self, i: int, j: int) -> GameResults:
+        """The games of agent ``i`` (seat ``k % 2`` in game ``k``) with agent ``j``."""
+        p = check_int(i, "i", low=0, high=self.num_agents - 1) * self.num_agents + check_int(j, "j", low=0, high=self.num_agents - 1)
+        scores = self.scores[p]
+        return GameResults(scores.double(), self.bombed_out[p].clone(), scores == _PERFECT)
+
+    def summary(self) -> CrossPlayResult:
+        """XP and SP statistics by :func:`eqc.evaluation.cross_play` (mean ± SEM over pairs, rates)."""
+        return cross_play(list(range(self.num_agents)), self.pair)
+
+    def mean_nonzero(self, cross: bool = True) -> float:
+        """Mean score of the XP (or SP) games that did not score 0 (NaN when there are none)."""
+        mask = torch.tensor([(i != j) == cross for i, j in self.pairs])
+        scores = self.scores[mask].flatten().double()
+        kept = scores[scores > 0]
+        return float(kept.mean()) if kept.numel() else float("nan")
+
+
+def _check_policies(policies: object) -> list[TrainedPolicy]:
+    items = check_list(policies, "policies", item="TrainedPolicy objects (load_policy)")
+    if len(items) < 2:
+        raise ValueError(f"policies must hold at least 2 agents for cross-play, got {len(items)}")
+    for k, policy in enumerate(items):
+        if not isinstance(policy, TrainedPolicy):
+            raise TypeError(f"policies[{k}] must be a TrainedPolicy (from load_policy), got {type(policy).__name__}")
+        if policy.config.game.num_players != 2:
+            raise ValueError(f"policies[{k}] was trained for {policy.config.game.num_players} players; cross-play here is two-player")
+    return items
+
+
+@torch.no_grad()
+def _play_batch(agents: Sequence, rules: Sequence, seats: torch.Tensor, decks: torch.Tensor, device: torch.device, keep: int):
+    """One batch: ``seats`` long ``[B, 2]`` the agent in each seat; returns scores, bomb-outs, moves ``[T, keep]``."""
+    B = seats.shape[0]
+    variants = dict.fromkeys(rules[a] for a in seats.unique().tolist())
+    envs = {r: HanabiBatch(B, r, device=device, auto_reset=False, check=False) for r in variants}
+    for env in envs.values():
+        env.reset(decks)
+    main = next(iter(envs.values()))
+    flat = seats.reshape(-1)  # row 2 * game + seat
+    row_game, row_seat = torch.arange(2 * B, device=device) // 2, torch.arange(2 * B, device=device) % 2
+    rows = {a: (flat == a).nonzero().squeeze(1) for a in flat.unique().tolist()}
+    states = {a: agents[a].initial_state(r.numel(), device) for a, r in rows.items()}
+    played = []
+    for move in range(MAX_MOVES):
+        if move % SYNC_EVERY == 0 and bool(main.state.done.all()):
+            break
+        legal, current = main.legal_move_mask(), main.state.current
+        obs = {r: env.observations().view(2 * B, -1) for r, env in envs.items()}
+        on_turn = row_seat == current[row_game]
+        flat_moves = torch.full((2 * B,), -1, dtype=torch.long, device=device)
+        for a, r in rows.items():
+            if agents[a].recurrent:  # steps every seat it holds
+                flat_moves[r], states[a] = seat_moves(agents[a], obs[rules[a]][r], legal[row_game[r]], on_turn[r], states[a])
+            else:  # only the seats on turn
+                turn = r[on_turn[r]]
+                flat_moves[turn] = seat_moves(agents[a], obs[rules[a]][turn], legal[row_game[turn]], None, None)[0]
+        moves = flat_moves.view(B, 2)[torch.arange(B, device=device), current]
+        played.append(torch.where(main.state.done, -1, moves)[:keep])
+        moves = moves.clamp(0, main.num_moves - 1)  # finished games ignore their (meaningless) move
+        for env in envs.values():
+            env.step(moves)
+    return main.state.score.clone(), main.state.lives == 0, torch.stack(played) if played else torch.empty(0, keep, dtype=torch.long)
+
+
+def cross_play_games(
+    policies: Sequence[TrainedPolicy],
+    games: int,
+    *,
+    seed: int = 1,
+    record_moves: int = 0,
+    batch_games: int | None = None,
+) -> XPGames:
+    """Greedy games of every ordered pair of ``policies`` (self-play included) on ``games`` common decks.
+
+    ``record_moves``: keep the moves of the first this many games of each pair (for HLE replays).
+    ``batch_games``: games stepped together (default 2048 on CPU, the fastest here; 65536 on CUDA).
+    Games run on the policies' device (load them all on one).
+    """
+    policies = _check_policies(policies)
+    check_int(games, "games", low=1)
+    check_int(seed, "seed", low=0, high=2**63 - 1)
+    check_int(record_moves, "record_moves", low=0, high=games)
+    device = policies[0].device
+    if any(p.device != device for p in policies):
+        raise ValueError(f"policies must all be on one device, got {sorted({str(p.device) for p in policies})}")
+    agents = [p.agent for p in policies]
+    if batch_games is None:
+        batch_games = 65536 if device.type == "cuda" else 2048
+    check_int(batch_games, "batch_games", low=1)
+    rules = [game_rules(p.config) for p in policies]
+    A = len(policies)
+    pairs = tuple((i, j) for i in range(A) for j in range(A))
+    decks = torch.tensor(common_decks(games, seed), dtype=torch.long)
+    # entry e = p * games + k: pair p, game k; agent i sits in seat k % 2
+    entries = torch.arange(len(pairs) * games)
+    pair_of, game_of = entries // games, entries % games
+    pair_tensor = torch.tensor(pairs, dtype=torch.long)
+    first_seat = game_of % 2
+    seats = torch.empty(len(entries), 2, dtype=torch.long)
+    seats[entries, first_seat] = pair_tensor[pair_of, 0]
+    seats[entries, 1 - first_seat] = pair_tensor[pair_of, 1]
+    scores = torch.empty(len(entries), dtype=torch.long)
+    bombed = torch.empty(len(entries), dtype=torch.bool)
+    kept: list[tuple[torch.Tensor, torch.Tensor]] = []  # (entries, moves [T, n]) of recorded games
+    for start in range(0, len(entries), batch_games):
+        chunk = entries[start : start + batch_games]
+        record = game_of[chunk] < record_moves
+        keep = int(record.sum())
+        order = torch.cat([chunk[record], chunk[~record]])  # recorded games first
+        s, b, m = _play_batch(agents, rules, seats[order].to(device), decks[game_of[order]].to(device), device, keep)
+        scores[order], bombed[order] = s.cpu(), b.cpu()
+        if keep:
+            kept.append((order[:keep], m.cpu()))
+    steps = max((m.shape[0] for _, m in kept), default=0)
+    moves = torch.full((len(pairs), steps, record_moves), -1, dtype=torch.long)
+    for e, m in kept:
+        moves[pair_of[e], : m.shape[0], game_of[e]] = m.T
+    return XPGames(A, pairs, scores.view(len(pairs), games), bombed.view(len(pairs), games), moves, decks, seed)

@@ -1,0 +1,108 @@
+"""Pools of trained agents: directories of runs ``seed_<n>/`` (each holding ``checkpoint.pt``), loaded as policies."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from eqc._checks import check_choice, check_list
+from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, CheckpointError
+from eqc.domains.hanabi.training.config import GROUP_NAMES, HIDDEN
+from eqc.domains.hanabi.training.policy import TrainedPolicy, load_policy
+
+__all__ = ["PoolAgent", "PoolError", "describe_policy", "load_pools", "pool_runs"]
+
+_SEED_DIR = re.compile(r"seed_(\d+)")
+
+
+class PoolError(ValueError):
+    """A pool that holds no usable agents (no checkpoints, or a file that is not an eqc checkpoint)."""
+
+
+@dataclass(frozen=True)
+class PoolAgent:
+    """One agent of a pool: its run directory (or checkpoint file), the loaded policy and the test-time group."""
+
+    path: Path
+    policy: TrainedPolicy
+    symmetrize: str | None = None
+
+    @property
+    def name(self) -> str:
+        """A short label: ``<pool>/<run>`` with the test-time group, e.g. ``op/seed_3[C5]``."""
+        path = self.path.parent if self.path.name == CHECKPOINT_NAME else self.path
+        name = f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+        return name + (f"[{self.symmetrize}]" if self.symmetrize else "")
+
+
+def pool_runs(pool: str | Path) -> list[Path]:
+    """The runs of ``pool``: its ``seed_<n>/`` directories in order of n, or ``[pool]`` when it is a run
+    directory (holds ``checkpoint.pt``) or a checkpoint file. Raises :class:`PoolError` otherwise."""
+    pool = Path(pool)
+    if pool.is_file() or (pool / CHECKPOINT_NAME).is_file():
+        return [pool]
+    if not pool.is_dir():
+        raise PoolError(f"{str(pool)!r} is neither a pool directory, a run directory nor a checkpoint file")
+    runs = sorted((int(m.group(1)), p) for p in pool.iterdir() if p.is_dir() and (m := _SEED_DIR.fullmatch(p.name)))
+    if not runs:
+        raise PoolError(f"{str(pool)!r} holds no run directories seed_<n>/ and no {CHECKPOINT_NAME}")
+    missing = [p.name for _, p in runs if not (p / CHECKPOINT_NAME).is_file()]
+    if missing:
+        raise PoolError(f"{str(pool)!r}: {', '.join(missing)} hold no {CHECKPOINT_NAME} (not trained yet?)")
+    return [p for _, p in runs]
+
+
+def load_pools(
+    pools: Sequence[str | Path],
+    symmetrize: str | Sequence[str | None] | None = None,
+    hidden: str = "average",
+    device: torch.device | str = "cpu",
+) -> list[PoolAgent]:
+    """Every agent of every pool, in order. ``symmetrize``: one group name (C5, D10, S5, A5) or None for
+    all pools, or one per pool (None keeps an agent as trained). A run listed twice is refused."""
+    pools = check_list(pools, "pools", item="pool directories")
+    if not pools:
+        raise ValueError("pools must name at least one pool directory")
+    groups = list(symmetrize) if isinstance(symmetrize, (list, tuple)) else [symmetrize] * len(pools)
+    if len(groups) != len(pools):
+        raise ValueError(f"symmetrize must be one group or one per pool ({len(pools)}), got {len(groups)}")
+    for group in groups:
+        if group is not None:
+            check_choice(group, "symmetrize", GROUP_NAMES)
+    check_choice(hidden, "hidden", HIDDEN)
+    agents: list[PoolAgent] = []
+    seen: dict[Path, Path] = {}
+    for pool, group in zip(pools, groups, strict=True):
+        for run in pool_runs(pool):
+            key = (run / CHECKPOINT_NAME if run.is_dir() else run).resolve()
+            if key in seen:
+                raise PoolError(f"{str(run)!r} is listed twice (also through {str(seen[key])!r}); an agent cannot cross-play itself")
+            seen[key] = run
+            try:
+                policy = load_policy(run, device=device, symmetrize=group, hidden=hidden)
+            except CheckpointError as exc:
+                raise PoolError(f"pool {str(pool)!r}: {exc}") from None
+            agents.append(PoolAgent(Path(run), policy, group))
+    return agents
+
+
+def describe_policy(policy: TrainedPolicy, path: str | Path | None = None, symmetrize: str | None = None) -> dict[str, object]:
+    """A JSON-ready description of an agent: where it came from, how it was trained, how it is symmetrized."""
+    config, group = policy.config, policy.agent.group
+    return {
+        "path": None if path is None else str(path),
+        "symmetrize": symmetrize if symmetrize is not None else (config.rule.symmetrize or None),
+        "symmetrized_at": "test" if symmetrize is not None else ("training" if config.rule.symmetrize else None),
+        "group": None if group is None else {"name": group.name, "order": group.order},
+        "hidden": policy.agent.hidden if group is not None and policy.agent.recurrent else None,
+        "env_steps": policy.env_steps,
+        "algorithm": config.run.algorithm,
+        "rule": config.rule.rule,
+        "knowledge": config.game.knowledge,
+        "sad": config.game.sad,
+        "network": {k: getattr(config.network, k) for k in ("hidden_size", "mlp_layers", "lstm_layers")},
+    }

@@ -1,0 +1,133 @@
+"""Cross-play results on disk: ``xp.json`` (self-describing), ``xp.csv`` (one row per ordered pair), ``xp.png``.
+
+Every file is written atomically (temporary file, then rename). ``xp.json`` holds the format,
+the agents (path, symmetrization, training), games per pair, the deck seed and seating, the eqc
+and torch versions, the summary (:meth:`CrossPlayResult.as_dict` plus the means of non-zero
+games) and the per-pair matrices (row: agent ``i`` in seat ``k % 2`` of game ``k``; column: its partner).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import torch
+
+from eqc._checks import check_list
+from eqc.domains.hanabi.training.checkpoint import atomic_write_bytes, versions
+from eqc.domains.hanabi.xp.play import XPGames
+from eqc.io import write_json_atomic
+
+__all__ = ["FORMAT", "plot_xp", "write_xp", "xp_record"]
+
+FORMAT = "eqc-hanabi-xp"
+SEATING = "common_decks(games_per_pair, deck_seed); in game k the row agent sits in seat k % 2 (seat 0 moves first)"
+CSV_FIELDS = ("first", "second", "first_name", "second_name", "kind", "games", "mean", "sem", "bomb_rate", "perfect_rate", "mean_nonzero")
+
+
+def _finite(value: object) -> object:
+    """NaN and infinities as None (strict JSON), recursively."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _check(games: object, agents: object) -> list[Mapping]:
+    if not isinstance(games, XPGames):
+        raise TypeError(f"games must be XPGames (from cross_play_games), got {type(games).__name__}")
+    items = check_list(agents, "agents", item="agent descriptions (describe_policy)")
+    if len(items) != games.num_agents or not all(isinstance(a, Mapping) for a in items):
+        raise ValueError(f"agents must hold one description (a dict) per agent ({games.num_agents}), got {len(items)}")
+    return items
+
+
+def _nonzero_means(games: XPGames) -> torch.Tensor:
+    positive = games.scores > 0
+    sums = (games.scores * positive).sum(1).double()
+    return (sums / positive.sum(1)).view(games.num_agents, games.num_agents)  # NaN where every game scored 0
+
+
+def xp_record(games: XPGames, agents: Sequence[Mapping], extra: Mapping | None = None) -> dict[str, object]:
+    """The contents of ``xp.json`` (see the module docstring); ``extra`` (e.g. the command) is merged in."""
+    agents = _check(games, agents)
+    summary = games.summary()
+    record = {
+        "format": FORMAT,
+        "format_version": 1,
+        "versions": versions(),
+        "games_per_pair": games.games,
+        "deck_seed": games.seed,
+        "seating": SEATING,
+        "agents": [dict(a) for a in agents],
+        "summary": {
+            "num_agents": games.num_agents,
+            "xp_pairs": summary.xp.n,
+            "xp_mean_nonzero": games.mean_nonzero(cross=True),
+            "sp_mean_nonzero": games.mean_nonzero(cross=False),
+            **{k: v for k, v in summary.as_dict().items() if not isinstance(v, list)},
+        },
+        "matrix": {**{k: v for k, v in summary.as_dict().items() if isinstance(v, list)}, "mean_nonzero": _nonzero_means(games).tolist()},
+    }
+    return _finite({**record, **(dict(extra) if extra else {})})
+
+
+def plot_xp(matrix: torch.Tensor, labels: Sequence[str], *, title: str | None = None) -> object:
+    """Heatmap of pair means ``[A, A]`` (row: first agent, column: partner; SP on the diagonal); a matplotlib Figure."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    a = matrix.shape[0]
+    figure = Figure(figsize=(0.55 * a + 3.0, 0.5 * a + 2.5), layout="constrained")
+    FigureCanvasAgg(figure)
+    ax = figure.add_subplot()
+    image = ax.imshow(matrix.double().numpy(), vmin=0.0, vmax=25.0, cmap="viridis")
+    if a <= 20:
+        for i in range(a):
+            for j in range(a):
+                value = float(matrix[i, j])
+                ax.text(j, i, f"{value:.1f}", ha="center", va="center", fontsize=7, color="white" if value < 15 else "black")
+    ax.set_xticks(range(a), list(labels), rotation=90, fontsize=7)
+    ax.set_yticks(range(a), list(labels), fontsize=7)
+    ax.set_xlabel("partner")
+    ax.set_ylabel("agent (seat k % 2 in game k)")
+    if title:
+        ax.set_title(title, fontsize=9)
+    figure.colorbar(image, ax=ax, label="mean score")
+    return figure
+
+
+def write_xp(out: str | Path, games: XPGames, agents: Sequence[Mapping], *, extra: Mapping | None = None) -> dict[str, Path]:
+    """Write ``xp.json``, ``xp.csv`` and ``xp.png`` into ``out`` (created); returns their paths by kind.
+
+    ``agents[i]`` describes agent ``i`` (:func:`~eqc.domains.hanabi.xp.pools.describe_policy`,
+    with a ``name`` for the plot and the CSV when present).
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    record = xp_record(games, agents, extra)
+    names = [str(a.get("name", i)) for i, a in enumerate(agents)]
+    paths = {"json": out / "xp.json", "csv": out / "xp.csv", "png": out / "xp.png"}
+    write_json_atomic(paths["json"], record)
+    summary, nonzero = games.summary(), _nonzero_means(games)
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    for i, j in games.pairs:
+        cells = (summary.mean, summary.sem, summary.bomb_rate, summary.perfect_rate, nonzero)
+        values = ["" if math.isnan(float(t[i, j])) else repr(float(t[i, j])) for t in cells]
+        writer.writerow([i, j, names[i], names[j], "sp" if i == j else "xp", int(summary.num_games[i, j]), *values])
+    atomic_write_bytes(paths["csv"], lambda f: f.write(text.getvalue().encode()))
+    s = record["summary"]
+    title = f"XP {s['xp_mean']:.2f} ± {s['xp_sem']:.2f} over {s['xp_pairs']} pairs\n{games.games} games per pair; SP on the diagonal"
+    figure = plot_xp(summary.mean, names, title=title)
+    image = io.BytesIO()
+    figure.savefig(image, format="png", dpi=120)
+    atomic_write_bytes(paths["png"], lambda f: f.write(image.getvalue()))
+    return paths

@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 import torch
 
+from eqc.domains.hanabi.evaluate import common_decks
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.network import Agent
 from eqc.domains.hanabi.training.setup import make_batch
@@ -91,12 +92,13 @@ class GreedyGames(NamedTuple):
 def greedy_games(
     agent: Agent, config: TrainConfig, device: torch.device, *, games: int | None = None, seed: int = 0, decks: torch.Tensor | None = None
 ) -> GreedyGames:
-    """Greedy self-play on ``decks`` (long ``[n, 50]``) or on ``games`` decks dealt from ``seed``
-    (the same decks for the same seed)."""
-    if decks is not None:
-        games = decks.shape[0]
+    """Greedy self-play on ``decks`` (long ``[n, 50]``) or on the ``games`` decks
+    ``common_decks(games, seed)``: the decks HLE evaluation and cross-play deal for that seed."""
+    if decks is None:
+        decks = torch.tensor(common_decks(games, seed))
+    games = decks.shape[0]
     env = make_batch(config, games, device, seed, auto_reset=False)
-    env.reset(None if decks is None else decks.to(device))
+    env.reset(decks.to(device))
     state = agent.initial_state(games * config.game.num_players, device)
     played = []
     for move in range(MAX_MOVES):
@@ -109,7 +111,8 @@ def greedy_games(
 
 
 def evaluate_agent(agent: Agent, config: TrainConfig, games: int, seed: int, device: torch.device) -> EvalResult:
-    """Greedy self-play of ``agent`` in ``games`` games dealt from ``seed``: mean ± SEM, bomb-out and perfect rates."""
+    """Greedy self-play of ``agent`` on ``common_decks(games, seed)``: mean ± SEM, bomb-out and perfect rates
+    (the same games as ``eqc hanabi eval --hle`` plays in HLE for that seed)."""
     played = greedy_games(agent, config, device, games=games, seed=seed)
     return summarize(played.scores, played.bombed_out)
 

@@ -147,18 +147,12 @@ def train(
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise ConfigError(f"--out {str(out)!r} is being trained by another process right now") from None
-        return _train_locked(config, out, seed=seed, device=device, max_minutes=max_minutes, progress=progress, log=log)
+        return _train_locked(config, out, seed, device, max_minutes, progress, log)
 
 
 def _train_locked(
-    config: TrainConfig,
-    out: str | Path,
-    *,
-    seed: int = 0,
-    device: torch.device | str = "cpu",
-    max_minutes: float | None = None,
-    progress: bool = True,
-    log: Callable[[str], None] = print,
+    config: TrainConfig, out: Path, seed: int, device: torch.device | str, max_minutes: float | None,
+    progress: bool, log: Callable[[str], None],
 ) -> RunSummary:
     """``train`` once the run directory is locked."""
     out = Path(out)

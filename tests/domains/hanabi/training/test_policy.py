@@ -72,3 +72,12 @@ def test_symmetrize_at_test_time_and_bad_arguments(tmp_path: Path, tiny_config) 
         policy(torch.zeros(658), legal)
     legal[3] = True
     assert policy(torch.zeros(658), legal) == 3
+
+
+def test_eval_on_hanabibatch_and_in_hle_report_the_same_games(tmp_path: Path, tiny_config) -> None:
+    pytest.importorskip("hanabi_learning_environment")
+    from eqc.domains.hanabi.training.greedy_eval import evaluate_agent
+    from eqc.domains.hanabi.training.hle_eval import evaluate_in_hle
+
+    policy = load_policy(_train(tmp_path, tiny_config(run={"total_env_steps": 20_480, "eval_every_steps": 20_480})))
+    assert evaluate_agent(policy.agent, policy.config, 30, 5, CPU) == evaluate_in_hle(policy, 30, 5)

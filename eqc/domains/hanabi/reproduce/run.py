@@ -19,14 +19,14 @@ from typing import Any
 
 import torch
 
-from eqc.domains.hanabi.reproduce.specs import PAPER, SCALES, TABLES, Cell, pool_config
+from eqc.domains.hanabi.reproduce.specs import PAPER, SCALES, TABLES, Cell, describe_pool, pool_config
 from eqc.domains.hanabi.training.checkpoint import atomic_write_bytes, versions
 from eqc.domains.hanabi.training.policy import load_policy
 from eqc.domains.hanabi.training.pool import seed_dir, train_pool
 from eqc.domains.hanabi.xp import cross_play_games, describe_policy, write_xp
 from eqc.evaluation import permutation_test
 
-__all__ = ["reproduce"]
+__all__ = ["render_markdown", "reproduce"]
 
 
 def _slug(label: str) -> str:
@@ -79,12 +79,13 @@ def reproduce(
         "table": table, "title": spec.title, "scale": scale, "seeds_per_pool": sc.seeds, "games_per_pair": sc.games,
         "cells": results, "paper": {k: dict(zip(("xp_mean", "xp_sem", "bomb_rate"), v, strict=True)) for k, v in PAPER[table].items()},
         "permutation_tests": tests, "paper_only_pools_skipped": skipped,
+        "pools": {p: describe_pool(p, sc) for p in dict.fromkeys(c.pool for c in cells)},
         "pool_configs": {p: pool_config(p, sc).to_dict() for p in dict.fromkeys(c.pool for c in cells)},
         "command": " ".join(["eqc", *sys.argv[1:]]) if sys.argv and sys.argv[0].endswith("eqc") else None,
         "versions": versions(),
     }
     atomic_write_bytes(out / f"{table}.json", lambda f: f.write((json.dumps(_clean(record), indent=2, allow_nan=False) + "\n").encode()))
-    atomic_write_bytes(out / f"{table}.md", lambda f: f.write(_markdown(record).encode()))
+    atomic_write_bytes(out / f"{table}.md", lambda f: f.write(render_markdown(record).encode()))
     return record
 
 
@@ -121,7 +122,7 @@ def _rate(rate: float | None) -> str:
     return "n/a" if rate is None or rate != rate else f"{100 * rate:.1f}%"
 
 
-def _markdown(record: dict[str, Any]) -> str:
+def render_markdown(record: dict[str, Any]) -> str:
     lines = [
         f"# {record['table']}: {record['title']}",
         "",
@@ -137,6 +138,7 @@ def _markdown(record: dict[str, Any]) -> str:
             f"| {label} | {_fmt(r['xp_mean'], r['xp_sem'])} | {_rate(r['bomb_rate'])} | "
             f"{_fmt(paper.get('xp_mean', float('nan')), paper.get('xp_sem', float('nan')))} | {_rate(paper.get('bomb_rate'))} |"
         )
+    lines += ["", "Pools:", ""] + [f"- `{name}`: {text}" for name, text in record.get("pools", {}).items()]
     if record["paper_only_pools_skipped"]:
         lines += ["", f"Pools run at paper scale only (not at this scale): {', '.join(record['paper_only_pools_skipped'])}."]
     lines += ["", "One-tailed Monte Carlo permutation tests (H1: the first is higher), 10,000 resamples, 99% interval on p:", ""]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from eqc.domains.hanabi.training.config import TrainConfig, load_config
 
-__all__ = ["PAPER", "SCALES", "TABLES", "Cell", "Scale", "Table", "pool_config"]
+__all__ = ["PAPER", "SCALES", "TABLES", "Cell", "Scale", "Table", "describe_pool", "pool_config"]
 
 CONFIGS = Path(__file__).resolve().parents[4] / "configs" / "hanabi"
 
@@ -67,6 +67,18 @@ def pool_config(pool: str, scale: Scale) -> TrainConfig:
     else:
         changes["run"].update(eval_every_steps=1_000_000)
     return base.replace(**changes)
+
+
+def describe_pool(pool: str, scale: Scale) -> str:
+    """One line saying what a pool's agents are at ``scale`` (printed under each table)."""
+    rule, group, paper_file = POOLS[pool]
+    if scale.name == "paper":
+        return f"configs/hanabi/{paper_file}"
+    if pool == "recurrent":
+        return f"small R2D2 self-play (1 LSTM layer, VDN, no SAD), {scale.r2d2_steps:,} moves per seed"
+    names = {"sp": "self-play (stands in for SAD: no SAD block, feed-forward)", "op": "Other-Play over S5"}
+    trained = names.get(rule, f"G-OP over {group}")
+    return f"vdn_cpu.toml learner (feed-forward, team value), {trained}, {scale.pqn_steps:,} moves per seed"
 
 
 def _small_r2d2(scale: Scale) -> TrainConfig:

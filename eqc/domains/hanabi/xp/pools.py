@@ -41,13 +41,16 @@ class PoolAgent:
 
 def pool_runs(pool: str | Path) -> list[Path]:
     """The runs of ``pool``: its ``seed_<n>/`` directories in order of n, or ``[pool]`` when it is a run
-    directory (holds ``checkpoint.pt``) or a checkpoint file. Raises :class:`PoolError` otherwise."""
+    directory (holds ``checkpoint.pt``) or a checkpoint or OBL file, or the OBL ``*.pthw`` files in it
+    (or in its subdirectories). Raises :class:`PoolError` otherwise."""
     pool = Path(pool)
     if pool.is_file() or (pool / CHECKPOINT_NAME).is_file():
         return [pool]
     if not pool.is_dir():
         raise PoolError(f"{str(pool)!r} is neither a pool directory, a run directory nor a checkpoint file")
     runs = sorted((int(m.group(1)), p) for p in pool.iterdir() if p.is_dir() and (m := _SEED_DIR.fullmatch(p.name)))
+    if not runs and (obl := sorted(pool.glob("*.pthw")) or sorted(pool.glob("*/*.pthw"))):
+        return obl  # public OBL agents (model0.pthw files), as off-belief-learning lays them out
     if not runs:
         raise PoolError(f"{str(pool)!r} holds no run directories seed_<n>/ and no {CHECKPOINT_NAME}")
     missing = [p.name for _, p in runs if not (p / CHECKPOINT_NAME).is_file()]

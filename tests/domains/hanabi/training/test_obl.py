@@ -270,3 +270,17 @@ def test_load_policy_names_both_formats_for_foreign_files(tmp_path: Path) -> Non
         load_policy(broken)
     with pytest.raises(CheckpointError, match="no checkpoint"):
         load_policy(tmp_path / "missing")
+
+
+def test_a_directory_of_obl_files_is_a_cross_play_pool(tmp_path: Path) -> None:
+    from eqc.domains.hanabi.xp import cross_play_games
+    from eqc.domains.hanabi.xp.pools import load_pools, pool_runs
+
+    for seed in range(2):  # off-belief-learning's layout: one directory per agent, each with model0.pthw
+        (tmp_path / f"a{seed}").mkdir()
+        state = {k: v.float() for k, v in _obl_state_dict("lstm", hid=16, lstm_layers=1, seed=seed).items()}
+        torch.save(state, tmp_path / f"a{seed}" / "model0.pthw")
+    assert [p.parent.name for p in pool_runs(tmp_path)] == ["a0", "a1"]
+    agents = load_pools([tmp_path], symmetrize="D10")
+    played = cross_play_games([a.policy for a in agents], 4)
+    assert played.scores.shape == (4, 4)

@@ -20,10 +20,10 @@ import json
 from pathlib import Path
 
 from eqc import _cli_common as flags
+from eqc.domains.hanabi.training.config import GROUP_NAMES
 
 __all__ = ["add_hanabi_parser"]
 
-_GROUPS = ("C5", "D10", "S5", "A5")
 
 
 def _config_file(text: str) -> Path:
@@ -172,7 +172,8 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
 
     evaluate = sub.add_parser("eval", help="greedy self-play of a trained agent")
     evaluate.add_argument("--checkpoint", type=Path, required=True, help="run directory or checkpoint file")
-    evaluate.add_argument("--symmetrize", choices=_GROUPS, default=None, help="symmetrize the agent at test time over this colour group")
+    evaluate.add_argument("--symmetrize", choices=GROUP_NAMES, default=None,
+                          help="symmetrize the agent at test time over this colour group")
     evaluate.add_argument("--hidden", choices=("average", "identity"), default="average", help="recurrent symmetrizer's hidden scheme")
     evaluate.add_argument("--games", type=flags.positive_int, default=1000, help="games (default 1000)")
     evaluate.add_argument("--seed", type=flags.seed, default=1, help="seed of the evaluation decks (default 1)")
@@ -185,7 +186,7 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     xp = sub.add_parser("xp", help="cross-play of every ordered pair of the pools' agents on common decks")
     xp.add_argument("--pool", type=Path, action="append", required=True,
                     help="pool directory of runs seed_<n>/, or one run directory (repeat to pool several)")
-    xp.add_argument("--symmetrize", choices=(*_GROUPS, "none"), action="append", default=None,
+    xp.add_argument("--symmetrize", choices=(*GROUP_NAMES, "none"), action="append", default=None,
                     help="symmetrize at test time over this colour group: once for all pools, or once per --pool in order "
                     "('none' = as trained)")
     xp.add_argument("--hidden", choices=("average", "identity"), default="average", help="recurrent symmetrizer's hidden scheme")

@@ -1,32 +1,65 @@
-"""Files that must never be left half-written: write to a temporary file, then rename over the target."""
+"""Files that must never be left half-written: write to a temporary file, fsync, rename over the target.
+
+A kill at any moment leaves either the old file or the new one; a failed write (a full disk)
+leaves the old one and no temporary file. The directory is fsync'ed after the rename so the
+rename itself survives a crash. Files get mode 0644 (readable by others, as results should be;
+a bare temporary file would be 0600).
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO, Any
 
-__all__ = ["write_json_atomic"]
+__all__ = ["atomic_write", "json_safe", "write_json_atomic", "write_text_atomic"]
 
 
-def write_json_atomic(path: str | Path, data: object, *, mode: int = 0o644) -> Path:
-    """Write ``data`` as JSON to a temporary file next to ``path``, then ``os.replace`` it into place.
-
-    The file gets permissions ``mode`` (default 0644: readable by others, as a results file
-    should be; a bare temporary file would be 0600). Strict JSON: NaN and infinities are refused
-    (``ValueError``) rather than written as non-standard tokens. On any error the old file, if
-    any, is left untouched and no temporary file remains. Returns ``path``.
-    """
+def atomic_write(path: str | Path, write: Callable[[IO[bytes]], Any], *, mode: int = 0o644) -> Path:
+    """Call ``write(file)`` on a binary temporary file beside ``path``, fsync it, rename it over ``path``."""
     path = Path(path)
     handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(handle, "w") as f:
+        with os.fdopen(handle, "wb") as f:
             os.fchmod(f.fileno(), mode)
-            json.dump(data, f, indent=2, allow_nan=False)
-            f.write("\n")
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
     return path
+
+
+def write_text_atomic(path: str | Path, text: str, *, mode: int = 0o644) -> Path:
+    """Write UTF-8 ``text`` atomically (see the module docstring)."""
+    return atomic_write(path, lambda f: f.write(text.encode("utf-8")), mode=mode)
+
+
+def write_json_atomic(path: str | Path, data: object, *, mode: int = 0o644) -> Path:
+    """Write ``data`` as indented JSON atomically. Strict JSON: NaN and infinities are refused
+    (``ValueError``) rather than written as non-standard tokens; pass :func:`json_safe` data to
+    write them as null. Returns ``path``."""
+    text = json.dumps(data, indent=2, allow_nan=False) + "\n"
+    return write_text_atomic(path, text, mode=mode)
+
+
+def json_safe(value: object) -> object:
+    """``value`` with every NaN or infinite float (in nested dicts, lists, tuples) replaced by None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value

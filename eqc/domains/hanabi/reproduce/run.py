@@ -10,8 +10,6 @@ Clopper-Pearson intervals on their p-values, and the command and versions that p
 
 from __future__ import annotations
 
-import json
-import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,11 +18,12 @@ from typing import Any
 import torch
 
 from eqc.domains.hanabi.reproduce.specs import PAPER, SCALES, TABLES, Cell, describe_pool, pool_config
-from eqc.domains.hanabi.training.checkpoint import atomic_write_bytes, versions
+from eqc.domains.hanabi.training.checkpoint import versions
 from eqc.domains.hanabi.training.policy import load_policy
 from eqc.domains.hanabi.training.pool import seed_dir, train_pool
 from eqc.domains.hanabi.xp import cross_play_games, describe_policy, write_xp
 from eqc.evaluation import permutation_test
+from eqc.io import json_safe, write_json_atomic, write_text_atomic
 
 __all__ = ["render_markdown", "reproduce"]
 
@@ -84,8 +83,8 @@ def reproduce(
         "command": " ".join(["eqc", *sys.argv[1:]]) if sys.argv and sys.argv[0].endswith("eqc") else None,
         "versions": versions(),
     }
-    atomic_write_bytes(out / f"{table}.json", lambda f: f.write((json.dumps(_clean(record), indent=2, allow_nan=False) + "\n").encode()))
-    atomic_write_bytes(out / f"{table}.md", lambda f: f.write(render_markdown(record).encode()))
+    write_json_atomic(out / f"{table}.json", json_safe(record))
+    write_text_atomic(out / f"{table}.md", render_markdown(record))
     return record
 
 
@@ -101,17 +100,6 @@ def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, where: Pa
          "hidden": cell.hidden, "pool": cell.pool},
         summary.xp_scores(),
     )
-
-
-def _clean(value: object) -> object:
-    """NaN and infinities become null (JSON has no NaN)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
 
 
 def _fmt(mean: float, sem: float) -> str:

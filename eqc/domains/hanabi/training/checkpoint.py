@@ -7,22 +7,21 @@ It holds ``format``/``format_version``, the training ``config`` (nested dict), `
 learner's state (networks, optimizer, generators, counters), ``metrics`` rows so far and the
 versions of eqc and torch that wrote it.
 
-Writing goes to a temporary file in the same directory, is flushed and fsync'ed, then renamed
-over the old checkpoint (``os.replace`` is atomic on POSIX), and the directory is fsync'ed: a
-kill at any moment leaves either the old or the new checkpoint, and a failed write (full disk)
-leaves the old one intact.
+Writing goes through :func:`eqc.io.atomic_write` (temporary file, fsync, rename, fsync of the
+directory): a kill at any moment leaves either the old or the new checkpoint, and a failed write
+(full disk) leaves the old one intact.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import torch
 
-__all__ = ["CHECKPOINT_NAME", "CheckpointError", "atomic_write_bytes", "load_checkpoint", "save_checkpoint"]
+from eqc.io import atomic_write
+
+__all__ = ["CHECKPOINT_NAME", "CheckpointError", "load_checkpoint", "save_checkpoint", "versions"]
 
 CHECKPOINT_NAME = "checkpoint.pt"
 FORMAT = "eqc-hanabi-agent"
@@ -32,27 +31,6 @@ _REQUIRED = ("format", "format_version", "config", "seed", "learner", "versions"
 
 class CheckpointError(ValueError):
     """A file that is not a usable eqc Hanabi checkpoint (missing, truncated, foreign or mismatched)."""
-
-
-def atomic_write_bytes(path: Path, write: Any) -> None:
-    """Call ``write(file)`` on a temporary file beside ``path``, fsync it and rename it over ``path``."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 def versions() -> dict[str, str]:
@@ -68,7 +46,7 @@ def versions() -> dict[str, str]:
 
 def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
     """Write ``payload`` (see the module docstring) atomically to ``path``."""
-    missing = [k for k in _REQUIRED if k not in payload and k not in ("format", "format_version", "versions")]
+    missing = [k for k in ("config", "seed", "learner") if k not in payload]
     if missing:
         raise ValueError(f"checkpoint payload lacks {missing}")
     full = {
@@ -77,7 +55,7 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
         "versions": versions(),
         **payload,
     }
-    atomic_write_bytes(Path(path), lambda f: torch.save(full, f))
+    atomic_write(path, lambda f: torch.save(full, f))
 
 
 def resolve(path: str | Path) -> Path:

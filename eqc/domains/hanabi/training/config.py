@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
 
+from eqc.domains.hanabi.rules import KNOWLEDGE, SAD_VARIANTS
+
 __all__ = [
     "ConfigError",
     "GameConfig",
@@ -32,8 +34,6 @@ __all__ = [
 
 ALGORITHMS = ("pqn", "r2d2")
 RULES = ("sp", "op", "gop")
-KNOWLEDGE = ("canonical", "v0_belief")
-SAD = ("off", "greedy_last_action", "greedy_onehot")
 HIDDEN = ("average", "identity")
 OPTIMIZERS = ("adam", "radam")
 GROUP_NAMES = ("C5", "D10", "S5", "A5")
@@ -217,7 +217,7 @@ def _validate(c: TrainConfig) -> None:
     _require(r.checkpoint_minutes > 0, "[run] checkpoint_minutes", f"must be > 0, got {r.checkpoint_minutes}")
     _require(2 <= g.num_players <= 5, "[game] num_players", f"must be in 2..5, got {g.num_players}")
     _require(g.knowledge in KNOWLEDGE, "[game] knowledge", f"must be one of {KNOWLEDGE}, got {g.knowledge!r}")
-    _require(g.sad in SAD, "[game] sad", f"must be one of {SAD}, got {g.sad!r}")
+    _require(g.sad in SAD_VARIANTS, "[game] sad", f"must be one of {SAD_VARIANTS}, got {g.sad!r}")
     _require(g.max_moves >= 0, "[game] max_moves", f"must be >= 0, got {g.max_moves}")
     _require(ru.rule in RULES, "[rule] rule", f"must be one of {RULES}, got {ru.rule!r}")
     _require(ru.group in GROUP_NAMES, "[rule] group", f"must be one of {GROUP_NAMES}, got {ru.group!r}")

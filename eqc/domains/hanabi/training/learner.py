@@ -11,6 +11,7 @@ not saved: a resumed run deals new games).
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -33,7 +34,6 @@ class Learner(ABC):
         self.config, self.seed, self.device = config, seed, device
         c = config
         B = c.run.num_envs
-        self.env_generator_seed = seed
         self.env = make_batch(c, B, device, seed)
         self.env.reset()
         self.num_players = c.game.num_players
@@ -79,10 +79,6 @@ class Learner(ABC):
         return 0
 
     # ---------------------------------------------------------------- relabelling
-    @property
-    def relabelling(self) -> OtherPlay | None:
-        return self.other_play
-
     def _draw_perms(self) -> torch.Tensor:
         """Fresh elements ``[B, P, 5]``: under VDN one random player per game keeps the identity (hanabi_SAD's
         Other-Play); under IQL (``[r2d2] vdn = false``) every player draws."""
@@ -99,9 +95,13 @@ class Learner(ABC):
             perms = torch.where(keep.unsqueeze(-1), identity, perms)
         return perms
 
-    def acting_relabelling(self, current: torch.Tensor) -> Relabelling:
-        """The relabelling of each game's acting player (kept for mapping its move back)."""
-        self.acting = self.other_play.relabelling(self.perms[self._games, current])
+    def acting_relabelling(self, current: torch.Tensor, everyone: Relabelling | None = None) -> Relabelling:
+        """The relabelling of each game's acting player (kept for mapping its move back); taken from
+        ``everyone`` (all players' relabellings ``[B, P]``) when that was already built."""
+        if everyone is None:
+            self.acting = self.other_play.relabelling(self.perms[self._games, current])
+        else:
+            self.acting = Relabelling(*(getattr(everyone, f.name)[self._games, current] for f in dataclasses.fields(everyone)))
         return self.acting
 
     def redraw(self, ended: torch.Tensor) -> None:

@@ -16,15 +16,15 @@ Seeds whose checkpoint already reached ``[run] total_env_steps`` are not trained
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, CheckpointError, atomic_write_bytes, load_checkpoint, versions
+from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, CheckpointError, load_checkpoint, versions
 from eqc.domains.hanabi.training.config import TrainConfig
+from eqc.io import json_safe, write_json_atomic
 
 __all__ = ["parse_seeds", "pool_status", "seed_dir", "train_pool"]
 
@@ -128,7 +128,7 @@ def train_pool(
             _train_seed(config.to_dict(), seed, str(seed_dir(out, seed)), device, max_minutes)
     status = pool_status(out, config, seeds)
     record = {"config": config.to_dict(), "seeds": list(seeds), "device": device, "status": status, "versions": versions()}
-    atomic_write_bytes(out / "pool.json", lambda f: f.write((json.dumps(record, indent=2) + "\n").encode()))
+    write_json_atomic(out / "pool.json", json_safe(record))
     return record
 
 

@@ -69,7 +69,7 @@ class PQNLearner(Learner):
         current = self.current_player()
         obs = self._obs[self._games, current]
         legal = self._legal
-        if self.relabelling is not None:
+        if self.other_play is not None:
             acting = self.acting_relabelling(current)
             obs, legal = acting.relabel_observations(obs), acting.relabel_legal_actions(legal)
         return obs, self.with_no_op(legal, acting=True)

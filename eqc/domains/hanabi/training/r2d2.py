@@ -170,10 +170,10 @@ class R2D2Learner(Learner):
         obs = self.env.observations(self._obs)
         legal = self.env.legal_move_mask(self._legal).unsqueeze(1).expand(B, P, self.num_moves)
         current = self.current_player()
-        if self.relabelling is not None:
+        if self.other_play is not None:
             everyone = self.other_play.relabelling(self.perms)
             obs, legal = everyone.relabel_observations(obs), everyone.relabel_legal_actions(legal)
-            self.acting_relabelling(current)
+            self.acting_relabelling(current, everyone)
         on_turn = (self._seats == current.view(B, 1)).unsqueeze(-1)
         return obs, torch.cat([legal & on_turn, ~on_turn], dim=-1), current
 

@@ -28,10 +28,12 @@ from typing import Any
 
 import torch
 
-from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, atomic_write_bytes, load_checkpoint, save_checkpoint
+from eqc._checks import check_device, check_float, check_int
+from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint
 from eqc.domains.hanabi.training.config import ConfigError, TrainConfig
 from eqc.domains.hanabi.training.greedy_eval import evaluate_agent
 from eqc.domains.hanabi.training.learner import Learner
+from eqc.io import atomic_write, write_json_atomic, write_text_atomic
 
 __all__ = ["METRICS", "RunSummary", "make_learner", "train"]
 
@@ -79,7 +81,7 @@ def _prepare_dir(out: Path, config: TrainConfig, seed: int) -> dict[str, Any] | 
         diffs = _config_differences(saved.get("config", {}), record["config"])
         if diffs:
             raise ConfigError(f"--out {str(out)!r} holds a run of another config; differences: " + "; ".join(diffs))
-    atomic_write_bytes(saved_path, lambda f: f.write((json.dumps(record, indent=2) + "\n").encode()))
+    write_json_atomic(saved_path, record)
     if (out / CHECKPOINT_NAME).exists():
         return load_checkpoint(out)
     return None
@@ -91,7 +93,7 @@ def _write_metrics(out: Path, rows: list[dict[str, Any]]) -> None:
     writer.writeheader()
     for row in rows:
         writer.writerow({k: row.get(k, "") for k in METRICS})
-    atomic_write_bytes(out / "metrics.csv", lambda f: f.write(text.getvalue().encode()))
+    write_text_atomic(out / "metrics.csv", text.getvalue())
 
 
 def plot_curve(rows: list[dict[str, Any]], path: Path, title: str) -> None:
@@ -119,7 +121,7 @@ def plot_curve(rows: list[dict[str, Any]], path: Path, title: str) -> None:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
-    atomic_write_bytes(path, lambda f: f.write(buf.getvalue()))
+    atomic_write(path, lambda f: f.write(buf.getvalue()))
 
 
 def train(
@@ -138,6 +140,12 @@ def train(
     A run directory is trained by one process at a time (an advisory lock on ``out/.lock``): a
     second ``train`` on it is refused instead of interleaving two runs' checkpoints.
     """
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"config must be a TrainConfig (load_config(path)), got {type(config).__name__}")
+    check_int(seed, "seed", low=0, high=2**63 - 1)
+    device = check_device(device)
+    if max_minutes is not None:
+        check_float(max_minutes, "max_minutes", low=0, low_open=True)
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {str(out)!r} is a file, not a directory")

@@ -16,13 +16,13 @@ import torch
 
 from eqc._checks import check_choice, check_int, check_list
 from eqc.domains.hanabi.evaluate import action_labels, common_decks
-from eqc.domains.hanabi.training.checkpoint import atomic_write_bytes
 from eqc.domains.hanabi.training.config import GROUP_NAMES, HIDDEN
 from eqc.domains.hanabi.training.greedy_eval import greedy_games
 from eqc.domains.hanabi.training.network import Agent
 from eqc.domains.hanabi.training.policy import TrainedPolicy
 from eqc.domains.hanabi.training.setup import colour_group, move_symmetry
 from eqc.evaluation import action_pair_counts, conditional_action_matrix, plot_action_matrix
+from eqc.io import atomic_write
 
 __all__ = ["PAPER_ORDER", "ActionMatrices", "action_matrices", "plot_action_matrices"]
 
@@ -102,5 +102,5 @@ def plot_action_matrices(result: ActionMatrices, path: str | Path | None = None,
     if path is not None:
         image = io.BytesIO()
         figure.savefig(image, format="png", dpi=100)
-        atomic_write_bytes(Path(path), lambda f: f.write(image.getvalue()))
+        atomic_write(Path(path), lambda f: f.write(image.getvalue()))
     return figure

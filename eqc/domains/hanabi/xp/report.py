@@ -17,26 +17,15 @@ from pathlib import Path
 import torch
 
 from eqc._checks import check_list
-from eqc.domains.hanabi.training.checkpoint import atomic_write_bytes, versions
+from eqc.domains.hanabi.training.checkpoint import versions
 from eqc.domains.hanabi.xp.play import XPGames
-from eqc.io import write_json_atomic
+from eqc.io import atomic_write, json_safe, write_json_atomic
 
 __all__ = ["FORMAT", "plot_xp", "write_xp", "xp_record"]
 
 FORMAT = "eqc-hanabi-xp"
 SEATING = "common_decks(games_per_pair, deck_seed); in game k the row agent sits in seat k % 2 (seat 0 moves first)"
 CSV_FIELDS = ("first", "second", "first_name", "second_name", "kind", "games", "mean", "sem", "bomb_rate", "perfect_rate", "mean_nonzero")
-
-
-def _finite(value: object) -> object:
-    """NaN and infinities as None (strict JSON), recursively."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
 
 
 def _check(games: object, agents: object) -> list[Mapping]:
@@ -75,7 +64,7 @@ def xp_record(games: XPGames, agents: Sequence[Mapping], extra: Mapping | None =
         },
         "matrix": {**{k: v for k, v in summary.as_dict().items() if isinstance(v, list)}, "mean_nonzero": _nonzero_means(games).tolist()},
     }
-    return _finite({**record, **(dict(extra) if extra else {})})
+    return json_safe({**record, **(dict(extra) if extra else {})})
 
 
 def plot_xp(matrix: torch.Tensor, labels: Sequence[str], *, title: str | None = None) -> object:
@@ -123,11 +112,11 @@ def write_xp(out: str | Path, games: XPGames, agents: Sequence[Mapping], *, extr
         cells = (summary.mean, summary.sem, summary.bomb_rate, summary.perfect_rate, nonzero)
         values = ["" if math.isnan(float(t[i, j])) else repr(float(t[i, j])) for t in cells]
         writer.writerow([i, j, names[i], names[j], "sp" if i == j else "xp", int(summary.num_games[i, j]), *values])
-    atomic_write_bytes(paths["csv"], lambda f: f.write(text.getvalue().encode()))
+    atomic_write(paths["csv"], lambda f: f.write(text.getvalue().encode()))
     s = record["summary"]
     title = f"XP {s['xp_mean']:.2f} ± {s['xp_sem']:.2f} over {s['xp_pairs']} pairs\n{games.games} games per pair; SP on the diagonal"
     figure = plot_xp(summary.mean, names, title=title)
     image = io.BytesIO()
     figure.savefig(image, format="png", dpi=120)
-    atomic_write_bytes(paths["png"], lambda f: f.write(image.getvalue()))
+    atomic_write(paths["png"], lambda f: f.write(image.getvalue()))
     return paths

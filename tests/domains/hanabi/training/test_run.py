@@ -120,3 +120,15 @@ def test_a_run_being_trained_is_not_trained_twice(tmp_path: Path, tiny_config) -
         with pytest.raises(ConfigError, match="being trained by another process"):
             train(tiny_config(), tmp_path, seed=0, progress=False)
     train(tiny_config(), tmp_path, seed=0, progress=False, log=lambda _: None)  # free again
+
+
+def test_bad_arguments_are_refused_before_any_work(tmp_path: Path, tiny_config) -> None:
+    with pytest.raises(TypeError, match="config must be a TrainConfig"):
+        train({"run": {}}, tmp_path / "a", progress=False)
+    with pytest.raises(ValueError, match="seed must be in"):
+        train(tiny_config(), tmp_path / "b", seed=-1, progress=False)
+    with pytest.raises(ValueError, match="max_minutes must be in"):
+        train(tiny_config(), tmp_path / "c", max_minutes=0, progress=False)
+    with pytest.raises(ValueError, match="did you mean 'cuda'"):
+        train(tiny_config(), tmp_path / "d", device="gpu", progress=False)
+    assert not any((tmp_path / name).exists() for name in "abcd")

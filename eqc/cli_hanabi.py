@@ -9,6 +9,11 @@
   ``xp.csv``, ``xp.png`` in ``DIR`` (see ``eqc.domains.hanabi.xp``).
 - ``eqc hanabi actions --checkpoint PATH --games 1000 --out DIR``: conditional action matrices of
   one agent, unsymmetrized and C5/D10-symmetrized (``actions.png``, ``actions.json``).
+- ``eqc hanabi relabelled --pool DIR... --elements K --games N [--out FILE]``: each agent with copies of
+  itself in colour-relabelled worlds (the measure of colour symmetry breaking, see
+  ``eqc.domains.hanabi.xp.relabelled``): plain self-play, relabelled-partner loss, colour-hint share.
+- ``eqc hanabi export --checkpoint PATH --out DIR``: a run's network as a shipped policy directory
+  (``policy.safetensors``, ``policy.json``, the training record; see ``eqc.domains.hanabi.training.policy_file``).
 - ``eqc hanabi config``: every config key with its default and meaning.
 - ``eqc hanabi pool`` and ``eqc hanabi reproduce``: see :mod:`eqc.cli_reproduce`.
 """
@@ -145,6 +150,43 @@ def _actions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _relabelled(args: argparse.Namespace) -> int:
+    from eqc.domains.hanabi.xp import PoolError, load_pools, relabelled_self_play
+    from eqc.io import write_json_atomic
+
+    try:
+        agents = load_pools(args.pool, device=args.device)
+    except PoolError as exc:
+        raise flags.FlagError("--pool", str(exc)) from None
+    if args.out is not None and (args.out.is_dir() or not args.out.parent.is_dir()):
+        raise flags.FlagError("--out", f"must be a JSON file path in an existing directory, got {str(args.out)!r}")
+    rows = []
+    for agent in agents:
+        result = relabelled_self_play(agent.policy, elements=args.elements, games=args.games, seed=args.seed, group=args.group)
+        print(f"{agent.name} ({agent.policy.env_steps:,} steps): {result}")
+        rows.append({"name": agent.name, "path": str(agent.path), "env_steps": agent.policy.env_steps, **result.as_dict()})
+    if args.out is not None:
+        command = ["eqc", "hanabi", "relabelled", *(f"--pool={p}" for p in args.pool), f"--elements={args.elements}",
+                   f"--games={args.games}", f"--group={args.group}", f"--seed={args.seed}", f"--out={args.out}"]
+        write_json_atomic(args.out, {"group": args.group, "games": args.games, "seed": args.seed, "command": command, "agents": rows})
+        print(f"wrote {args.out}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from eqc.domains.hanabi.training.checkpoint import CheckpointError
+    from eqc.domains.hanabi.training.policy_file import export_policy
+
+    flags.prepare_output_dir(args.out)
+    try:
+        out = export_policy(args.checkpoint, args.out)
+    except CheckpointError as exc:
+        raise flags.FlagError("--checkpoint", str(exc)) from None
+    size = sum(p.stat().st_size for p in out.iterdir()) / 1e6
+    print(f"exported {args.checkpoint} to {out} ({size:.2f} MB): " + ", ".join(sorted(p.name for p in out.iterdir())))
+    return 0
+
+
 def _config(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.training.config import describe_config
 
@@ -153,7 +195,7 @@ def _config(args: argparse.Namespace) -> int:
 
 
 def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``eqc hanabi {train,eval,xp,actions,config,pool,reproduce}``."""
+    """Register ``eqc hanabi {train,eval,xp,actions,relabelled,export,config,pool,reproduce}``."""
     hanabi = subparsers.add_parser("hanabi", help="train and evaluate Hanabi agents", description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = hanabi.add_subparsers(dest="hanabi_command", required=True)
@@ -208,6 +250,24 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     actions.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
     flags.add_threads_flag(actions)
     actions.set_defaults(run=_actions)
+
+    relabelled = sub.add_parser("relabelled", help="self-play with colour-relabelled copies: does coordination depend on colour names?")
+    relabelled.add_argument("--pool", type=Path, action="append", required=True,
+                            help="pool directory of agents seed_<n>/, or one agent directory (repeat for several)")
+    relabelled.add_argument("--elements", type=flags.int_in(1, 119), default=12,
+                            help="non-identity group elements drawn (seeded) for the relabelled copies (default 12)")
+    relabelled.add_argument("--games", type=flags.int_in(2), default=500, help="games per element and for plain self-play (default 500)")
+    relabelled.add_argument("--group", choices=GROUP_NAMES, default="S5", help="colour group the elements come from (default S5)")
+    relabelled.add_argument("--seed", type=flags.seed, default=1, help="seed of the common decks (default 1)")
+    relabelled.add_argument("--out", type=Path, default=None, help="also write the results to this JSON file")
+    relabelled.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
+    flags.add_threads_flag(relabelled)
+    relabelled.set_defaults(run=_relabelled)
+
+    export = sub.add_parser("export", help="a run's network as a small shipped policy directory (no pickle)")
+    export.add_argument("--checkpoint", type=Path, required=True, help="run directory or checkpoint file")
+    export.add_argument("--out", type=flags.output_dir, required=True, help="policy directory to write (created)")
+    export.set_defaults(run=_export)
 
     config = sub.add_parser("config", help="print every config key with its default and meaning")
     config.set_defaults(run=_config)

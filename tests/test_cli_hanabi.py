@@ -130,7 +130,7 @@ def test_xp_and_actions_bad_flags(tmp_path: Path, xp_pool: Path, capsys: pytest.
     out = ["--out", str(tmp_path / "out")]
     pool = ["--pool", str(xp_pool / "pool")]
     xp = ["hanabi", "xp", "--games", "4", *out]
-    _usage_error(capsys, [*xp, "--pool", str(tmp_path)], "--pool", "no run directories seed_<n>/")
+    _usage_error(capsys, [*xp, "--pool", str(tmp_path)], "--pool", "no agent directories seed_<n>/")
     (tmp_path / "foreign" / "seed_0").mkdir(parents=True)
     (tmp_path / "foreign" / "seed_0" / "checkpoint.pt").write_text("hello")
     _usage_error(capsys, [*xp, "--pool", str(tmp_path / "foreign")], "--pool", "not a readable eqc checkpoint")
@@ -146,3 +146,22 @@ def test_xp_and_actions_bad_flags(tmp_path: Path, xp_pool: Path, capsys: pytest.
     _usage_error(capsys, ["hanabi", "actions", "--checkpoint", str(tmp_path / "nothing"), *out], "--checkpoint", "no checkpoint")
     _usage_error(capsys, ["hanabi", "actions", "--checkpoint", str(xp_pool / "single"), "--games", "0", *out], "--games")
     assert not (tmp_path / "out").exists()  # nothing was written by a refused command
+
+
+def test_export_and_relabelled_self_play(tmp_path: Path, xp_pool: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    shipped = tmp_path / "agents" / "sp" / "seed_0"
+    assert main(["hanabi", "export", "--checkpoint", str(xp_pool / "pool" / "seed_0"), "--out", str(shipped)]) == 0
+    assert "policy.safetensors" in capsys.readouterr().out and (shipped / "policy.json").is_file()
+    out = tmp_path / "relabelled.json"
+    argv = ["hanabi", "relabelled", "--pool", str(shipped.parent), "--pool", str(xp_pool / "single"), "--elements", "3", "--games", "12"]
+    assert main([*argv, "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "sp/seed_0" in text and "relabelled partner" in text and "colour hints" in text
+    record = json.loads(out.read_text())
+    assert [len(a["relabelled"]) for a in record["agents"]] == [3, 3] and record["games"] == 12
+    _usage_error(capsys, [*argv[:-4], "--elements", "0"], "--elements")
+    _usage_error(capsys, [*argv, "--out", str(tmp_path)], "--out", "JSON file path")
+    _usage_error(capsys, ["hanabi", "relabelled", "--pool", str(tmp_path / "none")], "--pool")
+    _usage_error(capsys, ["hanabi", "export", "--checkpoint", str(tmp_path / "none"), "--out", str(tmp_path / "e")], "--checkpoint")

@@ -189,10 +189,10 @@ def test_pools(tmp_path: Path, pools: dict[str, Path]) -> None:
     agents = load_pools([pools["pqn"], pools["r2d2"]], symmetrize="C5")
     assert [a.name for a in agents] == ["pqn/seed_0[C5]", "pqn/seed_1[C5]", "r2d2/seed_0[C5]"]
     assert all(a.policy.agent.group.order == 5 for a in agents)
-    with pytest.raises(PoolError, match="no run directories"):
+    with pytest.raises(PoolError, match="no agent directories"):
         load_pools([tmp_path])
     (tmp_path / "seed_0").mkdir()
-    with pytest.raises(PoolError, match=r"seed_0 hold no checkpoint\.pt"):
+    with pytest.raises(PoolError, match=r"seed_0 hold neither checkpoint\.pt nor policy\.json"):
         load_pools([tmp_path])
     (tmp_path / "seed_0" / "checkpoint.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(PoolError, match="not a readable eqc checkpoint"):

@@ -1,4 +1,4 @@
-"""``load_policy``: a trained agent from a checkpoint, optionally symmetrized, ready to play.
+"""``load_policy``: a trained agent from a policy directory or checkpoint, optionally symmetrized, ready to play.
 
 The returned :class:`TrainedPolicy` is a ``(obs, legal) -> move uid`` callable with ``reset()``,
 as :func:`eqc.domains.hanabi.evaluate.play_games` expects, and knows its observation variant
@@ -17,6 +17,7 @@ from eqc.domains.hanabi.training.checkpoint import CheckpointError, load_checkpo
 from eqc.domains.hanabi.training.config import GROUP_NAMES, HIDDEN, TrainConfig
 from eqc.domains.hanabi.training.network import Agent, QNetwork
 from eqc.domains.hanabi.training.obl import load_obl_network, obl_train_config
+from eqc.domains.hanabi.training.policy_file import POLICY_JSON, POLICY_WEIGHTS, is_policy_dir, network_from_weights, read_policy
 from eqc.domains.hanabi.training.setup import colour_group, move_symmetry
 from eqc.groups import PermutationGroup
 
@@ -77,16 +78,31 @@ def load_policy(
     path: str | Path,
     device: torch.device | str = "cpu",
     symmetrize: str | PermutationGroup | None = None,
-    hidden: str = "average",
+    hidden: str | None = None,
 ) -> TrainedPolicy:
-    """Load a run directory, checkpoint file or public OBL ``.pthw`` file (:mod:`.obl`); ``symmetrize`` (C5, D10,
-    S5, A5 or a group on 5 colours) wraps the network in the symmetrizer at test time, with ``hidden`` for recurrent ones."""
+    """Load a policy directory (:mod:`.policy_file`), run directory, checkpoint file or public OBL ``.pthw``
+    file (:mod:`.obl`).
+
+    ``symmetrize`` (C5, D10, S5, A5 or a group on 5 colours) wraps the network in the symmetrizer at
+    test time. An agent trained symmetrized stays symmetrized over its training group; asking for
+    another group is refused (symmetrizing over a different group would silently replace it).
+    ``hidden`` (recurrent agents): the hidden-state scheme; by default the one the agent was trained
+    with, else "average".
+    """
     device = check_device(device)
-    check_choice(hidden, "hidden", HIDDEN)
+    if hidden is not None:
+        check_choice(hidden, "hidden", HIDDEN)
     network, config, env_steps = _load_network(path, device)
     network.eval()
-    if symmetrize is None and config.rule.symmetrize:
-        symmetrize = config.rule.symmetrize  # a network trained symmetrized stays symmetrized
+    trained = config.rule.symmetrize or None
+    if trained is not None:
+        if symmetrize is not None and not (isinstance(symmetrize, str) and symmetrize == trained):
+            name = symmetrize if isinstance(symmetrize, str) else getattr(symmetrize, "name", "a group")
+            raise ValueError(f"symmetrize={name!r}: {path} was trained symmetrized over {trained} and stays so; "
+                             f"leave symmetrize unset or pass {trained!r}")
+        symmetrize = trained
+        hidden = hidden or config.rule.hidden
+    hidden = hidden or "average"
     if symmetrize is None:
         agent = Agent(network)
     else:
@@ -103,12 +119,15 @@ def load_policy(
 
 
 def _load_network(path: str | Path, device: torch.device) -> tuple[QNetwork, TrainConfig, int]:
-    """By content: an eqc checkpoint (network, config, env steps), else an OBL ``.pthw`` file (0 steps)."""
+    """By content: a policy directory, an eqc checkpoint (network, config, env steps), else an OBL ``.pthw`` file (0 steps)."""
+    if is_policy_dir(path) or Path(path).name in (POLICY_JSON, POLICY_WEIGHTS):
+        network, config, record = read_policy(path, device)
+        return network, config, int(record["env_steps"])
     try:
         data = load_checkpoint(path, map_location=device)
     except CheckpointError as not_eqc:
         if not Path(path).is_file():
-            raise
+            raise CheckpointError(f"{not_eqc}; nor is it a policy directory (holding {POLICY_JSON})") from None
         try:
             network = load_obl_network(path, device, dtype=torch.float32)
         except CheckpointError as not_obl:
@@ -119,13 +138,5 @@ def _load_network(path: str | Path, device: torch.device) -> tuple[QNetwork, Tra
     except ValueError as exc:
         raise CheckpointError(f"{path}: its config is not valid for this eqc: {exc}") from None
     learner = data["learner"]
-    weights = learner["modules"]["network"]
-    obs_dim = weights["mlp.0.weight"].shape[1]
-    num_actions = weights["head.weight"].shape[0] - (1 if config.network.dueling else 0)
-    aux = weights["aux_head.weight"].shape[0] if "aux_head.weight" in weights else 0
-    network = QNetwork(obs_dim, num_actions, config.network, aux_outputs=aux).to(device)
-    try:
-        network.load_state_dict(weights)
-    except RuntimeError as exc:
-        raise CheckpointError(f"{path}: the saved network does not match its config: {str(exc)[:300]}") from None
+    network = network_from_weights(learner["modules"]["network"], config, str(path)).to(device)
     return network, config, int(learner["counters"]["env_steps"])

@@ -3,7 +3,9 @@
 Modules: ``play`` (:func:`cross_play_games`: every ordered pair, batched on ``HanabiBatch``),
 ``pools`` (pool directories of runs ``seed_<n>/``), ``report`` (``xp.json``, ``xp.csv``,
 ``xp.png``), ``verify`` (:func:`verify_hle`: replay games in HLE), ``actions`` (conditional action
-matrices, plain and C5/D10-symmetrized). The command line is ``eqc hanabi xp`` / ``eqc hanabi actions``.
+matrices, plain and C5/D10-symmetrized), ``relabelled``
+(:func:`relabelled_self_play`: an agent with colour-relabelled copies of itself, the measure of colour
+symmetry breaking). The command line is ``eqc hanabi xp`` / ``eqc hanabi actions``.
 
 Example::
 
@@ -14,8 +16,9 @@ Example::
 """
 
 from eqc.domains.hanabi.xp.actions import PAPER_ORDER, ActionMatrices, action_matrices, plot_action_matrices
-from eqc.domains.hanabi.xp.play import XPGames, cross_play_games
+from eqc.domains.hanabi.xp.play import XPGames, cross_play_games, play_pairs
 from eqc.domains.hanabi.xp.pools import PoolAgent, PoolError, describe_policy, load_pools, pool_runs
+from eqc.domains.hanabi.xp.relabelled import RelabelledAgent, RelabelledSelfPlay, relabelled_self_play
 from eqc.domains.hanabi.xp.report import plot_xp, write_xp, xp_record
 from eqc.domains.hanabi.xp.verify import HLEMismatchError, verify_hle
 
@@ -25,14 +28,18 @@ __all__ = [
     "HLEMismatchError",
     "PoolAgent",
     "PoolError",
+    "RelabelledAgent",
+    "RelabelledSelfPlay",
     "XPGames",
     "action_matrices",
     "cross_play_games",
     "describe_policy",
     "load_pools",
+    "play_pairs",
     "plot_action_matrices",
     "plot_xp",
     "pool_runs",
+    "relabelled_self_play",
     "verify_hle",
     "write_xp",
     "xp_record",

@@ -25,7 +25,7 @@ from eqc.domains.hanabi.training.policy import TrainedPolicy
 from eqc.domains.hanabi.training.setup import game_rules
 from eqc.evaluation import CrossPlayResult, GameResults, cross_play
 
-__all__ = ["XPGames", "cross_play_games"]
+__all__ = ["XPGames", "cross_play_games", "play_pairs"]
 
 _PERFECT = 25
 
@@ -135,6 +135,24 @@ def cross_play_games(
     Games run on the policies' device (load them all on one).
     """
     policies = _check_policies(policies)
+    A = len(policies)
+    pairs = tuple((i, j) for i in range(A) for j in range(A))
+    scores, bombed, moves, decks = play_pairs(policies, pairs, games, seed=seed, record_moves=record_moves, batch_games=batch_games)
+    return XPGames(A, pairs, scores, bombed, moves, decks, seed)
+
+
+def play_pairs(
+    policies: Sequence[TrainedPolicy],
+    pairs: Sequence[tuple[int, int]],
+    games: int,
+    *,
+    seed: int = 1,
+    record_moves: int = 0,
+    batch_games: int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Greedy games of the ordered ``pairs`` ``(i, j)`` of ``policies`` on ``games`` common decks, seated as
+    in the module docstring. Returns ``scores`` long and ``bombed_out`` bool ``[len(pairs), games]``, the
+    moves ``[len(pairs), T, record_moves]`` of the first ``record_moves`` games (-1 once over), and the decks."""
     check_int(games, "games", low=1)
     check_int(seed, "seed", low=0, high=2**63 - 1)
     check_int(record_moves, "record_moves", low=0, high=games)
@@ -146,13 +164,11 @@ def cross_play_games(
         batch_games = 65536 if device.type == "cuda" else 2048
     check_int(batch_games, "batch_games", low=1)
     rules = [game_rules(p.config) for p in policies]
-    A = len(policies)
-    pairs = tuple((i, j) for i in range(A) for j in range(A))
     decks = torch.tensor(common_decks(games, seed), dtype=torch.long)
     # entry e = p * games + k: pair p, game k; agent i sits in seat k % 2
     entries = torch.arange(len(pairs) * games)
     pair_of, game_of = entries // games, entries % games
-    pair_tensor = torch.tensor(pairs, dtype=torch.long)
+    pair_tensor = torch.tensor(list(pairs), dtype=torch.long).view(-1, 2)
     first_seat = game_of % 2
     seats = torch.empty(len(entries), 2, dtype=torch.long)
     seats[entries, first_seat] = pair_tensor[pair_of, 0]
@@ -173,4 +189,4 @@ def cross_play_games(
     moves = torch.full((len(pairs), steps, record_moves), -1, dtype=torch.long)
     for e, m in kept:
         moves[pair_of[e], : m.shape[0], game_of[e]] = m.T
-    return XPGames(A, pairs, scores.view(len(pairs), games), bombed.view(len(pairs), games), moves, decks, seed)
+    return scores.view(len(pairs), games), bombed.view(len(pairs), games), moves, decks

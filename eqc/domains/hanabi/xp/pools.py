@@ -1,4 +1,5 @@
-"""Pools of trained agents: directories of runs ``seed_<n>/`` (each holding ``checkpoint.pt``), loaded as policies."""
+"""Pools of trained agents: directories ``seed_<n>/`` (each a run holding ``checkpoint.pt`` or a shipped policy
+directory holding ``policy.json``), loaded as policies."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from eqc._checks import check_choice, check_list
 from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, CheckpointError
 from eqc.domains.hanabi.training.config import GROUP_NAMES, HIDDEN
 from eqc.domains.hanabi.training.policy import TrainedPolicy, load_policy
+from eqc.domains.hanabi.training.policy_file import POLICY_JSON, is_policy_dir
 
 __all__ = ["PoolAgent", "PoolError", "describe_policy", "load_pools", "pool_runs"]
 
@@ -39,12 +41,16 @@ class PoolAgent:
         return name + (f"[{self.symmetrize}]" if self.symmetrize else "")
 
 
+def _is_agent_dir(path: Path) -> bool:
+    return (path / CHECKPOINT_NAME).is_file() or is_policy_dir(path)
+
+
 def pool_runs(pool: str | Path) -> list[Path]:
-    """The runs of ``pool``: its ``seed_<n>/`` directories in order of n, or ``[pool]`` when it is a run
-    directory (holds ``checkpoint.pt``) or a checkpoint or OBL file, or the OBL ``*.pthw`` files in it
-    (or in its subdirectories). Raises :class:`PoolError` otherwise."""
+    """The agents of ``pool``: its ``seed_<n>/`` directories in order of n, or ``[pool]`` when it is one agent
+    (a run directory holding ``checkpoint.pt``, a policy directory holding ``policy.json``, a checkpoint or OBL
+    file), or the OBL ``*.pthw`` files in it (or in its subdirectories). Raises :class:`PoolError` otherwise."""
     pool = Path(pool)
-    if pool.is_file() or (pool / CHECKPOINT_NAME).is_file():
+    if pool.is_file() or _is_agent_dir(pool):
         return [pool]
     if not pool.is_dir():
         raise PoolError(f"{str(pool)!r} is neither a pool directory, a run directory nor a checkpoint file")
@@ -52,10 +58,10 @@ def pool_runs(pool: str | Path) -> list[Path]:
     if not runs and (obl := sorted(pool.glob("*.pthw")) or sorted(pool.glob("*/*.pthw"))):
         return obl  # public OBL agents (model0.pthw files), as off-belief-learning lays them out
     if not runs:
-        raise PoolError(f"{str(pool)!r} holds no run directories seed_<n>/ and no {CHECKPOINT_NAME}")
-    missing = [p.name for _, p in runs if not (p / CHECKPOINT_NAME).is_file()]
+        raise PoolError(f"{str(pool)!r} holds no agent directories seed_<n>/, no {CHECKPOINT_NAME} and no {POLICY_JSON}")
+    missing = [p.name for _, p in runs if not _is_agent_dir(p)]
     if missing:
-        raise PoolError(f"{str(pool)!r}: {', '.join(missing)} hold no {CHECKPOINT_NAME} (not trained yet?)")
+        raise PoolError(f"{str(pool)!r}: {', '.join(missing)} hold neither {CHECKPOINT_NAME} nor {POLICY_JSON} (not trained yet?)")
     return [p for _, p in runs]
 
 
@@ -81,7 +87,7 @@ def load_pools(
     seen: dict[Path, Path] = {}
     for pool, group in zip(pools, groups, strict=True):
         for run in pool_runs(pool):
-            key = (run / CHECKPOINT_NAME if run.is_dir() else run).resolve()
+            key = (run / CHECKPOINT_NAME if (run / CHECKPOINT_NAME).is_file() else run).resolve()
             if key in seen:
                 raise PoolError(f"{str(run)!r} is listed twice (also through {str(seen[key])!r}); an agent cannot cross-play itself")
             seen[key] = run

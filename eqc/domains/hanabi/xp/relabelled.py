@@ -1,0 +1,149 @@
+"""Relabelled self-play: does an agent's coordination depend on what the colours are called?
+
+Other-Play's objective, measured directly. An agent plays with a copy of itself that lives in a
+colour-relabelled world: the copy sees ``rho_obs(g)`` of its observation and its moves are mapped
+back by ``g^-1`` (:class:`RelabelledAgent`). If the agent's conventions do not depend on colour
+names (an Other-Play agent, or a self-play agent that never breaks the colour symmetry), it scores
+as in plain self-play; an agent whose conventions are "red means play slot 1" loses. The
+*relabelled-partner loss* is plain self-play minus the mean over elements ``g`` of the score with
+the relabelled copy, on the same decks (seats alternating as in :mod:`.play`).
+
+The share of colour hints among hints in plain self-play (for two players, HLE move uids 10-14 reveal
+a colour and 15-19 a rank) says whether the agent uses colours at all.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from eqc._checks import check_int
+from eqc.domains.hanabi.training.network import Agent, State, no_op_representation
+from eqc.domains.hanabi.training.policy import TrainedPolicy
+from eqc.domains.hanabi.training.setup import colour_group, game_rules, move_symmetry
+from eqc.domains.hanabi.xp.play import play_pairs
+from eqc.evaluation import mean_sem
+from eqc.groups import PermutationGroup
+
+__all__ = ["RelabelledAgent", "RelabelledSelfPlay", "relabelled_self_play"]
+
+
+class RelabelledAgent(nn.Module):
+    """``agent`` in a world whose colours are relabelled by group element ``element`` (a row of ``group.elements``).
+
+    ``step`` relabels the observation by ``rho_obs(g)`` and the legal moves by ``rho_move(g)``, and
+    maps the Q-values back, ``q[m] = q_g[rho_move(g) m]``: the move it returns is an HLE move of the
+    real game. Everything else (``recurrent``, ``initial_state``, ``network``) is ``agent``'s.
+    """
+
+    def __init__(self, agent: Agent, policy_config, group: PermutationGroup, element: int) -> None:
+        super().__init__()
+        check_int(element, "element", low=0, high=group.order - 1)
+        self.agent, self.element, self.group = agent, element, group
+        sym = move_symmetry(policy_config, group)
+        self.obs_rep = sym.observation_rep
+        self.move_rep = no_op_representation(sym.action_rep, agent.network.num_actions - sym.action_rep.dim)
+
+    @property
+    def network(self) -> nn.Module:
+        return self.agent.network
+
+    @property
+    def recurrent(self) -> bool:
+        return self.agent.recurrent
+
+    def initial_state(self, batch: int, device: torch.device | str) -> State:
+        return self.agent.initial_state(batch, device)
+
+    def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]:
+        g = torch.full(obs.shape[:-1], self.element, dtype=torch.long, device=obs.device)
+        seen_legal = None if legal is None else self.move_rep.act(legal, g)
+        q, state = self.agent.step(self.obs_rep.act(obs, g), seen_legal, state)
+        return self.move_rep.act(q, g, inverse=True), state
+
+
+@dataclass(frozen=True)
+class RelabelledSelfPlay:
+    """One agent's plain and relabelled self-play on the same decks.
+
+    Attributes:
+        self_play: mean score of plain self-play.
+        relabelled: mean score with the relabelled copy, one per element (in ``elements`` order).
+        loss: ``self_play - mean(relabelled)``, with ``loss_sem`` its standard error over decks
+            (per deck: plain score minus the mean over elements).
+        elements: the group elements used (rows of S5's ``elements``), ``games`` per element.
+        colour_hint_share: colour hints / all hints in plain self-play (NaN without hints).
+    """
+
+    self_play: float
+    relabelled: tuple[float, ...]
+    loss: float
+    loss_sem: float
+    elements: tuple[int, ...]
+    games: int
+    colour_hint_share: float
+
+    def as_dict(self) -> dict[str, object]:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+
+    def __str__(self) -> str:
+        return (f"self-play {self.self_play:.2f}, relabelled partner {sum(self.relabelled) / len(self.relabelled):.2f} "
+                f"(loss {self.loss:+.2f} ± {self.loss_sem:.2f} over {len(self.elements)} elements x {self.games} games), "
+                f"colour hints {self.colour_hint_share:.1%} of hints")
+
+
+def default_elements(group: PermutationGroup, count: int, seed: int = 0) -> list[int]:
+    """``count`` distinct non-identity elements of ``group`` drawn with ``seed`` (rows of ``group.elements``;
+    all of them when the group has fewer)."""
+    check_int(count, "elements", low=1)
+    order = torch.randperm(group.order - 1, generator=torch.Generator().manual_seed(seed)) + 1  # row 0 is the identity
+    return sorted(order[:count].tolist())
+
+
+def relabelled_self_play(
+    policy: TrainedPolicy,
+    *,
+    elements: int | list[int] = 12,
+    games: int = 500,
+    seed: int = 1,
+    group: str = "S5",
+) -> RelabelledSelfPlay:
+    """Plain and relabelled self-play of ``policy`` (see the module docstring) on ``games`` common decks of
+    ``seed``. ``elements``: how many non-identity elements of ``group`` to draw (seeded), or their rows."""
+    if not isinstance(policy, TrainedPolicy):
+        raise TypeError(f"policy must be a TrainedPolicy (from load_policy), got {type(policy).__name__}")
+    check_int(games, "games", low=2)
+    g = colour_group(group)
+    if isinstance(elements, int):
+        rows = default_elements(g, elements)
+    elif isinstance(elements, (list, tuple)) and elements:
+        rows = [check_int(e, f"elements[{k}]", low=1, high=g.order - 1) for k, e in enumerate(elements)]
+    else:
+        raise TypeError(f"elements must be a count or a non-empty list of non-identity rows of {group}, got {elements!r}")
+    copies = [TrainedPolicy(RelabelledAgent(policy.agent, policy.config, g, r), policy.config, policy.env_steps, policy.device)
+              for r in rows]
+    pairs = [(0, 0)] + [(0, k + 1) for k in range(len(rows))]
+    record = min(games, 200)
+    scores, _, moves, _ = play_pairs([policy, *copies], pairs, games, seed=seed, record_moves=record)
+    scores = scores.double()
+    per_deck = scores[0] - scores[1:].mean(0)
+    loss = mean_sem(per_deck, "per-deck loss")
+    return RelabelledSelfPlay(
+        float(scores[0].mean()), tuple(float(s) for s in scores[1:].mean(1)), loss.mean, loss.sem, tuple(rows), games,
+        _colour_hint_share(moves[0], game_rules(policy.config)),
+    )
+
+
+def _colour_hint_share(moves: torch.Tensor, rules) -> float:
+    """Colour hints / hints among HLE move uids ``moves`` (-1 = no move)."""
+    hand, colours, ranks = rules.hand_size, rules.num_colours, rules.num_ranks
+    first_hint = 2 * hand
+    hints_per_partner = colours + ranks
+    offset = (moves - first_hint) % hints_per_partner
+    is_hint = moves >= first_hint
+    colour = int((is_hint & (offset < colours)).sum())
+    total = int(is_hint.sum())
+    return colour / total if total else math.nan

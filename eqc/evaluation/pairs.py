@@ -184,7 +184,9 @@ def _result(observed: float, stats_hits: int, drawn: int, total: int, exact: boo
     return PoolComparison(observed, p, interval, exact, min_p, units, total, paired, alternative, 0 if exact else drawn, float(confidence))
 
 
-def _sign_flip_test(d: torch.Tensor, alternative: str, resamples: int, generator: torch.Generator | None, confidence: float) -> PoolComparison:
+def _sign_flip_test(
+    d: torch.Tensor, alternative: str, resamples: int, generator: torch.Generator | None, confidence: float
+) -> PoolComparison:
     n = d.numel()
     observed = float(d.mean())
     tolerance = 1e-9 * max(1.0, float(d.abs().sum()))

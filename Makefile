@@ -32,7 +32,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q $(TORCH)
-	$(PY) -m pip install -q -e ".[dev,hanabi,ray]"
+	$(PY) -m pip install -q -e ".[dev,hanabi,ray,pettingzoo]"
 	@touch $@
 
 demo: setup

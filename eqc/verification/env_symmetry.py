@@ -8,7 +8,10 @@ chance outcome relabelled by ``g`` (``env.relabel_outcome``) and every action ma
     observations' == rho_obs(g) observations      legal' == rho_act(g) legal
     reward' == reward    terminal' == terminal    P(outcome') == P(outcome)
 
-The first violation is returned as a :class:`Counterexample` naming the block. A check that
+Rewards may be allowed to differ by ``reward_ulps`` units in the last place (default 0), for
+environments that add the same per-label terms in another order once relabelled (floating-point
+addition is not associative). The first violation is returned as a :class:`Counterexample`
+naming the block. A check that
 checks nothing never passes: bad arguments (``max_steps < 1``, a NaN or negative ``atol``) and a
 symmetry declared for vectors of other sizes than the environment's are errors.
 """
@@ -171,6 +174,7 @@ def check_env_symmetry(
     max_steps: int = DEFAULT_MAX_STEPS,
     atol: float = 1e-6,
     invariants: Invariants | None = None,
+    reward_ulps: int = 0,
 ) -> Counterexample | None:
     """Play ``episodes`` episodes and their relabelled replays; return the first violation, or ``None``.
 
@@ -184,6 +188,8 @@ def check_env_symmetry(
         atol: tolerance for observations, rewards and probabilities (finite, >= 0).
         invariants: ``env -> value`` of quantities a symmetry must leave unchanged (e.g. score,
             lives, tokens), compared with ``==`` at every step.
+        reward_ulps: rewards also match when they differ by at most this many units in the last
+            place of the larger (int >= 0; 0, the default, adds nothing to ``atol``).
 
     Raises ``TypeError``/``ValueError`` for bad arguments, and ``ValueError`` naming both sizes when
     ``symmetry`` was declared for observation or action vectors of another size than ``env``'s
@@ -194,6 +200,7 @@ def check_env_symmetry(
     check_int(episodes, "episodes", low=1)
     check_int(max_steps, "max_steps", low=1)
     atol = check_float(atol, "atol", low=0.0)
+    check_int(reward_ulps, "reward_ulps", low=0)
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
     if invariants is not None and not callable(invariants):
@@ -230,7 +237,7 @@ def check_env_symmetry(
                 episode, t, perm.tolist(), "error", detail=f"relabelled step {mapped} failed: {err}",
                 history=_history(trace, t),
             )
-            if abs(reward - trace.rewards[t - 1]) > atol:
+            if not _rewards_match(reward, trace.rewards[t - 1], atol, reward_ulps):
                 return Counterexample(
                     episode, t, perm.tolist(), "reward", expected=trace.rewards[t - 1], actual=reward,
                     history=_history(trace, t),
@@ -239,6 +246,12 @@ def check_env_symmetry(
             if found:
                 return found
     return None
+
+
+def _rewards_match(actual: float, expected: float, atol: float, ulps: int) -> bool:
+    """Equal within ``atol``, or within ``ulps`` units in the last place of the larger magnitude."""
+    gap = abs(actual - expected)
+    return not gap > atol or gap <= ulps * math.ulp(max(abs(actual), abs(expected)))  # `not >`: as before for NaN
 
 
 def _check_sizes(env: DecPOMDP, symmetry: Symmetry, trace: _Trace) -> None:

@@ -1,0 +1,46 @@
+"""Symmetries of PettingZoo environments: exact proofs by test, Other-Play/G-OP as a wrapper.
+
+Needs the ``pettingzoo`` extra (``pip install -e ".[pettingzoo]"``); names load lazily, so
+``import eqc`` never needs PettingZoo.
+
+- :class:`PettingZooDecPOMDP` (``adapter``): an AEC or parallel env as the DecPOMDP that
+  :func:`eqc.verification.check_env_symmetry` drives, replayed exactly from seeds (``outcomes``,
+  ``chance`` for OpenSpiel games, ``replay`` for what is refused, ``spaces`` for what is read).
+- :func:`check_pettingzoo_symmetry` / :func:`assert_pettingzoo_symmetry` (``check``): the check with no tolerance.
+- :func:`other_play` (``wrappers``): the env as each agent sees it under Other-Play or G-OP.
+- ``examples``: declarations of mpe2's ``simple_spread_v3`` and PettingZoo's ``hanabi_v5``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY: dict[str, str] = {
+    "EpisodeStart": "eqc.pettingzoo.outcomes",
+    "PettingZooDecPOMDP": "eqc.pettingzoo.adapter",
+    "StepRecord": "eqc.pettingzoo.outcomes",
+    "assert_pettingzoo_symmetry": "eqc.pettingzoo.check",
+    "check_pettingzoo_symmetry": "eqc.pettingzoo.check",
+    "other_play": "eqc.pettingzoo.wrappers",
+    "OtherPlayAEC": "eqc.pettingzoo.wrappers",
+    "OtherPlayParallel": "eqc.pettingzoo.wrappers",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        try:
+            module = importlib.import_module(_LAZY[name])
+        except ModuleNotFoundError as err:
+            if err.name and err.name.split(".")[0] in ("pettingzoo", "gymnasium"):
+                raise ImportError(f"eqc.pettingzoo.{name} needs PettingZoo: pip install -e \".[pettingzoo]\" ({err})") from err
+            raise
+        return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -2,8 +2,8 @@
 
 - ``eqc hanabi pool --config FILE --seeds 0-9 --out DIR [--ray ADDRESS] [--max-minutes M]``: one
   run per seed in ``DIR/seed_<n>/`` (see ``eqc.domains.hanabi.training.pool``).
-- ``eqc hanabi reproduce {table1,table2,table3} --scale smoke|cpu|paper --out DIR``: train or
-  reuse the table's pools, cross-play them, write ``DIR/<table>.md`` and ``.json``
+- ``eqc hanabi reproduce {table1,table2,table3} --scale smoke|cpu|paper --out DIR [--retrain]``: read the
+  shipped agents (cpu) or train the table's pools, cross-play them, write ``DIR/<table>.md`` and ``.json``
   (see ``eqc.domains.hanabi.reproduce``).
 """
 
@@ -62,8 +62,26 @@ def _reproduce(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.reproduce import reproduce
 
     address, use_ray = _ray_flags(args)
+    if args.agents is not None and (args.retrain or args.scale != "cpu"):
+        raise flags.FlagError("--agents", "reads shipped agents at --scale cpu; it cannot be combined with --retrain or another scale")
+    if args.agents is not None and not args.agents.is_dir():
+        raise flags.FlagError("--agents", f"{str(args.agents)!r} is not a directory of pools (<pool>/seed_<n>/)")
+    if args.obl and args.table != "table2":
+        raise flags.FlagError("--obl", f"OBL agents are a column of table2 only, not of {args.table}")
+    from eqc.domains.hanabi.training.checkpoint import CheckpointError
+    from eqc.domains.hanabi.training.policy import load_policy
+
+    for path in args.obl or []:  # before any training: a bad file is found now, not after hours
+        try:
+            load_policy(path, device=args.device)
+        except CheckpointError as exc:
+            raise flags.FlagError("--obl", str(exc)) from None
     flags.prepare_output_dir(args.out)
-    reproduce(args.table, args.scale, args.out, device=args.device, ray_address=address, use_ray=use_ray, obl=args.obl)
+    try:
+        reproduce(args.table, args.scale, args.out, agents=args.agents, retrain=args.retrain, device=args.device,
+                  ray_address=address, use_ray=use_ray, obl=args.obl)
+    except CheckpointError as exc:
+        raise flags.FlagError("--agents", str(exc)) from None
     print((args.out / f"{args.table}.md").read_text())
     return 0
 
@@ -91,11 +109,15 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
     reproduce = sub.add_parser("reproduce", help="train or reuse pools, cross-play them and write one of the paper's tables")
     reproduce.add_argument("table", choices=("table1", "table2", "table3"))
     reproduce.add_argument("--scale", choices=("smoke", "cpu", "paper"), required=True,
-                           help="smoke: seconds (tests); cpu: about an hour per table on 2 cores; "
+                           help="smoke: seconds (tests); cpu: the shipped agents (5 per pool), minutes; "
                            "paper: 10 seeds, 5000 games, a GPU or cluster")
     reproduce.add_argument("--out", type=flags.output_dir, required=True,
                            help="directory for pools/, xp/ and the tables (pools are reused)")
     reproduce.add_argument("--obl", type=Path, nargs="+", default=None, help="public OBL agent files (model0.pthw) to add to table2")
+    reproduce.add_argument("--agents", type=Path, default=None,
+                           help="shipped pools to read at --scale cpu (default: the repository's results/cpu/agents)")
+    reproduce.add_argument("--retrain", action="store_true",
+                           help="at --scale cpu, train the pools from scratch under OUT/pools instead of reading the shipped agents")
     _add_ray_flags(reproduce)
     flags.add_threads_flag(reproduce)
     reproduce.set_defaults(run=_reproduce)

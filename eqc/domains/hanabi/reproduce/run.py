@@ -1,11 +1,18 @@
-"""``reproduce``: train (or reuse) a table's pools, cross-play them, write the table beside the paper's.
+"""``reproduce``: a table's pools (shipped, or trained), their cross-play, pair-level tests, beside the paper's.
 
-``DIR/pools/<pool>/seed_<n>/`` holds the pools (kept and reused by every table and scale run in
-``DIR``: a finished seed is never retrained); ``DIR/xp/<table>/<cell>/`` each cell's cross-play
-(``xp.json``, ``xp.csv``, heatmap); ``DIR/<table>.md`` and ``DIR/<table>.json`` the table: eqc's XP
-mean ± SEM over pairs and bomb-out rate beside the paper's, pool sizes, games per pair, the
-one-tailed Monte Carlo permutation tests (on per-game XP scores, 10,000 resamples) with 99%
-Clopper-Pearson intervals on their p-values, and the command and versions that produced it.
+Pools. At ``cpu`` scale the agents are read from the shipped directory ``agents`` (default
+``results/cpu/agents``: ``<pool>/seed_<n>/`` policy directories) and nothing is trained; a pool
+with fewer than two agents there leaves its cells empty (the table says so). With
+``retrain=True`` (and at the ``smoke`` and ``paper`` scales) the pools are trained, or reused
+when finished, under ``DIR/pools/<pool>/``.
+
+Outputs. ``DIR/xp/<table>/<cell>/`` each cell's cross-play (``xp.json`` keeps the per-pair
+matrix); ``DIR/<table>.md`` and ``.json`` the table: XP mean with its SEM over ordered pairs (the
+paper's convention) and over unordered pairs (the unit of evidence), bomb-out rate, the paper's
+numbers, each pool's relabelled-partner loss (:mod:`eqc.domains.hanabi.xp.relabelled`), and the
+table's tests by :func:`eqc.evaluation.compare_pools`: paired sign flips when both cells hold the
+same agents (plain against symmetrized), else a permutation test of unordered-pair means, each
+with the smallest p its sample sizes allow.
 """
 
 from __future__ import annotations
@@ -17,15 +24,19 @@ from typing import Any
 
 import torch
 
+from eqc.domains.hanabi.reproduce.render import render_markdown
 from eqc.domains.hanabi.reproduce.specs import PAPER, SCALES, TABLES, Cell, describe_pool, pool_config
 from eqc.domains.hanabi.training.checkpoint import versions
 from eqc.domains.hanabi.training.policy import load_policy
 from eqc.domains.hanabi.training.pool import seed_dir, train_pool
-from eqc.domains.hanabi.xp import cross_play_games, describe_policy, write_xp
-from eqc.evaluation import permutation_test
+from eqc.domains.hanabi.xp import PoolError, cross_play_games, describe_policy, pool_runs, relabelled_self_play, write_xp
+from eqc.evaluation import compare_pools, mean_sem, pair_summary
 from eqc.io import json_safe, write_json_atomic, write_text_atomic
 
-__all__ = ["render_markdown", "reproduce"]
+__all__ = ["SHIPPED_AGENTS", "reproduce"]
+
+#: Where the repository ships its trained agents, by scale (``<pool>/seed_<n>/`` policy directories).
+SHIPPED_AGENTS = Path(__file__).resolve().parents[4] / "results" / "cpu" / "agents"
 
 
 def _slug(label: str) -> str:
@@ -37,6 +48,8 @@ def reproduce(
     scale: str,
     out: str | Path,
     *,
+    agents: str | Path | None = None,
+    retrain: bool = False,
     device: str = "cpu",
     ray_address: str | None = None,
     use_ray: bool | None = None,
@@ -45,41 +58,51 @@ def reproduce(
 ) -> dict[str, Any]:
     """Reproduce ``table`` ("table1", "table2", "table3") at ``scale`` ("smoke", "cpu", "paper") in ``out``.
 
-    ``obl``: public OBL agent files (``model0.pthw``), added to Table 2 as a column of their own.
+    ``agents``: the shipped pools to read at ``cpu`` scale (default :data:`SHIPPED_AGENTS`);
+    ``retrain``: train the pools instead. ``obl``: public OBL agent files (``model0.pthw``), added to
+    Table 2 as a column of their own (read before anything is trained).
     """
     if table not in TABLES:
         raise ValueError(f"table must be one of {sorted(TABLES)}, got {table!r}")
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {sorted(SCALES)}, got {scale!r}")
+    if obl and table != "table2":
+        raise ValueError(f"obl agents are a column of table2 only, not of {table}")
     spec, sc, out = TABLES[table], SCALES[scale], Path(out)
+    obl_policies = [load_policy(p, device=device) for p in obl] if obl else []  # a bad file fails before any work
     cells = [c for c in spec.cells if scale == "paper" or c.pool not in spec.paper_only_pools]
     skipped = sorted({c.pool for c in spec.cells} - {c.pool for c in cells})
-    seeds = list(range(sc.seeds))
-    for pool in dict.fromkeys(c.pool for c in cells):
-        log(f"pool {pool!r}: {len(seeds)} seeds at scale {scale!r}")
-        train_pool(pool_config(pool, sc), seeds, out / "pools" / pool, device=device, ray_address=ray_address, use_ray=use_ray, log=log)
+    pools = list(dict.fromkeys(c.pool for c in cells))
+    trained = retrain or scale != "cpu"
+    runs = {p: _trained_pool(p, sc, out, device, ray_address, use_ray, log) if trained else _shipped_pool(p, agents) for p in pools}
     results: dict[str, dict[str, Any]] = {}
-    scores: dict[str, torch.Tensor] = {}
+    matrices: dict[str, torch.Tensor] = {}
     for cell in cells:
-        runs = [seed_dir(out / "pools" / cell.pool, s) for s in seeds]
-        results[cell.label], scores[cell.label] = _cross_play(cell, runs, sc.games, device, out / "xp" / table / _slug(cell.label))
-        log(f"{cell.label}: XP {results[cell.label]['xp_mean']:.2f} ± {results[cell.label]['xp_sem']:.2f}")
-    if table == "table2" and obl:
-        cells_obl = [Cell("OBL", "obl"), Cell("OBL C5-symmetrized", "obl", "C5"), Cell("OBL D10-symmetrized", "obl", "D10")]
-        for cell in cells_obl:
-            results[cell.label], scores[cell.label] = _cross_play(cell, obl, sc.games, device, out / "xp" / table / _slug(cell.label))
+        if len(runs[cell.pool]) < 2:
+            log(f"{cell.label}: pool {cell.pool!r} has {len(runs[cell.pool])} agents; cross-play needs 2")
+            continue
+        where = out / "xp" / table / _slug(cell.label)
+        results[cell.label], matrices[cell.label] = _cross_play(cell, runs[cell.pool], sc.games, device, where)
+        log(f"{cell.label}: XP {results[cell.label]['xp_mean']:.2f} ± {results[cell.label]['xp_sem_unordered']:.2f} (unordered pairs)")
+    if obl_policies:
+        for cell in (Cell("OBL", "obl"), Cell("OBL C5-symmetrized", "obl", "C5"), Cell("OBL D10-symmetrized", "obl", "D10")):
+            policies = [load_policy(p, device=device, symmetrize=cell.symmetrize) for p in obl]
+            where = out / "xp" / table / _slug(cell.label)
+            results[cell.label], matrices[cell.label] = _cross_play(cell, obl, sc.games, device, where, policies)
+    relabelled = {p: _relabelled(runs[p], sc, device, log) for p in pools if runs[p]}
     tests = {}
     for better, worse in spec.tests:
-        if better in scores and worse in scores:
-            test = permutation_test(scores[better], scores[worse], alternative="greater", resamples=10_000,
-                                    generator=torch.Generator().manual_seed(0))
-            tests[f"{better} > {worse}"] = {**test.as_dict(), "interval": test.interval()}
+        if better in matrices and worse in matrices:
+            paired = results[better]["pool"] == results[worse]["pool"]
+            test = compare_pools(matrices[better], matrices[worse], paired=paired, generator=torch.Generator().manual_seed(0))
+            tests[f"{better} > {worse}"] = test.as_dict()
     record = {
-        "table": table, "title": spec.title, "scale": scale, "seeds_per_pool": sc.seeds, "games_per_pair": sc.games,
+        "table": table, "title": spec.title, "scale": scale, "games_per_pair": sc.games,
+        "agents_per_pool": {p: len(r) for p, r in runs.items()}, "agents_source": "trained" if trained else str(_agents_dir(agents)),
         "cells": results, "paper": {k: dict(zip(("xp_mean", "xp_sem", "bomb_rate"), v, strict=True)) for k, v in PAPER[table].items()},
-        "permutation_tests": tests, "paper_only_pools_skipped": skipped,
-        "pools": {p: describe_pool(p, sc) for p in dict.fromkeys(c.pool for c in cells)},
-        "pool_configs": {p: pool_config(p, sc).to_dict() for p in dict.fromkeys(c.pool for c in cells)},
+        "tests": tests, "relabelled": relabelled, "paper_only_pools_skipped": skipped,
+        "pools": {p: describe_pool(p, sc) for p in pools},
+        "pool_configs": {p: (pool_config(p, sc) if trained else load_policy(r[0]).config).to_dict() for p, r in runs.items() if r},
         "command": " ".join(["eqc", *sys.argv[1:]]) if sys.argv and sys.argv[0].endswith("eqc") else None,
         "versions": versions(),
     }
@@ -88,50 +111,54 @@ def reproduce(
     return record
 
 
-def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, where: Path) -> tuple[dict[str, Any], torch.Tensor]:
-    policies = [load_policy(r, device=device, symmetrize=cell.symmetrize, hidden=cell.hidden) for r in runs]
+def _agents_dir(agents: str | Path | None) -> Path:
+    return SHIPPED_AGENTS if agents is None else Path(agents)
+
+
+def _shipped_pool(pool: str, agents: str | Path | None) -> list[Path]:
+    """The shipped agents of ``pool`` (possibly none)."""
+    where = _agents_dir(agents) / pool
+    if not where.is_dir():
+        return []
+    try:
+        return pool_runs(where)
+    except PoolError:
+        return []
+
+
+def _trained_pool(pool: str, scale, out: Path, device: str, ray_address: str | None, use_ray: bool | None, log) -> list[Path]:
+    seeds = list(range(scale.seeds))
+    log(f"pool {pool!r}: {len(seeds)} seeds at scale {scale.name!r}")
+    train_pool(pool_config(pool, scale), seeds, out / "pools" / pool, device=device, ray_address=ray_address, use_ray=use_ray, log=log)
+    return [seed_dir(out / "pools" / pool, s) for s in seeds]
+
+
+def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, where: Path, policies: list | None = None
+                ) -> tuple[dict[str, Any], torch.Tensor]:
+    policies = policies or [load_policy(r, device=device, symmetrize=cell.symmetrize, hidden=cell.hidden) for r in runs]
     played = cross_play_games(policies, games, seed=1)
     agents = [describe_policy(p, r, cell.symmetrize) for p, r in zip(policies, runs, strict=True)]
     write_xp(where, played, agents, extra={"cell": cell.label, "hidden": cell.hidden})
     summary = played.summary()
+    pairs = pair_summary(summary.mean)
     return (
-        {"xp_mean": summary.xp.mean, "xp_sem": summary.xp.sem, "bomb_rate": summary.xp_bomb_rate, "perfect_rate": summary.xp_perfect_rate,
-         "sp_mean": summary.sp.mean, "nonzero_mean": played.mean_nonzero(), "agents": len(policies), "symmetrize": cell.symmetrize,
-         "hidden": cell.hidden, "pool": cell.pool},
-        summary.xp_scores(),
+        {"xp_mean": pairs.ordered.mean, "xp_sem": pairs.ordered.sem, "xp_sem_unordered": pairs.unordered.sem,
+         "ordered_pairs": pairs.ordered.n, "unordered_pairs": pairs.unordered.n, "bomb_rate": summary.xp_bomb_rate,
+         "perfect_rate": summary.xp_perfect_rate, "sp_mean": summary.sp.mean, "agents": len(policies),
+         "symmetrize": cell.symmetrize, "hidden": cell.hidden, "pool": cell.pool, "matrix": summary.mean.tolist()},
+        summary.mean,
     )
 
 
-def _fmt(mean: float, sem: float) -> str:
-    return "n/a" if mean != mean else f"{mean:.2f} ± {sem:.2f}"
-
-
-def _rate(rate: float | None) -> str:
-    return "n/a" if rate is None or rate != rate else f"{100 * rate:.1f}%"
-
-
-def render_markdown(record: dict[str, Any]) -> str:
-    lines = [
-        f"# {record['table']}: {record['title']}",
-        "",
-        f"Scale `{record['scale']}`: {record['seeds_per_pool']} agents per pool (one per seed), {record['games_per_pair']} games per "
-        "ordered pair of distinct agents on common decks, seats alternating; XP is the mean ± standard error over pairs.",
-        "",
-        "| cell | eqc XP | eqc bomb-out | paper XP | paper bomb-out |",
-        "|---|---:|---:|---:|---:|",
-    ]
-    for label, r in record["cells"].items():
-        paper = record["paper"].get(label, {})
-        lines.append(
-            f"| {label} | {_fmt(r['xp_mean'], r['xp_sem'])} | {_rate(r['bomb_rate'])} | "
-            f"{_fmt(paper.get('xp_mean', float('nan')), paper.get('xp_sem', float('nan')))} | {_rate(paper.get('bomb_rate'))} |"
-        )
-    lines += ["", "Pools:", ""] + [f"- `{name}`: {text}" for name, text in record.get("pools", {}).items()]
-    if record["paper_only_pools_skipped"]:
-        lines += ["", f"Pools run at paper scale only (not at this scale): {', '.join(record['paper_only_pools_skipped'])}."]
-    lines += ["", "One-tailed Monte Carlo permutation tests (H1: the first is higher), 10,000 resamples, 99% interval on p:", ""]
-    for name, t in record["permutation_tests"].items():
-        lines.append(f"- {name}: difference {t['difference']:+.2f}, p = {t['p_value']:.4f}, interval {t['interval']}")
-    lines += ["", f"Produced by `{record['command'] or 'eqc.domains.hanabi.reproduce.reproduce(...)'}` with eqc "
-              f"{record['versions']['eqc']}, torch {record['versions']['torch']}.", ""]
-    return "\n".join(lines)
+def _relabelled(runs: list[Path], scale, device: str, log: Callable[[str], None]) -> dict[str, Any]:
+    """Relabelled self-play of every plain agent of a pool: per-agent results and the pool's mean loss ± SEM over agents."""
+    rows = []
+    for run in runs:
+        result = relabelled_self_play(load_policy(run, device=device), elements=scale.relabel_elements, games=scale.relabel_games)
+        rows.append({"agent": str(run), **result.as_dict()})
+        log(f"{run}: {result}")
+    losses = [r["loss"] for r in rows]
+    summary = mean_sem(losses, "losses") if len(losses) >= 2 else None
+    return {"elements": scale.relabel_elements, "games": scale.relabel_games, "agents": rows,
+            "loss_mean": summary.mean if summary else (losses[0] if losses else float("nan")),
+            "loss_sem": summary.sem if summary else float("nan")}

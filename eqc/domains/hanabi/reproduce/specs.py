@@ -4,11 +4,11 @@ Pools (one agent per seed, ``eqc hanabi pool``), by scale:
 
 - ``paper``: the paper's agents, ``configs/hanabi/{paper,iql,op,gop_c5,gop_d10}.toml`` (R2D2 with
   VDN and SAD, IQL, Other-Play, G-OP), 10 seeds, 5000 games per pair: a GPU machine or a Ray cluster.
-- ``cpu``: what this 2-core CPU finishes in about an hour per table: the feed-forward learner of
-  ``configs/hanabi/vdn_cpu.toml`` (self-play stands in for SAD; Other-Play and G-OP change only
-  ``[rule]``) for a fixed number of moves per seed, 3 seeds, 1000 games per pair; Table 3 needs
-  recurrent agents, so its pool is a small R2D2 (the IQL column and Table 2's IQL column exist at
-  paper scale only: the fast learner has no independent-learner variant).
+- ``cpu``: agents a CPU trains in under an hour each, shipped in ``results/cpu/agents`` (5 per
+  pool, 1000 games per pair): the feed-forward learner of ``configs/hanabi/vdn_cpu.toml`` for a
+  fixed number of moves (self-play, pool ``sp``, stands in for SAD; Other-Play and G-OP change
+  only ``[rule]``); Table 3's pool ``recurrent`` is the recurrent PQN learner (the IQL columns exist
+  at paper scale only: the fast learner has no independent-learner variant).
 - ``smoke``: tiny pools that train in seconds, for the tests.
 """
 
@@ -32,18 +32,20 @@ class Scale:
     seeds: int
     games: int
     pqn_steps: int  # env steps per seed of feed-forward pools (cpu, smoke)
-    r2d2_steps: int  # env steps per seed of the small recurrent pool (cpu, smoke)
+    r2d2_steps: int  # env steps per seed of the recurrent pool (cpu: recurrent PQN; smoke: a tiny R2D2)
+    relabel_elements: int = 12  # relabelled self-play per agent: non-identity S5 elements ...
+    relabel_games: int = 500  # ... and games per element
 
 
 SCALES = {
-    "smoke": Scale("smoke", seeds=2, games=64, pqn_steps=4_096, r2d2_steps=3_072),
-    "cpu": Scale("cpu", seeds=3, games=1000, pqn_steps=4_000_000, r2d2_steps=300_000),
+    "smoke": Scale("smoke", seeds=2, games=64, pqn_steps=4_096, r2d2_steps=3_072, relabel_elements=2, relabel_games=16),
+    "cpu": Scale("cpu", seeds=5, games=1000, pqn_steps=50_000_000, r2d2_steps=20_000_000),
     "paper": Scale("paper", seeds=10, games=5000, pqn_steps=0, r2d2_steps=0),
 }
 
 #: Pool name -> (rule, G-OP group, paper config file).
 POOLS = {
-    "sad": ("sp", "D10", "paper.toml"),
+    "sp": ("sp", "D10", "paper.toml"),
     "iql": ("sp", "D10", "iql.toml"),
     "op": ("op", "D10", "op.toml"),
     "gop_c5": ("gop", "C5", "gop_c5.toml"),
@@ -58,7 +60,7 @@ def pool_config(pool: str, scale: Scale) -> TrainConfig:
     if scale.name == "paper":
         return load_config(CONFIGS / paper_file)
     if pool == "recurrent":
-        return _small_r2d2(scale)
+        return _small_r2d2(scale) if scale.name == "smoke" else _recurrent_pqn(scale)
     base = load_config(CONFIGS / "vdn_cpu.toml")
     changes: dict[str, dict] = {"rule": {"rule": rule, "group": group}, "run": {"total_env_steps": scale.pqn_steps}}
     if scale.name == "smoke":
@@ -74,24 +76,32 @@ def describe_pool(pool: str, scale: Scale) -> str:
     rule, group, paper_file = POOLS[pool]
     if scale.name == "paper":
         return f"configs/hanabi/{paper_file}"
+    if pool == "recurrent" and scale.name == "smoke":
+        return f"tiny R2D2 self-play (1 LSTM layer, VDN, no SAD), {scale.r2d2_steps:,} moves per seed"
     if pool == "recurrent":
-        return f"small R2D2 self-play (1 LSTM layer, VDN, no SAD), {scale.r2d2_steps:,} moves per seed"
+        return f"recurrent PQN self-play (vdn_cpu.toml with 1 LSTM layer of 128), {scale.r2d2_steps:,} moves per seed"
     names = {"sp": "self-play (stands in for SAD: no SAD block, feed-forward)", "op": "Other-Play over S5"}
     trained = names.get(rule, f"G-OP over {group}")
     return f"vdn_cpu.toml learner (feed-forward, team value), {trained}, {scale.pqn_steps:,} moves per seed"
 
 
+def _recurrent_pqn(scale: Scale) -> TrainConfig:
+    """The recurrent PQN self-play pool of Table 3 (hidden-state schemes need recurrent agents)."""
+    return load_config(CONFIGS / "vdn_cpu.toml").replace(
+        network={"hidden_size": 128, "mlp_layers": 1, "lstm_layers": 1},
+        run={"total_env_steps": scale.r2d2_steps, "eval_every_steps": 1_000_000, "eval_games": 500},
+    )
+
+
 def _small_r2d2(scale: Scale) -> TrainConfig:
-    """A recurrent self-play pool small enough for a CPU (Table 3 compares hidden-state schemes)."""
-    small = scale.name == "smoke"
+    """A tiny R2D2 self-play pool for the smoke scale (the paper's learner, in seconds)."""
     return TrainConfig().replace(
-        run={"algorithm": "r2d2", "num_envs": 32 if small else 128, "total_env_steps": scale.r2d2_steps,
-             "eval_every_steps": scale.r2d2_steps if small else 100_000, "eval_games": 64 if small else 500, "checkpoint_minutes": 5.0},
+        run={"algorithm": "r2d2", "num_envs": 32, "total_env_steps": scale.r2d2_steps, "eval_every_steps": scale.r2d2_steps,
+             "eval_games": 64, "checkpoint_minutes": 5.0},
         game={"sad": "off"},
-        network={"hidden_size": 32 if small else 128, "mlp_layers": 1, "lstm_layers": 1, "layer_norm": False},
+        network={"hidden_size": 32, "mlp_layers": 1, "lstm_layers": 1, "layer_norm": False},
         optim={"optimizer": "adam", "lr": 1e-3, "adam_eps": 1.5e-5, "grad_clip": 5.0},
-        r2d2={"batch_size": 8 if small else 32, "buffer_episodes": 256 if small else 4096, "warmup_episodes": 32 if small else 512,
-              "updates_per_step": 1.0 if small else 0.5, "target_update": 50 if small else 500, "gamma": 0.99},
+        r2d2={"batch_size": 8, "buffer_episodes": 256, "warmup_episodes": 32, "updates_per_step": 1.0, "target_update": 50, "gamma": 0.99},
     )
 
 
@@ -128,7 +138,7 @@ TABLES = {
     ),
     "table2": Table(
         "table2", "Symmetrizing self-play and OP agents at test time (XP)",
-        _symmetrized("sad", "SAD") + _symmetrized("iql", "IQL") + _symmetrized("op", "OP"),
+        _symmetrized("sp", "SAD") + _symmetrized("iql", "IQL") + _symmetrized("op", "OP"),
         tuple((f"{n} {g}-symmetrized", n) for g in ("D10", "C5") for n in ("SAD", "IQL", "OP")),
         paper_only_pools=("iql",),
     ),

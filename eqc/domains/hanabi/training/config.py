@@ -49,7 +49,7 @@ def _help(text: str, default: Any) -> Any:
 
 @dataclass(frozen=True)
 class RunConfig:
-    algorithm: str = _help("learner: 'pqn' (feed-forward, many parallel games, no replay) or 'r2d2' (LSTM, episode replay)", "pqn")
+    algorithm: str = _help("learner: 'pqn' (parallel games, no replay; an LSTM if lstm_layers >= 1) or 'r2d2' (episode replay)", "pqn")
     num_envs: int = _help("games played in lockstep on the device", 1024)
     total_env_steps: int = _help("stop after this many environment steps (moves) summed over games", 200_000_000)
     eval_every_steps: int = _help("greedy evaluation every this many environment steps", 2_000_000)
@@ -227,8 +227,10 @@ def _validate(c: TrainConfig) -> None:
     _require(n.mlp_layers >= 1, "[network] mlp_layers", f"must be >= 1, got {n.mlp_layers}")
     _require(n.lstm_layers >= 0, "[network] lstm_layers", f"must be >= 0, got {n.lstm_layers}")
     _require(n.aux_weight >= 0, "[network] aux_weight", f"must be >= 0, got {n.aux_weight}")
-    pqn_lstm = f"must be 0 for algorithm 'pqn' (feed-forward), got {n.lstm_layers}"
-    _require(r.algorithm != "pqn" or n.lstm_layers == 0, "[network] lstm_layers", pqn_lstm)
+    r2d2_lstm = f"must be >= 1 for algorithm 'r2d2' (a recurrent agent), got {n.lstm_layers}"
+    _require(r.algorithm != "r2d2" or n.lstm_layers >= 1, "[network] lstm_layers", r2d2_lstm)
+    r2d2_cap = f"must be >= 1 for algorithm 'r2d2' (replay episodes are at most that long), got {g.max_moves}"
+    _require(r.algorithm != "r2d2" or g.max_moves >= 1, "[game] max_moves", r2d2_cap)
     _require(n.aux_weight == 0 or r.algorithm == "r2d2", "[network] aux_weight", "is only supported by algorithm 'r2d2'")
     _require(o.optimizer in OPTIMIZERS, "[optim] optimizer", f"must be one of {OPTIMIZERS}, got {o.optimizer!r}")
     _require(o.lr > 0, "[optim] lr", f"must be > 0, got {o.lr}")
@@ -237,6 +239,8 @@ def _validate(c: TrainConfig) -> None:
     for key in ("rollout_steps", "epochs", "minibatches", "eps_decay_steps"):
         _require(getattr(p, key) >= 1, f"[pqn] {key}", f"must be >= 1, got {getattr(p, key)}")
     _require(r.num_envs * p.rollout_steps >= p.minibatches, "[pqn] minibatches", "must not exceed num_envs * rollout_steps")
+    recurrent_split = f"must not exceed num_envs ({r.num_envs}) with an LSTM (minibatches split the games), got {p.minibatches}"
+    _require(n.lstm_layers == 0 or r.algorithm != "pqn" or p.minibatches <= r.num_envs, "[pqn] minibatches", recurrent_split)
     _require(0 <= p.gamma <= 1, "[pqn] gamma", f"must be in [0, 1], got {p.gamma}")
     _require(0 <= p.td_lambda <= 1, "[pqn] td_lambda", f"must be in [0, 1], got {p.td_lambda}")
     for key in ("eps_start", "eps_end"):

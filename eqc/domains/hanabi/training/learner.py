@@ -113,6 +113,21 @@ class Learner(ABC):
     def current_player(self) -> torch.Tensor:
         return self.env.state.current
 
+    def player_views(self, obs_buffer: torch.Tensor, legal_buffer: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Every player's (relabelled) observation ``[B, P, D]``, legal moves with the no-op ``[B, P, A]`` (the
+        waiting players' only move is the no-op), and the player on turn ``[B]``; the acting players'
+        relabelling is kept for mapping their moves back. The buffers receive the raw observations and moves."""
+        B, P = self.config.run.num_envs, self.num_players
+        obs = self.env.observations(obs_buffer)
+        legal = self.env.legal_move_mask(legal_buffer).unsqueeze(1).expand(B, P, self.num_moves)
+        current = self.current_player()
+        if self.other_play is not None:
+            everyone = self.other_play.relabelling(self.perms)
+            obs, legal = everyone.relabel_observations(obs), everyone.relabel_legal_actions(legal)
+            self.acting_relabelling(current, everyone)
+        on_turn = (torch.arange(P, device=self.device).view(1, P) == current.view(B, 1)).unsqueeze(-1)
+        return obs, torch.cat([legal & on_turn, ~on_turn], dim=-1), current
+
     def with_no_op(self, legal: torch.Tensor, *, acting: bool) -> torch.Tensor:
         """Append the no-op column: illegal for the acting player, the only legal move otherwise."""
         no_op = torch.full((*legal.shape[:-1], 1), not acting, dtype=torch.bool, device=legal.device)

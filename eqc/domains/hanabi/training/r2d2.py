@@ -136,7 +136,6 @@ class R2D2Learner(Learner):
             )
         self._obs = self.env.observations()
         self._legal = self.env.legal_move_mask()
-        self._seats = torch.arange(P, device=device).view(1, P)
         self.update_credit = 0.0
         self.last_loss = torch.full((), float("nan"), device=device)
         self._reset_acting()
@@ -164,24 +163,11 @@ class R2D2Learner(Learner):
         index = torch.randint(q.eps_count, (B, P), generator=self.explore_generator, device=self.device)
         return ape_x_epsilons(index, q.eps_base, q.eps_alpha, q.eps_count)
 
-    def _views(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Every player's (relabelled) observation [B, P, D], legal moves with the no-op [B, P, A], and the player on turn [B]."""
-        B, P = self.config.run.num_envs, self.num_players
-        obs = self.env.observations(self._obs)
-        legal = self.env.legal_move_mask(self._legal).unsqueeze(1).expand(B, P, self.num_moves)
-        current = self.current_player()
-        if self.other_play is not None:
-            everyone = self.other_play.relabelling(self.perms)
-            obs, legal = everyone.relabel_observations(obs), everyone.relabel_legal_actions(legal)
-            self.acting_relabelling(current, everyone)
-        on_turn = (self._seats == current.view(B, 1)).unsqueeze(-1)
-        return obs, torch.cat([legal & on_turn, ~on_turn], dim=-1), current
-
     @torch.no_grad()
     def act(self) -> None:
         """One move in every game (see the module docstring, steps 1 and 2)."""
         B, P = self.config.run.num_envs, self.num_players
-        obs, legal, current = self._views()
+        obs, legal, current = self.player_views(self._obs, self._legal)
         labels = own_hand_labels(self.env) if self.aux_weight else None
         score_before = self.env.score
         q, self.lstm_state = self.agent.step(obs.reshape(B * P, -1), legal.reshape(B * P, -1), self.lstm_state)

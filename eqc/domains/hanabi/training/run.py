@@ -46,7 +46,11 @@ RESUMABLE_KEYS = ("total_env_steps", "checkpoint_minutes", "threads", "tensorboa
 
 
 def make_learner(config: TrainConfig, seed: int, device: torch.device) -> Learner:
-    """The learner of ``config``'s ``[run] algorithm``."""
+    """The learner of ``config``'s ``[run] algorithm``: PQN (recurrent when ``[network] lstm_layers >= 1``) or R2D2."""
+    if config.run.algorithm == "pqn" and config.network.lstm_layers > 0:
+        from eqc.domains.hanabi.training.pqn_rnn import RecurrentPQNLearner
+
+        return RecurrentPQNLearner(config, seed, device)
     if config.run.algorithm == "pqn":
         from eqc.domains.hanabi.training.pqn import PQNLearner
 

@@ -15,13 +15,17 @@ def test_table1_then_table2_reuse_pools(tmp_path: Path) -> None:
     messages: list[str] = []
     record = reproduce("table1", "smoke", tmp_path, use_ray=False, log=messages.append)
     assert set(record["cells"]) == set(PAPER["table1"])
-    assert set(record["permutation_tests"]) == {"D10-equivariant > OP", "C5-equivariant > OP", "D10-equivariant > C5-equivariant"}
+    assert set(record["tests"]) == {"D10-equivariant > OP", "C5-equivariant > OP", "D10-equivariant > C5-equivariant"}
+    for test in record["tests"].values():  # different pools, 1 unordered pair each: 2 arrangements, exact
+        assert not test["paired"] and test["units"] == [1, 1] and test["exact"] and test["min_p"] == 0.5
     for cell in record["cells"].values():
-        assert cell["agents"] == 2 and 0 <= cell["xp_mean"] <= 25
+        assert cell["agents"] == 2 and 0 <= cell["xp_mean"] <= 25 and cell["unordered_pairs"] == 1 and cell["ordered_pairs"] == 2
+    assert set(record["relabelled"]) == {"op", "gop_c5", "gop_d10"} and len(record["relabelled"]["op"]["agents"]) == 2
     saved = json.loads((tmp_path / "table1.json").read_text())
     assert saved["games_per_pair"] == 64 and saved["paper"]["OP"]["xp_mean"] == 15.32
     text = (tmp_path / "table1.md").read_text()
-    assert "| D10-equivariant |" in text and "16.08 ± 0.42" in text and "interval" in text
+    assert "| D10-equivariant |" in text and "16.08 ± 0.42" in text
+    assert "smallest attainable p" in text and "relabelled-partner loss" in text
     assert (tmp_path / "xp" / "table1" / "op" / "xp.json").exists()
 
     messages.clear()
@@ -30,12 +34,36 @@ def test_table1_then_table2_reuse_pools(tmp_path: Path) -> None:
     assert record["paper_only_pools_skipped"] == ["iql"]
     assert {"SAD", "SAD D10-symmetrized", "OP C5-symmetrized"} <= set(record["cells"])
     assert record["cells"]["SAD D10-symmetrized"]["symmetrize"] == "D10"
+    assert record["tests"]["SAD D10-symmetrized > SAD"]["paired"]  # the same agents, plain and symmetrized
 
 
 def test_table3_compares_hidden_schemes_of_recurrent_agents(tmp_path: Path) -> None:
     record = reproduce("table3", "smoke", tmp_path, use_ray=False, log=lambda _: None)
     assert [c["hidden"] for c in record["cells"].values()] == ["average", "identity", "average"]
     assert record["pool_configs"]["recurrent"]["network"]["lstm_layers"] == 1
+
+
+def test_cpu_scale_reads_shipped_agents_and_says_what_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No training at cpu scale: the pools are the exported policy directories; a pool of one agent has no cells."""
+    import dataclasses
+
+    from eqc.domains.hanabi.reproduce import SCALES
+    from eqc.domains.hanabi.training.policy_file import export_policy
+
+    monkeypatch.setitem(SCALES, "cpu", dataclasses.replace(SCALES["cpu"], games=32, relabel_elements=2, relabel_games=16))
+    reproduce("table1", "smoke", tmp_path / "smoke", use_ray=False, log=lambda _: None)
+    agents = tmp_path / "agents"
+    for pool, seeds in (("op", (0, 1)), ("gop_c5", (0, 1)), ("gop_d10", (0,))):
+        for seed in seeds:
+            export_policy(tmp_path / "smoke" / "pools" / pool / f"seed_{seed}", agents / pool / f"seed_{seed}")
+    messages: list[str] = []
+    record = reproduce("table1", "cpu", tmp_path / "cpu", agents=agents, log=messages.append)
+    assert not (tmp_path / "cpu" / "pools").exists()  # nothing trained
+    assert record["agents_per_pool"] == {"op": 2, "gop_c5": 2, "gop_d10": 1} and record["agents_source"] == str(agents)
+    assert set(record["cells"]) == {"OP", "C5-equivariant"} and set(record["tests"]) == {"C5-equivariant > OP"}
+    assert "D10-equivariant: pool 'gop_d10' has 1 agents; cross-play needs 2" in messages
+    text = (tmp_path / "cpu" / "table1.md").read_text()
+    assert "| D10-equivariant | not available | n/a |" in text and "`gop_d10` 1" in text
 
 
 def test_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -46,6 +74,14 @@ def test_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     with pytest.raises(SystemExit) as info:
         main(["hanabi", "reproduce", "table1", "--scale", "huge", "--out", str(tmp_path)])
     assert info.value.code == 2 and "--scale" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="obl agents are a column of table2 only"):
+        reproduce("table1", "smoke", tmp_path, obl=[tmp_path / "model0.pthw"])
+    for argv, flag in ((["--agents", str(tmp_path / "none")], "--agents"), (["--agents", str(tmp_path), "--retrain"], "--agents"),
+                       (["--obl", str(tmp_path / "model0.pthw")], "--obl")):
+        with pytest.raises(SystemExit) as info:
+            main(["hanabi", "reproduce", "table1", "--scale", "cpu", "--out", str(tmp_path / "out"), *argv])
+        assert info.value.code == 2 and flag in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
     with pytest.raises(SystemExit) as info:
         main(["hanabi", "pool", "--config", "configs/hanabi/vdn_cpu.toml", "--seeds", "5-2", "--out", str(tmp_path)])
     assert info.value.code == 2 and "--seeds" in capsys.readouterr().err

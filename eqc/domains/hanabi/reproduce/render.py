@@ -1,0 +1,86 @@
+"""A reproduced table as Markdown: what was measured, on how many units, and what the tests can and cannot say."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["render_markdown"]
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+def _rate(rate: float | None) -> str:
+    return "n/a" if rate is None or rate != rate else f"{100 * rate:.1f}%"
+
+
+def _p(p: float) -> str:
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.2e}"
+
+
+def render_markdown(record: dict[str, Any]) -> str:
+    """The Markdown of a ``reproduce`` record (see :mod:`eqc.domains.hanabi.reproduce.run`)."""
+    sizes = ", ".join(f"`{p}` {n}" for p, n in record["agents_per_pool"].items())
+    lines = [
+        f"# {record['table']}: {record['title']}",
+        "",
+        f"Scale `{record['scale']}`; agents ({record['agents_source']}): {sizes}. {record['games_per_pair']} games per ordered pair "
+        "of distinct agents on common decks, seats alternating. XP is the mean over pairs of distinct agents, with its standard "
+        "error over ordered pairs (the paper's convention, for comparison) and over unordered pairs (i with j and j with i "
+        "averaged: the unit of evidence).",
+        "",
+        "| cell | pool | agents | eqc XP | SEM (ordered) | SEM (unordered) | eqc bomb-out | paper XP | paper bomb-out |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for label, paper in record["paper"].items():
+        r = record["cells"].get(label)
+        ours = ("n/a",) * 5 if r is None else (
+            str(r["agents"]), _num(r["xp_mean"]), _num(r["xp_sem"]), _num(r["xp_sem_unordered"]), _rate(r["bomb_rate"]))
+        pool = r["pool"] if r else "not available"
+        lines.append(f"| {label} | {pool} | {' | '.join(ours)} | {_num(paper['xp_mean'])} ± {_num(paper['xp_sem'])} | "
+                     f"{_rate(paper.get('bomb_rate'))} |")
+    for label, r in record["cells"].items():
+        if label not in record["paper"]:
+            lines.append(f"| {label} | {r['pool']} | {r['agents']} | {_num(r['xp_mean'])} | {_num(r['xp_sem'])} | "
+                         f"{_num(r['xp_sem_unordered'])} | {_rate(r['bomb_rate'])} | n/a | n/a |")
+    lines += ["", "Pools:", ""] + [f"- `{name}`: {text}" for name, text in record["pools"].items()]
+    if record["paper_only_pools_skipped"]:
+        lines += ["", f"Pools run at paper scale only (not at this scale): {', '.join(record['paper_only_pools_skipped'])}."]
+    lines += _relabelled_lines(record)
+    lines += _test_lines(record)
+    lines += ["", f"Produced by `{record['command'] or 'eqc.domains.hanabi.reproduce.reproduce(...)'}` with eqc "
+              f"{record['versions']['eqc']}, torch {record['versions']['torch']}.", ""]
+    return "\n".join(lines)
+
+
+def _relabelled_lines(record: dict[str, Any]) -> list[str]:
+    if not record["relabelled"]:
+        return []
+    first = next(iter(record["relabelled"].values()))
+    lines = ["", "Colour symmetry breaking: each agent's relabelled-partner loss (plain self-play minus self-play with a copy "
+             f"of itself in a colour-relabelled world, {first['elements']} S5 elements x {first['games']} games, same decks; "
+             "`eqc hanabi relabelled`) and its share of colour hints among hints. A loss near 0 means the agent's "
+             "conventions do not depend on colour names: then no colour symmetrizer has anything to repair.", "",
+             "| pool | agents | mean loss ± SEM over agents | per agent (self-play, loss, colour-hint share) |", "|---|---:|---:|---|"]
+    for pool, r in record["relabelled"].items():
+        per = "; ".join(f"{a['self_play']:.1f}, {a['loss']:+.2f}, {a['colour_hint_share']:.0%}" for a in r["agents"])
+        lines.append(f"| {pool} | {len(r['agents'])} | {r['loss_mean']:+.2f} ± {_num(r['loss_sem'])} | {per} |")
+    return lines
+
+
+def _test_lines(record: dict[str, Any]) -> list[str]:
+    lines = ["", "Tests (`eqc.evaluation.compare_pools`, H1: the first cell is higher). The unit is the unordered pair of "
+             "agents; cells of the same agents are compared paired (sign flips of per-pair differences), cells of different "
+             "pools by a permutation test of pair means. With few agents the smallest attainable p is large whatever the "
+             "games per pair; it is given beside each p.", ""]
+    if not record["tests"]:
+        return [*lines, "No test: too few cells with at least 2 agents."]
+    lines += ["| test | kind | pairs | difference | p | how | smallest attainable p |", "|---|---|---:|---:|---:|---|---:|"]
+    for name, t in record["tests"].items():
+        kind = "paired" if t["paired"] else "unpaired"
+        how = "exact" if t["exact"] else f"Monte Carlo {t['resamples']:,}, 99% [{_p(t['interval'][0])}, {_p(t['interval'][1])}]"
+        units = f"{t['units'][0]}" if t["paired"] else f"{t['units'][0]} vs {t['units'][1]}"
+        lines.append(f"| {name} | {kind} | {units} | {t['difference']:+.2f} | {_p(t['p_value'])} | {how} | {_p(t['min_p'])} |")
+    return lines

@@ -1,0 +1,119 @@
+"""Recurrent PQN: the fast learner of :mod:`.pqn` with an LSTM agent (``[network] lstm_layers >= 1``).
+
+As purejaxql's recurrent PQN, adapted to turn-based Hanabi. One iteration:
+
+1. *Rollout*: every game makes ``rollout_steps`` moves. Every player steps its own LSTM state
+   on every move (as R2D2 and evaluation do; the waiting players' only legal move is the no-op),
+   the state is carried from rollout to rollout and zeroed when its game ends (the game is
+   re-dealt in the same step). The player on turn moves epsilon-greedily on its Q-values. Under
+   Other-Play / G-OP each player sees its relabelled game (``Learner.player_views``).
+2. *Targets*: Q(lambda) returns (:func:`.pqn.lambda_returns`) of the acting player's move,
+   bootstrapping from the greedy value of the next acting player, computed while acting.
+3. *Learning*: ``epochs`` passes; each splits the games into ``minibatches`` and replays each
+   game's rollout through the LSTM from the state it started with (both players, states zeroed
+   where games ended), regressing the acting player's Q of its move on the returns (squared error).
+
+The stored start states were computed by the network before the last updates (purejaxql does the
+same); nothing else is stale. No replay, no target network.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from eqc.domains.hanabi.training.config import TrainConfig
+from eqc.domains.hanabi.training.learner import Learner
+from eqc.domains.hanabi.training.network import State
+from eqc.domains.hanabi.training.pqn import lambda_returns
+
+__all__ = ["RecurrentPQNLearner"]
+
+
+def _keep(state: State, ended: torch.Tensor, players: int) -> State:
+    """``state`` with the rows of every player of the games that ``ended`` (bool ``[B]``) set to zero."""
+    keep = (~ended).repeat_interleave(players).view(1, -1, 1).to(state[0].dtype)
+    return state[0] * keep, state[1] * keep
+
+
+class RecurrentPQNLearner(Learner):
+    """The fast recurrent learner (see the module docstring)."""
+
+    def __init__(self, config: TrainConfig, seed: int, device: torch.device) -> None:
+        if config.network.lstm_layers < 1:
+            raise ValueError("RecurrentPQNLearner needs [network] lstm_layers >= 1 (PQNLearner is the feed-forward one)")
+        super().__init__(config, seed, device)
+        B, P, T = config.run.num_envs, self.num_players, config.pqn.rollout_steps
+        D, A = self.obs_dim, self.num_actions
+        self._obs, self._legal = self.env.observations(), self.env.legal_move_mask()
+        self.lstm_state = self.agent.initial_state(B * P, device)
+        self._buf_obs = torch.empty(T, B, P, D, device=device)
+        self._buf_legal = torch.empty(T, B, P, A, dtype=torch.bool, device=device)
+        self._buf_current = torch.empty(T, B, dtype=torch.long, device=device)
+        self._buf_action = torch.empty(T, B, dtype=torch.long, device=device)
+        self._buf_reward = torch.empty(T, B, device=device)
+        self._buf_ended = torch.empty(T, B, dtype=torch.bool, device=device)
+        self._buf_value = torch.empty(T, B, device=device)
+
+    def _step(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, State]:
+        """Views of every player, the acting players' Q ``[B, A]`` and the state after this step (not yet kept)."""
+        B, P = self.config.run.num_envs, self.num_players
+        obs, legal, current = self.player_views(self._obs, self._legal)
+        q, state = self.agent.step(obs.reshape(B * P, -1), legal.reshape(B * P, -1), self.lstm_state)
+        return obs, legal, current, q.view(B, P, -1)[self._games, current], state
+
+    def iteration(self) -> dict[str, torch.Tensor | float]:
+        c, p = self.config, self.config.pqn
+        T, B, P = p.rollout_steps, c.run.num_envs, self.num_players
+        epsilon = self.epsilon()
+        start_state = tuple(s.clone() for s in self.lstm_state)
+        with torch.no_grad():
+            obs, legal, current, q, state = self._step()
+            for t in range(T):
+                self._buf_obs[t], self._buf_legal[t], self._buf_current[t] = obs, legal, current
+                action = self.explore(q, legal[self._games, current], epsilon)
+                self._buf_action[t] = action
+                greedy = q.argmax(-1) if c.game.uses_sad else None
+                reward, ended = self.env_step(action, greedy)
+                self._buf_reward[t], self._buf_ended[t] = reward, ended
+                self.lstm_state = _keep(state, ended, P)
+                obs, legal, current, q, state = self._step()
+                value = q.max(-1).values
+                self._buf_value[t] = torch.where(torch.isfinite(value), value, 0.0)
+            returns = lambda_returns(self._buf_reward, self._buf_ended, self._buf_value, p.gamma, p.td_lambda)
+        self.env_steps += T * B
+        losses = []
+        for _ in range(p.epochs):
+            order = torch.randperm(B, generator=self.learn_generator, device=self.device)
+            for games in order.chunk(p.minibatches):
+                losses.append(self._learn(games, start_state, returns))
+        return {"loss": torch.stack(losses).mean(), "epsilon": epsilon}
+
+    def replay_q(self, games: torch.Tensor, start_state: State) -> torch.Tensor:
+        """Q ``[T, b, A]`` of the acting players of ``games`` ``[b]`` over the last rollout, replayed through
+        the LSTM from ``start_state`` (all games' states at the rollout's start), zeroing where games ended."""
+        T, P, b = self.config.pqn.rollout_steps, self.num_players, games.numel()
+        rows = (games.view(b, 1) * P + torch.arange(P, device=self.device)).reshape(-1)
+        state = (start_state[0][:, rows], start_state[1][:, rows])
+        seat = torch.arange(b, device=self.device)
+        acting = []
+        for t in range(T):
+            q, state = self.agent.step(self._buf_obs[t, games].flatten(0, 1), self._buf_legal[t, games].flatten(0, 1), state)
+            acting.append(q.view(b, P, -1)[seat, self._buf_current[t, games]])
+            state = _keep(state, self._buf_ended[t, games], P)
+        return torch.stack(acting)
+
+    def _learn(self, games: torch.Tensor, start_state: State, returns: torch.Tensor) -> torch.Tensor:
+        """One update on the rollouts of ``games`` ``[b]``: squared error of Q(o, a) to the returns."""
+        chosen = self.replay_q(games, start_state).gather(2, self._buf_action[:, games].unsqueeze(2)).squeeze(2)
+        loss = 0.5 * (chosen - returns[:, games]).pow(2).mean()
+        self.optimize(loss)
+        return loss.detach()
+
+    def modules(self) -> dict[str, nn.Module]:
+        return {"network": self.network}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore as :class:`Learner` does; the games restart, so every LSTM state starts from zero."""
+        super().load_state_dict(state)
+        self.lstm_state = self.agent.initial_state(self.config.run.num_envs * self.num_players, self.device)

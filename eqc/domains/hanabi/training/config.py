@@ -37,6 +37,7 @@ RULES = ("sp", "op", "gop")
 HIDDEN = ("average", "identity")
 OPTIMIZERS = ("adam", "radam")
 GROUP_NAMES = ("C5", "D10", "S5", "A5")
+DUELING_CENTRES = ("legal", "all")
 
 
 class ConfigError(ValueError):
@@ -87,7 +88,8 @@ class NetworkConfig:
     mlp_layers: int = _help("Linear+ReLU layers before the recurrent core (or the whole trunk when lstm_layers = 0)", 3)
     lstm_layers: int = _help("LSTM layers (0 = feed-forward)", 0)
     layer_norm: bool = _help("LayerNorm after every Linear of the trunk (PQN)", True)
-    dueling: bool = _help("dueling heads: Q = V + A - mean of A over legal moves", True)
+    dueling: bool = _help("dueling heads: Q = V + A - mean of A (see dueling_centre)", True)
+    dueling_centre: str = _help("dueling mean: 'legal' (over legal moves) or 'all' (hanabi_SAD/OBL: A*legal over all actions)", "legal")
     aux_weight: float = _help("weight of the SAD-AUX own-hand head (playable/dead/later per slot); 0 = no aux head", 0.0)
 
 
@@ -227,6 +229,8 @@ def _validate(c: TrainConfig) -> None:
     _require(n.mlp_layers >= 1, "[network] mlp_layers", f"must be >= 1, got {n.mlp_layers}")
     _require(n.lstm_layers >= 0, "[network] lstm_layers", f"must be >= 0, got {n.lstm_layers}")
     _require(n.aux_weight >= 0, "[network] aux_weight", f"must be >= 0, got {n.aux_weight}")
+    centres = f"must be one of {DUELING_CENTRES}, got {n.dueling_centre!r}"
+    _require(n.dueling_centre in DUELING_CENTRES, "[network] dueling_centre", centres)
     r2d2_lstm = f"must be >= 1 for algorithm 'r2d2' (a recurrent agent), got {n.lstm_layers}"
     _require(r.algorithm != "r2d2" or n.lstm_layers >= 1, "[network] lstm_layers", r2d2_lstm)
     r2d2_cap = f"must be >= 1 for algorithm 'r2d2' (replay episodes are at most that long), got {g.max_moves}"

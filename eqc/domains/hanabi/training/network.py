@@ -94,12 +94,20 @@ class QNetwork(nn.Module):
         return self.aux_head(features)
 
 
-def dueling_q(raw: torch.Tensor, legal: torch.Tensor | None, dueling: bool) -> torch.Tensor:
-    """Q-values ``[..., M]`` from raw outputs; illegal moves (``legal`` False) get -inf."""
+def dueling_q(raw: torch.Tensor, legal: torch.Tensor | None, dueling: bool, centre: str = "legal") -> torch.Tensor:
+    """Q-values ``[..., M]`` from raw outputs; illegal moves (``legal`` False) get -inf.
+
+    ``centre`` (:attr:`NetworkConfig.dueling_centre`): "legal" subtracts the mean advantage of the
+    legal moves; "all" is hanabi_SAD's and OBL's ``V + A*legal - mean(A*legal)`` over all actions.
+    On the legal moves the two differ by one constant per state (the same greedy moves, other values).
+    """
     if dueling:
         adv, value = raw[..., :-1], raw[..., -1:]
         if legal is None:
             q = value + adv - adv.mean(-1, keepdim=True)
+        elif centre == "all":
+            masked = adv * legal
+            q = value + masked - masked.mean(-1, keepdim=True)
         else:
             count = legal.sum(-1, keepdim=True).clamp(min=1)
             mean = (adv * legal).sum(-1, keepdim=True) / count
@@ -174,7 +182,7 @@ class Agent(nn.Module):
 
     def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]:
         raw, state = self.raw(obs, state)
-        return dueling_q(raw, legal, self.network.config.dueling), state
+        return dueling_q(raw, legal, self.network.config.dueling, self.network.config.dueling_centre), state
 
     def sequence(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]:
         """Q-values for a sequence ``obs [T, N, d]`` from ``state`` (zeros when None)."""
@@ -183,7 +191,7 @@ class Agent(nn.Module):
             return q.view(*obs.shape[:2], -1), None
         if self.symmetrizer is None:
             raw, state = self.network(obs, state)
-            return dueling_q(raw, legal, self.network.config.dueling), state
+            return dueling_q(raw, legal, self.network.config.dueling, self.network.config.dueling_centre), state
         outputs = []
         for t in range(obs.shape[0]):
             q, state = self.step(obs[t], None if legal is None else legal[t], state)

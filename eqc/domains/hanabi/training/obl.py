@@ -18,9 +18,8 @@ Key mapping (sizes are read from the shapes): ``net.*`` or ``publ_net.*`` -> ``m
 ``head`` (raw output ``[A, V]``); ``pred_1st`` -> ``aux_head``. A state dict saved from OBL's
 ``R2D2Agent`` (keys under ``online_net.``) is read through its online net.
 
-Q-values: OBL's dueling subtracts the legal-masked advantages' mean over *all* 21 actions
-(:func:`obl_q`), eqc's the mean over the legal moves; on the legal moves the two differ by one
-constant per state, so the greedy moves agree (OBL's actors take the argmax of legal ``A``).
+Q-values: OBL's dueling subtracts the legal-masked advantages' mean over *all* 21 actions, as
+hanabi_SAD's does; imported networks get ``[network] dueling_centre = "all"`` and compute the same Q.
 
 Symmetrizing: colour permutations move coordinates within ``obs[:125]`` and within ``obs[125:]``,
 so cutting ``publ_s`` out inside the network commutes with the observation representation and
@@ -40,7 +39,7 @@ from eqc.domains.hanabi.training.checkpoint import CheckpointError
 from eqc.domains.hanabi.training.config import GameConfig, NetworkConfig, RunConfig, TrainConfig
 from eqc.domains.hanabi.training.network import QNetwork, State
 
-__all__ = ["OBL_EXPECTED", "PublicQNetwork", "load_obl_network", "obl_q", "obl_train_config"]
+__all__ = ["OBL_EXPECTED", "PublicQNetwork", "load_obl_network", "obl_train_config"]
 
 OBS_DIM, HAND_BITS, NUM_ACTIONS, AUX_OUTPUTS = 658, 125, 21, 15
 OBL_EXPECTED = (
@@ -76,13 +75,6 @@ class PublicQNetwork(QNetwork):
 
     def feedforward(self, x: torch.Tensor) -> torch.Tensor:
         raise RuntimeError("PublicQNetwork is recurrent: call it as network(x, state)")
-
-
-def obl_q(raw: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
-    """OBL's dueling Q ``V + A*legal - mean(A*legal over all actions)`` from raw outputs ``[..., M + 1]``."""
-    adv, value = raw[..., :-1], raw[..., -1:]
-    masked = adv * legal.to(adv.dtype)
-    return value + masked - masked.mean(-1, keepdim=True)
 
 
 def _read(source: str | Path | Mapping[str, torch.Tensor], device: torch.device | str) -> dict[str, torch.Tensor]:
@@ -166,7 +158,8 @@ def load_obl_network(
         if prefix in rename:
             weights[rename[prefix] + key[len(prefix) :]] = value
     trunk = ff["publ_net"] if kind == "PublicLSTMNet" else ff["net"]
-    config = NetworkConfig(hidden_size=hid, mlp_layers=trunk, lstm_layers=lstm_layers, layer_norm=False, dueling=True)
+    config = NetworkConfig(hidden_size=hid, mlp_layers=trunk, lstm_layers=lstm_layers, layer_norm=False, dueling=True,
+                           dueling_centre="all")
     if kind == "PublicLSTMNet":
         private = ff["priv_net"]
         network: QNetwork = PublicQNetwork(

@@ -12,13 +12,16 @@ bools, chosen actions as uint8, the shared reward as float32 and, with an auxili
 per-slot labels as int8. :meth:`EpisodeReplay.bytes_per_episode` gives the exact size; a buffer
 that would need more than half of the device's memory is refused with the estimate.
 
-Priorities (Schaul et al. 2016, as hanabi_SAD): an episode's priority is
+Priorities (Schaul et al. 2016): an episode's priority is
 ``eta * max_t |TD_t| + (1 - eta) * mean_t |TD_t|`` (:func:`sequence_priority`, ``eta`` =
 ``priority_max_weight``); it is drawn with probability ``P_i = p_i^alpha / sum_j p_j^alpha``
 (``alpha`` = ``priority_exponent``) and weighted by ``(N P_i)^-beta`` normalised by the batch's
 largest weight (``beta`` = ``importance_exponent``, ``N`` the finished episodes held). New
-episodes enter with the largest priority seen so far (1 at the start). Sampling uses the
-seeded ``generator`` only.
+episodes enter with the largest priority seen so far (1 at the start), as in Schaul et al.'s
+prioritized replay; that running maximum never decays. **This differs from hanabi_SAD**, whose
+actors compute each episode's priority from its TD errors when they add it (``compute_priority``
+in its ``r2d2.py``), so a new episode there is not automatically the likeliest to be drawn.
+Sampling uses the seeded ``generator`` only.
 """
 
 from __future__ import annotations

@@ -89,6 +89,9 @@ def test_dueling_combines_over_legal_moves_only() -> None:
     assert q[0, :2].tolist() == [5 + 1 - 1.5, 5 + 2 - 1.5]
     assert q[0, 2] == float("-inf")
     assert dueling_q(raw[:, :3], None, dueling=False).tolist() == [[1.0, 2.0, 30.0]]
+    # hanabi_SAD's centre: the legal-masked advantages (1, 2, 0) averaged over all three actions
+    q_all = dueling_q(raw, legal, dueling=True, centre="all")
+    assert q_all[0, :2].tolist() == [5 + 1 - 1.0, 5 + 2 - 1.0] and q_all[0, 2] == float("-inf")
 
 
 def test_mismatched_representations_are_refused() -> None:

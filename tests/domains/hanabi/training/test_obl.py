@@ -21,8 +21,8 @@ from eqc.domains.hanabi.symmetry import colour_symmetry
 from eqc.domains.hanabi.training.checkpoint import CheckpointError
 from eqc.domains.hanabi.training.config import NetworkConfig
 from eqc.domains.hanabi.training.greedy_eval import greedy_games
-from eqc.domains.hanabi.training.network import Agent, QNetwork, no_op_representation
-from eqc.domains.hanabi.training.obl import PublicQNetwork, load_obl_network, obl_q
+from eqc.domains.hanabi.training.network import Agent, QNetwork, dueling_q, no_op_representation
+from eqc.domains.hanabi.training.obl import PublicQNetwork, load_obl_network
 from eqc.groups import dihedral, symmetric
 from eqc.verification import equivariance_error
 
@@ -142,7 +142,9 @@ def test_loaded_network_computes_obl_forward_over_a_sequence(kind: str, size: st
         q_eqc, _ = agent.sequence(obs, legal)
     torch.testing.assert_close(raw[..., :-1], ref["a"], rtol=0, atol=1e-12)
     torch.testing.assert_close(raw[..., -1:], ref["v"], rtol=0, atol=1e-12)
-    torch.testing.assert_close(obl_q(raw, legal), ref["q"], rtol=0, atol=1e-12)
+    on_legal = ref["q"].masked_fill(~legal, 0.0)  # the loaded agent computes OBL's Q (hanabi_SAD's dueling centre)
+    torch.testing.assert_close(q_eqc.masked_fill(~legal, 0.0), on_legal, rtol=0, atol=1e-12)
+    torch.testing.assert_close(dueling_q(raw, legal, True, "all").masked_fill(~legal, 0.0), on_legal, rtol=0, atol=1e-12)
     if network.recurrent:
         torch.testing.assert_close(state[0], ref["h"], rtol=0, atol=1e-12)
         torch.testing.assert_close(state[1], ref["c"], rtol=0, atol=1e-12)

@@ -67,7 +67,7 @@ def pool_config(pool: str, scale: Scale) -> TrainConfig:
         changes["run"].update(num_envs=64, eval_every_steps=scale.pqn_steps, eval_games=64, checkpoint_minutes=5.0)
         changes["network"] = {"hidden_size": 64, "mlp_layers": 1}
     else:
-        changes["run"].update(eval_every_steps=1_000_000)
+        changes["run"].update(eval_every_steps=2_000_000)
     return base.replace(**changes)
 
 

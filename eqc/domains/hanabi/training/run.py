@@ -82,7 +82,11 @@ def _prepare_dir(out: Path, config: TrainConfig, seed: int) -> dict[str, Any] | 
         saved = json.loads(saved_path.read_text())
         if saved.get("seed") != seed:
             raise ConfigError(f"--out {str(out)!r} holds a run with seed {saved.get('seed')}, not {seed}: use another --out")
-        diffs = _config_differences(saved.get("config", {}), record["config"])
+        try:  # resolved, so that keys added to the schema since (with their defaults) are no difference
+            saved_config = TrainConfig.from_dict(saved.get("config", {}), f"{saved_path}").to_dict()
+        except ConfigError:
+            saved_config = saved.get("config", {})
+        diffs = _config_differences(saved_config, record["config"])
         if diffs:
             raise ConfigError(f"--out {str(out)!r} holds a run of another config; differences: " + "; ".join(diffs))
     write_json_atomic(saved_path, record)

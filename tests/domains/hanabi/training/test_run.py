@@ -79,6 +79,19 @@ def test_out_holding_another_run_is_refused(tmp_path: Path, tiny_config) -> None
         train(tiny_config(), file, seed=0, progress=False)
 
 
+def test_a_run_from_before_a_new_config_key_resumes(tmp_path: Path, tiny_config) -> None:
+    """A key added to the schema later (with its default) is no difference: the older run resumes."""
+    import json
+
+    train(tiny_config(), tmp_path, seed=0, progress=False, log=lambda _: None)
+    record = json.loads((tmp_path / "config.json").read_text())
+    del record["config"]["network"]["dueling_centre"]
+    (tmp_path / "config.json").write_text(json.dumps(record))
+    messages: list[str] = []
+    train(tiny_config(run={"total_env_steps": 8192}), tmp_path, seed=0, progress=False, log=messages.append)
+    assert any(m.startswith("resuming") for m in messages)
+
+
 def test_max_minutes_stops_and_says_so(tmp_path: Path, tiny_config) -> None:
     config = tiny_config(run={"total_env_steps": 10**9})
     summary = train(config, tmp_path, seed=0, max_minutes=0.05, progress=False, log=lambda _: None)

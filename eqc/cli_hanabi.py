@@ -27,15 +27,26 @@ from pathlib import Path
 from eqc import _cli_common as flags
 from eqc.domains.hanabi.training.config import GROUP_NAMES
 
-__all__ = ["add_hanabi_parser"]
+__all__ = ["add_hanabi_parser", "add_set_flag", "config_source"]
 
 
 
-def _config_file(text: str) -> Path:
+def config_source(text: str) -> str:
+    """``type=`` for ``--config``: a TOML file, or the name of a shipped config."""
+    from eqc.domains.hanabi.training.config_files import shipped_configs
+
     path = Path(text)
-    if not path.is_file():
-        raise argparse.ArgumentTypeError(f"config file {text!r} does not exist (examples: configs/hanabi/*.toml)")
-    return path
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory; give a TOML file or a shipped config: {shipped_configs()}")
+    if not path.is_file() and ("/" in text or text.removesuffix(".toml") not in shipped_configs()):
+        raise argparse.ArgumentTypeError(f"config {text!r} is neither a file nor a shipped config: {shipped_configs()}")
+    return text
+
+
+def add_set_flag(parser: argparse.ArgumentParser) -> None:
+    """``--set section.key=value`` (repeatable): override a config key, validated like the file."""
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="override a config key (repeatable), e.g. --set run.num_envs=64; keys: eqc hanabi config")
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -43,9 +54,9 @@ def _train(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.training.run import train
 
     try:
-        config = load_config(args.config)
+        config = load_config(args.config, args.overrides)
     except ConfigError as exc:
-        raise flags.FlagError("--config", str(exc)) from None
+        raise flags.FlagError("--set" if args.overrides and "--set" in str(exc) else "--config", str(exc)) from None
     if args.threads is not None:
         config = config.replace(run={"threads": args.threads})
     flags.prepare_output_dir(args.out)
@@ -201,7 +212,9 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     sub = hanabi.add_subparsers(dest="hanabi_command", required=True)
 
     train = sub.add_parser("train", help="train an agent (re-run the same command to resume)")
-    train.add_argument("--config", type=_config_file, required=True, help="TOML config (configs/hanabi/*.toml)")
+    train.add_argument("--config", type=config_source, required=True,
+                       help="TOML config file or shipped config name (configs/hanabi/*.toml: vdn_cpu, paper, op, ...)")
+    add_set_flag(train)
     train.add_argument("--seed", type=flags.seed, default=0, help="seed of games, exploration and initialisation (default 0)")
     train.add_argument("--device", type=flags.device, default="cpu", help="torch device: cpu, cuda, cuda:1 (default cpu)")
     train.add_argument("--out", type=flags.output_dir, required=True, help="run directory (created; an existing run resumes)")

@@ -13,6 +13,7 @@ import argparse
 from pathlib import Path
 
 from eqc import _cli_common as flags
+from eqc.cli_hanabi import add_set_flag, config_source
 
 __all__ = ["add_reproduce_parsers"]
 
@@ -43,9 +44,9 @@ def _pool(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.training.pool import train_pool
 
     try:
-        config = load_config(args.config)
+        config = load_config(args.config, args.overrides)
     except ConfigError as exc:
-        raise flags.FlagError("--config", str(exc)) from None
+        raise flags.FlagError("--set" if args.overrides and "--set" in str(exc) else "--config", str(exc)) from None
     address, use_ray = _ray_flags(args)
     flags.prepare_output_dir(args.out)
     record = train_pool(
@@ -59,13 +60,24 @@ def _pool(args: argparse.Namespace) -> int:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.reproduce import reproduce
+    from eqc.domains.hanabi.reproduce import SCALES, reproduce
 
     address, use_ray = _ray_flags(args)
     if args.agents is not None and (args.retrain or args.scale != "cpu"):
         raise flags.FlagError("--agents", "reads shipped agents at --scale cpu; it cannot be combined with --retrain or another scale")
     if args.agents is not None and not args.agents.is_dir():
         raise flags.FlagError("--agents", f"{str(args.agents)!r} is not a directory of pools (<pool>/seed_<n>/)")
+    if args.overrides and args.scale == "cpu" and not args.retrain:
+        raise flags.FlagError("--set", "changes the configs of trained pools: at --scale cpu it needs --retrain (shipped agents are fixed)")
+    if args.overrides:
+        from eqc.domains.hanabi.reproduce.specs import pool_config
+        from eqc.domains.hanabi.training.config import ConfigError
+        from eqc.domains.hanabi.training.config_files import with_overrides
+
+        try:
+            with_overrides(pool_config("op", SCALES[args.scale]), args.overrides)
+        except ConfigError as exc:
+            raise flags.FlagError("--set", str(exc)) from None
     if args.obl and args.table != "table2":
         raise flags.FlagError("--obl", f"OBL agents are a column of table2 only, not of {args.table}")
     from eqc.domains.hanabi.training.checkpoint import CheckpointError
@@ -79,7 +91,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     flags.prepare_output_dir(args.out)
     try:
         reproduce(args.table, args.scale, args.out, agents=args.agents, retrain=args.retrain, device=args.device,
-                  ray_address=address, use_ray=use_ray, obl=args.obl)
+                  ray_address=address, use_ray=use_ray, obl=args.obl, overrides=args.overrides)
     except CheckpointError as exc:
         raise flags.FlagError("--agents", str(exc)) from None
     print((args.out / f"{args.table}.md").read_text())
@@ -96,7 +108,8 @@ def _add_ray_flags(parser: argparse.ArgumentParser) -> None:
 def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
     """Register ``pool`` and ``reproduce`` under ``eqc hanabi``."""
     pool = sub.add_parser("pool", help="train one agent per seed (resumable; Ray spreads seeds over machines)")
-    pool.add_argument("--config", type=Path, required=True, help="TOML config (configs/hanabi/*.toml)")
+    pool.add_argument("--config", type=config_source, required=True, help="TOML config file or shipped config name")
+    add_set_flag(pool)
     pool.add_argument("--seeds", type=_seeds, required=True, help="seeds: '0-9', '3' or '0,2,5-7'")
     pool.add_argument("--out", type=flags.output_dir, required=True,
                       help="pool directory (seed_<n>/ runs; reachable by every Ray worker)")
@@ -118,6 +131,7 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
                            help="shipped pools to read at --scale cpu (default: the repository's results/cpu/agents)")
     reproduce.add_argument("--retrain", action="store_true",
                            help="at --scale cpu, train the pools from scratch under OUT/pools instead of reading the shipped agents")
+    add_set_flag(reproduce)
     _add_ray_flags(reproduce)
     flags.add_threads_flag(reproduce)
     reproduce.set_defaults(run=_reproduce)

@@ -57,7 +57,7 @@ def test_config_lists_every_key(capsys: pytest.CaptureFixture[str]) -> None:
 def test_bad_flags(tmp_path: Path, config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = str(tmp_path / "run")
     train = ["hanabi", "train", "--out", out]
-    _usage_error(capsys, [*train, "--config", str(tmp_path / "missing.toml")], "--config", "does not exist")
+    _usage_error(capsys, [*train, "--config", str(tmp_path / "missing.toml")], "--config", "neither a file nor a shipped config")
     bad = tmp_path / "bad.toml"
     bad.write_text("[run]\nnum_envs = -4\n")
     _usage_error(capsys, [*train, "--config", str(bad)], "--config", "[run] num_envs must be >= 1")
@@ -165,3 +165,21 @@ def test_export_and_relabelled_self_play(tmp_path: Path, xp_pool: Path, capsys: 
     _usage_error(capsys, [*argv, "--out", str(tmp_path)], "--out", "JSON file path")
     _usage_error(capsys, ["hanabi", "relabelled", "--pool", str(tmp_path / "none")], "--pool")
     _usage_error(capsys, ["hanabi", "export", "--checkpoint", str(tmp_path / "none"), "--out", str(tmp_path / "e")], "--checkpoint")
+
+
+def test_train_by_shipped_name_with_set_overrides(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    out = tmp_path / "run"
+    tiny = ["--set", "run.num_envs=32", "--set", "run.total_env_steps=1024", "--set", "run.eval_every_steps=1024",
+            "--set", "run.eval_games=16", "--set", "network.hidden_size=32", "--set", "network.mlp_layers=1"]
+    assert main(["hanabi", "train", "--config", "vdn_cpu", *tiny, "--out", str(out), "--quiet"]) == 0
+    saved = json.loads((out / "config.json").read_text())["config"]
+    assert saved["run"]["num_envs"] == 32 and saved["network"]["hidden_size"] == 32 and saved["pqn"]["td_lambda"] == 0.8
+    _usage_error(capsys, ["hanabi", "train", "--config", "vdn_cpu", "--set", "run.num_envz=3", "--out", str(tmp_path / "x")],
+                 "--set", "unknown key 'num_envz'")
+    _usage_error(capsys, ["hanabi", "train", "--config", "vdn_kpu", "--out", str(tmp_path / "x")], "--config", "shipped config")
+    _usage_error(capsys, ["hanabi", "train", "--config", str(tmp_path), "--out", str(tmp_path / "x")], "--config", "is a directory")
+    _usage_error(capsys, ["hanabi", "reproduce", "table1", "--scale", "cpu", "--out", str(tmp_path / "x"), "--set", "run.num_envs=8"],
+                 "--set", "--retrain")
+    assert not (tmp_path / "x").exists()

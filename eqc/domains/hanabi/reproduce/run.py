@@ -27,6 +27,7 @@ import torch
 from eqc.domains.hanabi.reproduce.render import render_markdown
 from eqc.domains.hanabi.reproduce.specs import PAPER, SCALES, TABLES, Cell, describe_pool, pool_config
 from eqc.domains.hanabi.training.checkpoint import versions
+from eqc.domains.hanabi.training.config_files import with_overrides
 from eqc.domains.hanabi.training.policy import load_policy
 from eqc.domains.hanabi.training.pool import seed_dir, train_pool
 from eqc.domains.hanabi.xp import PoolError, cross_play_games, describe_policy, pool_runs, relabelled_self_play, write_xp
@@ -54,13 +55,15 @@ def reproduce(
     ray_address: str | None = None,
     use_ray: bool | None = None,
     obl: list[Path] | None = None,
+    overrides: tuple[str, ...] | list[str] = (),
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Reproduce ``table`` ("table1", "table2", "table3") at ``scale`` ("smoke", "cpu", "paper") in ``out``.
 
     ``agents``: the shipped pools to read at ``cpu`` scale (default :data:`SHIPPED_AGENTS`);
-    ``retrain``: train the pools instead. ``obl``: public OBL agent files (``model0.pthw``), added to
-    Table 2 as a column of their own (read before anything is trained).
+    ``retrain``: train the pools instead, their configs changed by ``overrides`` (``section.key=value``).
+    ``obl``: public OBL agent files (``model0.pthw``), added to Table 2 as a column of their own (read
+    before anything is trained).
     """
     if table not in TABLES:
         raise ValueError(f"table must be one of {sorted(TABLES)}, got {table!r}")
@@ -74,7 +77,11 @@ def reproduce(
     skipped = sorted({c.pool for c in spec.cells} - {c.pool for c in cells})
     pools = list(dict.fromkeys(c.pool for c in cells))
     trained = retrain or scale != "cpu"
-    runs = {p: _trained_pool(p, sc, out, device, ray_address, use_ray, log) if trained else _shipped_pool(p, agents) for p in pools}
+    if overrides and not trained:
+        raise ValueError("overrides change the configs of trained pools; at scale 'cpu' they need retrain=True")
+    configs = {p: with_overrides(pool_config(p, sc), overrides) for p in pools} if trained else {}
+    runs = {p: _trained_pool(p, configs[p], sc, out, device, ray_address, use_ray, log) if trained else _shipped_pool(p, agents)
+            for p in pools}
     results: dict[str, dict[str, Any]] = {}
     matrices: dict[str, torch.Tensor] = {}
     for cell in cells:
@@ -102,7 +109,7 @@ def reproduce(
         "cells": results, "paper": {k: dict(zip(("xp_mean", "xp_sem", "bomb_rate"), v, strict=True)) for k, v in PAPER[table].items()},
         "tests": tests, "relabelled": relabelled, "paper_only_pools_skipped": skipped,
         "pools": {p: describe_pool(p, sc) for p in pools},
-        "pool_configs": {p: (pool_config(p, sc) if trained else load_policy(r[0]).config).to_dict() for p, r in runs.items() if r},
+        "pool_configs": {p: (configs[p] if trained else load_policy(r[0]).config).to_dict() for p, r in runs.items() if r},
         "command": " ".join(["eqc", *sys.argv[1:]]) if sys.argv and sys.argv[0].endswith("eqc") else None,
         "versions": versions(),
     }
@@ -126,10 +133,10 @@ def _shipped_pool(pool: str, agents: str | Path | None) -> list[Path]:
         return []
 
 
-def _trained_pool(pool: str, scale, out: Path, device: str, ray_address: str | None, use_ray: bool | None, log) -> list[Path]:
+def _trained_pool(pool: str, config, scale, out: Path, device: str, ray_address: str | None, use_ray: bool | None, log) -> list[Path]:
     seeds = list(range(scale.seeds))
     log(f"pool {pool!r}: {len(seeds)} seeds at scale {scale.name!r}")
-    train_pool(pool_config(pool, scale), seeds, out / "pools" / pool, device=device, ray_address=ray_address, use_ray=use_ray, log=log)
+    train_pool(config, seeds, out / "pools" / pool, device=device, ray_address=ray_address, use_ray=use_ray, log=log)
     return [seed_dir(out / "pools" / pool, s) for s in seeds]
 
 

@@ -15,13 +15,11 @@ Pools (one agent per seed, ``eqc hanabi pool``), by scale:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from eqc.domains.hanabi.training.config import TrainConfig, load_config
 
 __all__ = ["PAPER", "SCALES", "TABLES", "Cell", "Scale", "Table", "describe_pool", "pool_config"]
 
-CONFIGS = Path(__file__).resolve().parents[4] / "configs" / "hanabi"
 
 
 @dataclass(frozen=True)
@@ -43,14 +41,14 @@ SCALES = {
     "paper": Scale("paper", seeds=10, games=5000, pqn_steps=0, r2d2_steps=0),
 }
 
-#: Pool name -> (rule, G-OP group, paper config file).
+#: Pool name -> (rule, G-OP group, shipped paper-scale config).
 POOLS = {
-    "sp": ("sp", "D10", "paper.toml"),
-    "iql": ("sp", "D10", "iql.toml"),
-    "op": ("op", "D10", "op.toml"),
-    "gop_c5": ("gop", "C5", "gop_c5.toml"),
-    "gop_d10": ("gop", "D10", "gop_d10.toml"),
-    "recurrent": ("sp", "D10", "paper.toml"),
+    "sp": ("sp", "D10", "paper"),
+    "iql": ("sp", "D10", "iql"),
+    "op": ("op", "D10", "op"),
+    "gop_c5": ("gop", "C5", "gop_c5"),
+    "gop_d10": ("gop", "D10", "gop_d10"),
+    "recurrent": ("sp", "D10", "paper"),
 }
 
 
@@ -58,10 +56,10 @@ def pool_config(pool: str, scale: Scale) -> TrainConfig:
     """The training config of ``pool`` at ``scale``."""
     rule, group, paper_file = POOLS[pool]
     if scale.name == "paper":
-        return load_config(CONFIGS / paper_file)
+        return load_config(paper_file)
     if pool == "recurrent":
         return _small_r2d2(scale) if scale.name == "smoke" else _recurrent_pqn(scale)
-    base = load_config(CONFIGS / "vdn_cpu.toml")
+    base = load_config("vdn_cpu")
     changes: dict[str, dict] = {"rule": {"rule": rule, "group": group}, "run": {"total_env_steps": scale.pqn_steps}}
     if scale.name == "smoke":
         changes["run"].update(num_envs=64, eval_every_steps=scale.pqn_steps, eval_games=64, checkpoint_minutes=5.0)
@@ -75,7 +73,7 @@ def describe_pool(pool: str, scale: Scale) -> str:
     """One line saying what a pool's agents are at ``scale`` (printed under each table)."""
     rule, group, paper_file = POOLS[pool]
     if scale.name == "paper":
-        return f"configs/hanabi/{paper_file}"
+        return f"configs/hanabi/{paper_file}.toml"
     if pool == "recurrent" and scale.name == "smoke":
         return f"tiny R2D2 self-play (1 LSTM layer, VDN, no SAD), {scale.r2d2_steps:,} moves per seed"
     if pool == "recurrent":
@@ -87,7 +85,7 @@ def describe_pool(pool: str, scale: Scale) -> str:
 
 def _recurrent_pqn(scale: Scale) -> TrainConfig:
     """The recurrent PQN self-play pool of Table 3 (hidden-state schemes need recurrent agents)."""
-    return load_config(CONFIGS / "vdn_cpu.toml").replace(
+    return load_config("vdn_cpu").replace(
         network={"hidden_size": 128, "mlp_layers": 1, "lstm_layers": 1},
         run={"total_env_steps": scale.r2d2_steps, "eval_every_steps": 1_000_000, "eval_games": 500},
     )

@@ -1,17 +1,16 @@
 """Training configuration: every key written once, with its default and meaning.
 
-A config is a TOML file with the sections below (configs/hanabi/*.toml); a key left out takes
-the default written here. Unknown sections or keys, wrong types and impossible values are
-refused with a message naming the key (``ConfigError``, a ``ValueError``). Each field's
-``help`` is the one-line documentation of the key (``eqc hanabi train --help-config`` prints
-them all).
+A config is a TOML file with the sections below (the shipped ones: ``configs/hanabi/*.toml``, read
+by :mod:`.config_files`, which also resolves ``base`` and ``--set`` overrides); a key left out
+takes the default written here. Unknown sections or keys, wrong types and impossible values are
+refused with a message naming the key (``ConfigError``, a ``ValueError``). Each field's ``help``
+is the one-line documentation of the key (``eqc hanabi config`` prints them all).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
@@ -31,6 +30,13 @@ __all__ = [
     "describe_config",
     "load_config",
 ]
+
+
+def load_config(source: str | Path, overrides: tuple[str, ...] | list[str] = ()) -> TrainConfig:
+    """Read a config file or shipped config name, with ``section.key=value`` overrides (see :mod:`.config_files`)."""
+    from eqc.domains.hanabi.training.config_files import load_config as load
+
+    return load(source, overrides)
 
 ALGORITHMS = ("pqn", "r2d2")
 RULES = ("sp", "op", "gop")
@@ -259,18 +265,6 @@ def _validate(c: TrainConfig) -> None:
     for key in ("priority_exponent", "importance_exponent", "priority_max_weight", "eps_base"):
         _require(0 <= getattr(q, key) <= 1, f"[r2d2] {key}", f"must be in [0, 1], got {getattr(q, key)}")
     _require(q.eps_alpha >= 0, "[r2d2] eps_alpha", f"must be >= 0, got {q.eps_alpha}")
-
-
-def load_config(path: str | Path) -> TrainConfig:
-    """Read and validate a TOML config file."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"config file {str(path)!r} does not exist (see configs/hanabi/ for examples)")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    return TrainConfig.from_dict(data, str(path))
 
 
 def _toml_value(value: object) -> str:

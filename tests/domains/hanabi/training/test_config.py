@@ -19,9 +19,44 @@ def test_defaults_are_valid_and_round_trip() -> None:
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.name for p in CONFIGS])
 def test_shipped_configs_load(path: Path) -> None:
     config = load_config(path)
+    assert load_config(path.stem) == config  # by name: package data, as an installed wheel reads them
     text = path.read_text()
+    if "base = " in text:
+        return  # a derived config holds only what differs from its base
     for section in config.to_dict():
         assert f"[{section}]" in text or section in ("pqn", "r2d2"), f"{path.name} leaves out [{section}]"
+
+
+def test_derived_configs_differ_from_paper_only_where_they_say() -> None:
+    paper = load_config("paper").to_dict()
+    expected = {"op": {("rule", "rule"): "op"}, "gop_c5": {("rule", "rule"): "gop", ("rule", "group"): "C5"},
+                "gop_d10": {("rule", "rule"): "gop"}, "iql": {("game", "sad"): "off", ("r2d2", "vdn"): False}}
+    for name, changes in expected.items():
+        derived = load_config(name).to_dict()
+        differences = {(s, k): derived[s][k] for s in paper for k in paper[s] if derived[s][k] != paper[s][k]}
+        assert differences == changes, name
+
+
+def test_base_and_overrides(tmp_path: Path) -> None:
+    (tmp_path / "mine.toml").write_text('base = "vdn_cpu"\n[run]\nnum_envs = 64\n')
+    (tmp_path / "child.toml").write_text('base = "mine.toml"\n[optim]\nlr = 1e-3\n')
+    config = load_config(tmp_path / "child.toml", ["rule.rule=op", "network.hidden_size=128", 'rule.symmetrize="C5"'])
+    vdn = load_config("vdn_cpu")
+    assert (config.run.num_envs, config.optim.lr, config.rule.rule, config.network.hidden_size) == (64, 1e-3, "op", 128)
+    assert config.rule.symmetrize == "C5" and config.pqn == vdn.pqn
+    (tmp_path / "loop.toml").write_text('base = "loop.toml"\n')
+    with pytest.raises(ConfigError, match="cycle"):
+        load_config(tmp_path / "loop.toml")
+    with pytest.raises(ConfigError, match="neither a file nor a shipped config"):
+        load_config(tmp_path / "missing.toml")
+    with pytest.raises(ConfigError, match="is a directory"):
+        load_config(tmp_path)
+    with pytest.raises(ConfigError, match=r"must look like section.key=value"):
+        load_config("vdn_cpu", ["num_envs=64"])
+    with pytest.raises(ConfigError, match=r"--set run.num_envz=3: \[run\]: unknown key 'num_envz'"):
+        load_config("vdn_cpu", ["run.num_envz=3"])
+    with pytest.raises(ConfigError, match=r"\[optim\] lr must be > 0"):
+        load_config("vdn_cpu", ["optim.lr=-1"])
 
 
 def test_contract_configs_exist() -> None:
@@ -68,7 +103,7 @@ def test_bad_configs_name_the_key(tmp_path: Path, toml: str, message: str) -> No
 
 
 def test_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="does not exist"):
+    with pytest.raises(ConfigError, match="neither a file nor a shipped config"):
         load_config(tmp_path / "nope.toml")
 
 

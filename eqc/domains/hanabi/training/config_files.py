@@ -1,0 +1,102 @@
+"""Config files: shipped configs by name, ``base`` derivation, and ``section.key=value`` overrides.
+
+- A config is a TOML file, or the name of a config shipped with eqc (``paper``, ``vdn_cpu``, ...:
+  ``shipped_configs()``; package data, so an installed wheel has them too; ``configs/hanabi`` in
+  the repository links to the same files).
+- A file may start with ``base = "NAME"`` (a shipped config name, or a path relative to the file):
+  it then holds only what differs from that config, section by section, key by key.
+- Overrides ``"section.key=value"`` (the CLI's ``--set``, repeatable) change any key after the
+  file is read; the value is TOML (``run.num_envs=64``, ``optim.lr=1e-3``, ``rule.symmetrize="C5"``;
+  a bare word such as ``rule.rule=op`` is read as a string). The result is validated like a file.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from eqc.domains.hanabi.training.config import ConfigError, TrainConfig
+
+__all__ = ["apply_overrides", "load_config", "parse_override", "shipped_configs", "with_overrides"]
+
+_PACKAGE = "eqc.domains.hanabi.training"
+_MAX_DEPTH = 8
+
+
+def shipped_configs() -> list[str]:
+    """Names of the configs shipped with eqc."""
+    return sorted(p.name.removesuffix(".toml") for p in resources.files(_PACKAGE).joinpath("configs").iterdir()
+                  if p.name.endswith(".toml"))
+
+
+def _read(source: str | Path, chain: tuple[str, ...]) -> dict[str, Any]:
+    """The merged sections of ``source`` (a path or a shipped name) with its ``base`` chain resolved."""
+    path = Path(source)
+    name = str(source).removesuffix(".toml")
+    if path.is_dir():
+        raise ConfigError(f"config {str(source)!r} is a directory; give a TOML file or one of {shipped_configs()}")
+    if path.is_file():
+        text, where = path.read_bytes(), str(path)
+    elif "/" not in str(source) and name in shipped_configs():
+        text, where = resources.files(_PACKAGE).joinpath("configs", f"{name}.toml").read_bytes(), f"{name} (shipped)"
+    else:
+        raise ConfigError(f"config {str(source)!r} is neither a file nor a shipped config; shipped: {shipped_configs()}")
+    if where in chain or len(chain) >= _MAX_DEPTH:
+        raise ConfigError(f"config {where}: base configs form a cycle or are nested too deep: {' -> '.join((*chain, where))}")
+    try:
+        data = tomllib.loads(text.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{where}: not valid TOML: {exc}") from None
+    base = data.pop("base", None)
+    if base is None:
+        return data
+    if not isinstance(base, str):
+        raise ConfigError(f"{where}: base must be a config name or path (a string), got {type(base).__name__}")
+    base_source = path.parent / base if path.is_file() and (path.parent / base).is_file() else base
+    merged = _read(base_source, (*chain, where))
+    for section, values in data.items():
+        if isinstance(values, dict) and isinstance(merged.get(section), dict):
+            merged[section] = {**merged[section], **values}
+        else:
+            merged[section] = values
+    return merged
+
+
+def parse_override(text: str) -> tuple[str, str, Any]:
+    """``"section.key=value"`` as ``(section, key, value)``; the value is TOML, or a bare string."""
+    if not isinstance(text, str) or "=" not in text or "." not in text.split("=", 1)[0]:
+        raise ConfigError(f"override {text!r} must look like section.key=value (e.g. run.num_envs=64)")
+    lhs, raw = text.split("=", 1)
+    section, key = (part.strip() for part in lhs.split(".", 1))
+    try:
+        value = tomllib.loads(f"v = {raw.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw.strip()
+    return section, key, value
+
+
+def apply_overrides(data: dict[str, Any], overrides: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """``data`` (config sections) with each override applied in order."""
+    sections = {name: dict(values) if isinstance(values, dict) else values for name, values in data.items()}
+    for text in overrides:
+        section, key, value = parse_override(text)
+        if not isinstance(sections.setdefault(section, {}), dict):
+            raise ConfigError(f"override {text!r}: [{section}] is not a table")
+        sections[section][key] = value
+    return sections
+
+
+def load_config(source: str | Path, overrides: tuple[str, ...] | list[str] = ()) -> TrainConfig:
+    """The validated config of ``source`` (a TOML file or a shipped name) with ``overrides`` applied."""
+    data = apply_overrides(_read(source, ()), overrides)
+    where = str(source) + (f" with --set {' '.join(overrides)}" if overrides else "")
+    return TrainConfig.from_dict(data, where)
+
+
+def with_overrides(config: TrainConfig, overrides: tuple[str, ...] | list[str]) -> TrainConfig:
+    """``config`` with ``overrides`` applied and validated (the identity without overrides)."""
+    if not overrides:
+        return config
+    return TrainConfig.from_dict(apply_overrides(config.to_dict(), overrides), f"--set {' '.join(overrides)}")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from eqc import _cli_common as flags
@@ -51,7 +52,7 @@ def add_set_flag(parser: argparse.ArgumentParser) -> None:
 
 def _train(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.training.config import ConfigError, load_config
-    from eqc.domains.hanabi.training.run import train
+    from eqc.domains.hanabi.training.run import RunDirectoryError, TrainingDiverged, train
 
     try:
         config = load_config(args.config, args.overrides)
@@ -62,12 +63,17 @@ def _train(args: argparse.Namespace) -> int:
     flags.prepare_output_dir(args.out)
     try:
         summary = train(config, args.out, seed=args.seed, device=args.device, max_minutes=args.max_minutes, progress=not args.quiet)
-    except ConfigError as exc:  # --out holds another run
+    except RunDirectoryError as exc:  # --out holds another run, or is locked
         raise flags.FlagError("--out", str(exc)) from None
+    except ConfigError as exc:  # e.g. [run] tensorboard without the package
+        raise flags.FlagError("--config", str(exc)) from None
+    except TrainingDiverged as exc:
+        print(f"eqc hanabi train: {exc}", file=sys.stderr)
+        return 1
     print(
-        f"{args.out}: {summary['env_steps']:,} env steps, {summary['updates']:,} updates, {summary['wall_s'] / 60:.1f} min; "
-        f"greedy score {summary['eval_score']:.2f} ± {summary['eval_sem']:.2f} (bomb-out {summary['eval_bombout']:.1%}); "
-        f"stopped at {summary['stopped']}; metrics in {args.out / 'metrics.csv'}"
+        f"{args.out}: {summary.env_steps:,} env steps, {summary.updates:,} updates, {summary.wall_s / 60:.1f} min; "
+        f"greedy score {summary.eval_score:.2f} ± {summary.eval_sem:.2f} (bomb-out {summary.eval_bombout:.1%}); "
+        f"stopped at {summary.stopped}; metrics in {args.out / 'metrics.csv'}"
     )
     return 0
 

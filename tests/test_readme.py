@@ -45,7 +45,8 @@ def test_evaluation_example_runs(capsys, tmp_path, monkeypatch):
     pytest.importorskip("hanabi_learning_environment")
     monkeypatch.chdir(tmp_path)
     exec(compile(_section_code("## Evaluation: cross-play"), "README evaluation", "exec"), {})
-    assert "99% CI" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "sem_unordered" in out and "(permutation, exact; 3 vs 3 unordered pairs, smallest attainable p 0.05)" in out
     assert (tmp_path / "rule_agent_actions.png").exists()
 
 

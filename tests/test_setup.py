@@ -32,7 +32,7 @@ def test_make_demo_sets_up_then_runs_the_readme_demo() -> None:
     commands = dry_run("demo")
     assert "-m venv .venv" in commands
     assert "pip install -q torch==2.13.0" in commands
-    assert 'pip install -q -e ".[dev,hanabi,ray]"' in commands
+    assert 'pip install -q -e ".[dev,hanabi,ray,pettingzoo]"' in commands
     demo = next(line for line in commands.splitlines() if "eqc lever" in line)
     assert demo.endswith("eqc lever --seeds 8 --out runs/lever")
     assert "eqc lever --seeds 8 --out runs/lever" in BLOCKS[1]  # the manual steps run the same demo
@@ -48,7 +48,8 @@ def test_make_test_runs_ruff_the_tests_and_the_slow_suites() -> None:
 def test_the_manual_steps_match_the_makefile() -> None:
     makefile = (ROOT / "Makefile").read_text()
     assert "export CMAKE_POLICY_VERSION_MINIMUM := 3.5" in makefile
-    assert 'CMAKE_POLICY_VERSION_MINIMUM=3.5 pip install -e ".[dev,hanabi,ray]"' in BLOCKS[1]
+    extras = re.search(r'pip install -q -e "\.\[([a-z,]+)\]"', makefile).group(1)
+    assert f'CMAKE_POLICY_VERSION_MINIMUM=3.5 pip install -e ".[{extras}]"' in BLOCKS[1]
     assert "pip install torch==2.13.0" in BLOCKS[1]
 
 

@@ -92,7 +92,7 @@ def _train_seed(config_dict: dict[str, Any], seed: int, run: str, device: str, m
     (Path(run) / "worker.pid").write_text(str(os.getpid()))
     config = TrainConfig.from_dict(config_dict)
     torch.set_num_threads(config.run.threads)
-    return dict(train(config, run, seed=seed, device=device, max_minutes=max_minutes, progress=False, log=lambda _: None))
+    return train(config, run, seed=seed, device=device, max_minutes=max_minutes, progress=False, log=lambda _: None).as_dict()
 
 
 def train_pool(

@@ -17,12 +17,12 @@ or seed is refused, naming the keys that differ; keys that do not change what is
 
 from __future__ import annotations
 
-import csv
 import fcntl
-import io
 import json
+import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,16 +33,23 @@ from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, load_checkpo
 from eqc.domains.hanabi.training.config import ConfigError, TrainConfig
 from eqc.domains.hanabi.training.greedy_eval import evaluate_agent
 from eqc.domains.hanabi.training.learner import Learner
-from eqc.io import atomic_write, write_json_atomic, write_text_atomic
+from eqc.domains.hanabi.training.run_log import METRICS, RunLog
+from eqc.io import write_json_atomic
 
-__all__ = ["METRICS", "RunSummary", "make_learner", "train"]
+__all__ = ["METRICS", "RunDirectoryError", "RunSummary", "TrainingDiverged", "make_learner", "train"]
 
-METRICS = (
-    "env_steps", "updates", "wall_s", "eval_score", "eval_sem", "eval_bombout", "eval_perfect",
-    "train_score", "train_episodes", "loss", "epsilon", "env_steps_per_s", "updates_per_s",
-)
 #: ``[run]`` keys that may differ when a run resumes: they do not change what is learned.
 RESUMABLE_KEYS = ("total_env_steps", "checkpoint_minutes", "threads", "tensorboard")
+#: A squared TD error above this (Hanabi's values are at most 25) means the learning diverged.
+DIVERGED_LOSS = 1e6
+
+
+class RunDirectoryError(ValueError):
+    """A run directory that cannot hold this run (a file, another run's config or seed, locked by another process)."""
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss became NaN, infinite or absurdly large: the run stops instead of training on garbage."""
 
 
 def make_learner(config: TrainConfig, seed: int, device: torch.device) -> Learner:
@@ -60,8 +67,23 @@ def make_learner(config: TrainConfig, seed: int, device: torch.device) -> Learne
     return R2D2Learner(config, seed, device)
 
 
-class RunSummary(dict):
-    """What ``train`` returns: the last metrics row plus ``resumed`` and ``stopped`` (why it stopped)."""
+@dataclass(frozen=True)
+class RunSummary:
+    """What ``train`` returns: the last evaluation, whether the run resumed, and why it stopped
+    (``"total_env_steps"`` or ``"max_minutes"``); ``row`` is the last ``metrics.csv`` row."""
+
+    env_steps: int
+    updates: int
+    wall_s: float
+    eval_score: float
+    eval_sem: float
+    eval_bombout: float
+    resumed: bool
+    stopped: str
+    row: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.row, "resumed": self.resumed, "stopped": self.stopped}
 
 
 def _config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
@@ -81,55 +103,18 @@ def _prepare_dir(out: Path, config: TrainConfig, seed: int) -> dict[str, Any] | 
     if saved_path.exists():
         saved = json.loads(saved_path.read_text())
         if saved.get("seed") != seed:
-            raise ConfigError(f"--out {str(out)!r} holds a run with seed {saved.get('seed')}, not {seed}: use another --out")
+            raise RunDirectoryError(f"out {str(out)!r} holds a run with seed {saved.get('seed')}, not {seed}: use another directory")
         try:  # resolved, so that keys added to the schema since (with their defaults) are no difference
             saved_config = TrainConfig.from_dict(saved.get("config", {}), f"{saved_path}").to_dict()
         except ConfigError:
             saved_config = saved.get("config", {})
         diffs = _config_differences(saved_config, record["config"])
         if diffs:
-            raise ConfigError(f"--out {str(out)!r} holds a run of another config; differences: " + "; ".join(diffs))
+            raise RunDirectoryError(f"out {str(out)!r} holds a run of another config; differences: " + "; ".join(diffs))
     write_json_atomic(saved_path, record)
     if (out / CHECKPOINT_NAME).exists():
         return load_checkpoint(out)
     return None
-
-
-def _write_metrics(out: Path, rows: list[dict[str, Any]]) -> None:
-    text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=METRICS)
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: row.get(k, "") for k in METRICS})
-    write_text_atomic(out / "metrics.csv", text.getvalue())
-
-
-def plot_curve(rows: list[dict[str, Any]], path: Path, title: str) -> None:
-    """Greedy evaluation score (± SEM) against wall-clock minutes and against env steps."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    if not rows:
-        return
-    minutes = [r["wall_s"] / 60 for r in rows]
-    steps = [r["env_steps"] / 1e6 for r in rows]
-    score = [r["eval_score"] for r in rows]
-    sem = [r["eval_sem"] for r in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
-    for ax, x, label in ((axes[0], minutes, "wall-clock minutes"), (axes[1], steps, "environment steps (millions)")):
-        ax.errorbar(x, score, yerr=sem, marker="o", markersize=3, capsize=2)
-        ax.set_xlabel(label)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("greedy self-play score")
-    axes[0].set_ylim(0, 25)
-    fig.suptitle(title)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    atomic_write(path, lambda f: f.write(buf.getvalue()))
 
 
 def train(
@@ -156,13 +141,13 @@ def train(
         check_float(max_minutes, "max_minutes", low=0, low_open=True)
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {str(out)!r} is a file, not a directory")
+        raise RunDirectoryError(f"out {str(out)!r} is a file, not a directory")
     out.mkdir(parents=True, exist_ok=True)
     with open(out / ".lock", "w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise ConfigError(f"--out {str(out)!r} is being trained by another process right now") from None
+            raise RunDirectoryError(f"out {str(out)!r} is being trained by another process right now") from None
         return _train_locked(config, out, seed, device, max_minutes, progress, log)
 
 
@@ -170,90 +155,108 @@ def _train_locked(
     config: TrainConfig, out: Path, seed: int, device: torch.device | str, max_minutes: float | None,
     progress: bool, log: Callable[[str], None],
 ) -> RunSummary:
-    """``train`` once the run directory is locked."""
-    out = Path(out)
+    """``train`` once the run directory is locked: iterate; evaluate when due; checkpoint when due."""
     device = torch.device(device)
     torch.set_num_threads(config.run.threads)
     checkpoint = _prepare_dir(out, config, seed)
     learner = make_learner(config, seed, device)
-    rows: list[dict[str, Any]] = []
-    wall_before = 0.0
-    if checkpoint is not None:
-        learner.load_state_dict(checkpoint["learner"])
-        rows = [r for r in checkpoint.get("metrics", []) if r["env_steps"] <= learner.env_steps]
-        wall_before = float(checkpoint["learner"]["counters"].get("wall_s", 0.0))
-        log(f"resuming {out} at {learner.env_steps:,} env steps, {learner.updates:,} updates")
-    writer = _tensorboard(out) if config.run.tensorboard else None
-    start = time.monotonic()
-    last_checkpoint = start
-    deadline = None if max_minutes is None else start + 60 * max_minutes
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=config.run.total_env_steps, initial=learner.env_steps, unit="step", unit_scale=True, dynamic_ncols=True)
-    window = {"steps": learner.env_steps, "updates": learner.updates, "time": start}
+    rows, wall_before = _restore(learner, checkpoint, out, log)
+    clock = _Clock(wall_before, max_minutes)
+    run_log = RunLog(out, f"{config.run.algorithm} {config.rule.rule} seed {seed}", rows, progress=progress, log=log,
+                     total_steps=config.run.total_env_steps, start_steps=learner.env_steps, max_minutes=max_minutes,
+                     tensorboard=_tensorboard(out) if config.run.tensorboard else None)
+    window = _Window(learner)
     stats: dict[str, Any] = {}
-
-    def wall() -> float:
-        return wall_before + time.monotonic() - start
-
-    def save() -> None:
-        state = learner.state_dict()
-        state["counters"]["wall_s"] = wall()
-        save_checkpoint(out / CHECKPOINT_NAME, {"config": config.to_dict(), "seed": seed, "learner": state, "metrics": rows})
-
-    def evaluate() -> None:
-        now = time.monotonic()
-        result = evaluate_agent(learner.agent, config, config.run.eval_games, config.run.eval_seed, device)
-        episodes, train_score = learner.take_episode_stats()
-        dt = max(now - window["time"], 1e-9)
-        row = {
-            "env_steps": learner.env_steps, "updates": learner.updates, "wall_s": round(wall(), 2),
-            "eval_score": result.mean, "eval_sem": result.sem, "eval_bombout": result.bombout, "eval_perfect": result.perfect,
-            "train_score": train_score, "train_episodes": episodes,
-            "loss": float(stats.get("loss", float("nan"))), "epsilon": float(stats.get("epsilon", float("nan"))),
-            "env_steps_per_s": round((learner.env_steps - window["steps"]) / dt, 1),
-            "updates_per_s": round((learner.updates - window["updates"]) / dt, 2),
-        }
-        rows.append(row)
-        window.update(steps=learner.env_steps, updates=learner.updates, time=time.monotonic())
-        _write_metrics(out, rows)
-        plot_curve(rows, out / "learning_curve.png", f"{config.run.algorithm} {config.rule.rule} seed {seed}")
-        if writer is not None:
-            for key, value in row.items():
-                writer.add_scalar(key, value, learner.env_steps)
-        if bar is not None:
-            bar.set_postfix(score=f"{result.mean:.2f}", bomb=f"{result.bombout:.0%}")
-        else:
-            log(f"{learner.env_steps:>12,} steps  {wall() / 60:6.1f} min  eval {result}")
-
     if not rows:
-        evaluate()  # the untrained agent: the curve's starting point
-    next_eval = (learner.env_steps // config.run.eval_every_steps + 1) * config.run.eval_every_steps
+        run_log.evaluated(_evaluate(learner, config, stats, window, clock, device))  # the untrained agent
+    every = config.run.eval_every_steps
+    next_eval = (learner.env_steps // every + 1) * every
+    last_save = time.monotonic()
     stopped = "total_env_steps"
-    while learner.env_steps < config.run.total_env_steps:
-        if deadline is not None and time.monotonic() >= deadline:
-            stopped = "max_minutes"
-            break
-        before = learner.env_steps
-        stats = learner.iteration()
-        if bar is not None:
-            bar.update(learner.env_steps - before)
-        if learner.env_steps >= next_eval:
-            evaluate()
-            next_eval = (learner.env_steps // config.run.eval_every_steps + 1) * config.run.eval_every_steps
-        if time.monotonic() - last_checkpoint >= 60 * config.run.checkpoint_minutes:
-            save()
-            last_checkpoint = time.monotonic()
-    if not rows or rows[-1]["env_steps"] != learner.env_steps:
-        evaluate()
-    save()
-    if bar is not None:
-        bar.close()
-    if writer is not None:
-        writer.close()
-    return RunSummary(rows[-1], resumed=checkpoint is not None, stopped=stopped)
+    try:
+        while learner.env_steps < config.run.total_env_steps:
+            if clock.past_deadline():
+                stopped = "max_minutes"
+                break
+            stats = learner.iteration()
+            run_log.advanced(learner.env_steps)
+            if learner.env_steps >= next_eval:
+                run_log.evaluated(_evaluate(learner, config, stats, window, clock, device))
+                next_eval = (learner.env_steps // every + 1) * every
+            if time.monotonic() - last_save >= 60 * config.run.checkpoint_minutes:
+                _save(out, config, seed, learner, rows, clock)
+                last_save = time.monotonic()
+        if rows[-1]["env_steps"] != learner.env_steps:
+            run_log.evaluated(_evaluate(learner, config, stats, window, clock, device))
+        _save(out, config, seed, learner, rows, clock)
+    finally:
+        run_log.close()
+    last = rows[-1]
+    return RunSummary(last["env_steps"], last["updates"], last["wall_s"], last["eval_score"], last["eval_sem"], last["eval_bombout"],
+                      checkpoint is not None, stopped, dict(last))
+
+
+class _Clock:
+    """Wall-clock seconds of the whole run (earlier calls included) and this call's deadline."""
+
+    def __init__(self, before: float, max_minutes: float | None) -> None:
+        self.before, self.start = before, time.monotonic()
+        self.deadline = None if max_minutes is None else self.start + 60 * max_minutes
+
+    def wall(self) -> float:
+        return self.before + time.monotonic() - self.start
+
+    def past_deadline(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+
+class _Window:
+    """Moves and updates since the last evaluation, for the rates of the next row."""
+
+    def __init__(self, learner: Learner) -> None:
+        self.reset(learner)
+
+    def reset(self, learner: Learner) -> None:
+        self.steps, self.updates, self.time = learner.env_steps, learner.updates, time.monotonic()
+
+    def rates(self, learner: Learner) -> tuple[float, float]:
+        dt = max(time.monotonic() - self.time, 1e-9)
+        return round((learner.env_steps - self.steps) / dt, 1), round((learner.updates - self.updates) / dt, 2)
+
+
+def _restore(learner: Learner, checkpoint: dict[str, Any] | None, out: Path, log: Callable[[str], None]) -> tuple[list[dict], float]:
+    """Load a checkpoint into ``learner``; its metrics rows and wall-clock seconds so far."""
+    if checkpoint is None:
+        return [], 0.0
+    learner.load_state_dict(checkpoint["learner"])
+    log(f"resuming {out} at {learner.env_steps:,} env steps, {learner.updates:,} updates")
+    rows = [r for r in checkpoint.get("metrics", []) if r["env_steps"] <= learner.env_steps]
+    return rows, float(checkpoint["learner"]["counters"].get("wall_s", 0.0))
+
+
+def _evaluate(learner: Learner, config: TrainConfig, stats: dict[str, Any], window: _Window, clock: _Clock,
+              device: torch.device) -> dict[str, Any]:
+    """One metrics row: greedy evaluation on the fixed decks, training episodes and rates since the last row."""
+    result = evaluate_agent(learner.agent, config, config.run.eval_games, config.run.eval_seed, device)
+    episodes, train_score = learner.take_episode_stats()
+    steps_per_s, updates_per_s = window.rates(learner)
+    loss = float(stats.get("loss", float("nan")))
+    if stats and not (math.isfinite(loss) and loss < DIVERGED_LOSS):
+        raise TrainingDiverged(f"the loss diverged ({loss:.3g}) at {learner.env_steps:,} moves: lower [optim] lr "
+                               f"({config.optim.lr:g}) or set [optim] grad_clip; the last checkpoint is kept")
+    window.reset(learner)
+    return {
+        "env_steps": learner.env_steps, "updates": learner.updates, "wall_s": round(clock.wall(), 2),
+        "eval_score": result.mean, "eval_sem": result.sem, "eval_bombout": result.bombout, "eval_perfect": result.perfect,
+        "train_score": train_score, "train_episodes": episodes, "loss": loss,
+        "epsilon": float(stats.get("epsilon", float("nan"))), "env_steps_per_s": steps_per_s, "updates_per_s": updates_per_s,
+    }
+
+
+def _save(out: Path, config: TrainConfig, seed: int, learner: Learner, rows: list[dict[str, Any]], clock: _Clock) -> None:
+    state = learner.state_dict()
+    state["counters"]["wall_s"] = clock.wall()
+    save_checkpoint(out / CHECKPOINT_NAME, {"config": config.to_dict(), "seed": seed, "learner": state, "metrics": rows})
 
 
 def _tensorboard(out: Path) -> Any:

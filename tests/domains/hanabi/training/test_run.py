@@ -14,8 +14,7 @@ import pytest
 import torch
 
 from eqc.domains.hanabi.training.checkpoint import load_checkpoint
-from eqc.domains.hanabi.training.config import ConfigError
-from eqc.domains.hanabi.training.run import METRICS, train
+from eqc.domains.hanabi.training.run import METRICS, RunDirectoryError, TrainingDiverged, train
 
 
 def _rows(out: Path) -> list[dict[str, str]]:
@@ -28,7 +27,7 @@ def test_run_writes_metrics_curve_and_checkpoint(tmp_path: Path, tiny_config) ->
     rows = _rows(tmp_path)
     assert list(rows[0]) == list(METRICS)
     assert [int(r["env_steps"]) for r in rows] == [0, 2048, 4096]
-    assert summary["env_steps"] == 4096 and summary["stopped"] == "total_env_steps" and not summary["resumed"]
+    assert summary.env_steps == 4096 and summary.stopped == "total_env_steps" and not summary.resumed
     assert (tmp_path / "learning_curve.png").stat().st_size > 1000
     data = load_checkpoint(tmp_path)
     assert data["seed"] == 3 and data["config"]["run"]["num_envs"] == 64
@@ -40,7 +39,7 @@ def test_resume_continues_where_the_run_stopped(tmp_path: Path, tiny_config) -> 
     first = load_checkpoint(tmp_path)["learner"]
     longer = tiny_config(run={"total_env_steps": 8192})  # a resumable key may change
     summary = train(longer, tmp_path, seed=0, progress=False, log=lambda _: None)
-    assert summary["resumed"] and summary["env_steps"] == 8192
+    assert summary.resumed and summary.env_steps == 8192
     assert [int(r["env_steps"]) for r in _rows(tmp_path)] == [0, 2048, 4096, 6144, 8192]
     second = load_checkpoint(tmp_path)["learner"]
     assert second["counters"]["updates"] == 2 * first["counters"]["updates"]
@@ -69,13 +68,13 @@ def test_resumed_run_equals_an_uninterrupted_one(tmp_path: Path, tiny_config) ->
 
 def test_out_holding_another_run_is_refused(tmp_path: Path, tiny_config) -> None:
     train(tiny_config(), tmp_path, seed=0, progress=False, log=lambda _: None)
-    with pytest.raises(ConfigError, match=r"another config.*\[optim\] lr: 0.0003 in the run, 0.001 now"):
+    with pytest.raises(RunDirectoryError, match=r"another config.*\[optim\] lr: 0.0003 in the run, 0.001 now"):
         train(tiny_config(optim={"lr": 1e-3}), tmp_path, seed=0, progress=False)
-    with pytest.raises(ConfigError, match="seed 0, not 5"):
+    with pytest.raises(RunDirectoryError, match="seed 0, not 5"):
         train(tiny_config(), tmp_path, seed=5, progress=False)
     file = tmp_path / "file"
     file.write_text("x")
-    with pytest.raises(ConfigError, match="is a file"):
+    with pytest.raises(RunDirectoryError, match="is a file"):
         train(tiny_config(), file, seed=0, progress=False)
 
 
@@ -95,7 +94,7 @@ def test_a_run_from_before_a_new_config_key_resumes(tmp_path: Path, tiny_config)
 def test_max_minutes_stops_and_says_so(tmp_path: Path, tiny_config) -> None:
     config = tiny_config(run={"total_env_steps": 10**9})
     summary = train(config, tmp_path, seed=0, max_minutes=0.05, progress=False, log=lambda _: None)
-    assert summary["stopped"] == "max_minutes" and 0 < summary["env_steps"] < 10**9
+    assert summary.stopped == "max_minutes" and 0 < summary.env_steps < 10**9
 
 
 def test_kill_minus_nine_then_rerun_resumes(tmp_path: Path, tiny_config) -> None:
@@ -130,7 +129,7 @@ def test_a_run_being_trained_is_not_trained_twice(tmp_path: Path, tiny_config) -
     tmp_path.mkdir(exist_ok=True)
     with open(tmp_path / ".lock", "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another process trains this directory
-        with pytest.raises(ConfigError, match="being trained by another process"):
+        with pytest.raises(RunDirectoryError, match="being trained by another process"):
             train(tiny_config(), tmp_path, seed=0, progress=False)
     train(tiny_config(), tmp_path, seed=0, progress=False, log=lambda _: None)  # free again
 
@@ -145,3 +144,15 @@ def test_bad_arguments_are_refused_before_any_work(tmp_path: Path, tiny_config) 
     with pytest.raises(ValueError, match="did you mean 'cuda'"):
         train(tiny_config(), tmp_path / "d", device="gpu", progress=False)
     assert not any((tmp_path / name).exists() for name in "abcd")
+
+
+def test_a_diverging_loss_stops_the_run_with_a_message(tmp_path: Path, tiny_config) -> None:
+    config = tiny_config(optim={"lr": 1e6, "grad_clip": 0.0}, run={"total_env_steps": 40_960, "eval_every_steps": 2048})
+    with pytest.raises(TrainingDiverged, match=r"the loss diverged .* lower \[optim\] lr \(1e\+06\)"):
+        train(config, tmp_path, seed=0, progress=False, log=lambda _: None)
+
+
+def test_without_a_terminal_progress_is_a_line_per_evaluation(tmp_path: Path, tiny_config) -> None:
+    messages: list[str] = []
+    train(tiny_config(), tmp_path, seed=0, progress=True, log=messages.append)  # pytest's stderr is not a terminal
+    assert [m.split()[1] for m in messages] == ["moves"] * 3 and "greedy score" in messages[-1]

@@ -23,7 +23,7 @@ other processes hits all alike) of torch.utils.benchmark blocks; "peak MiB" is t
 during one call, from torch.profiler's memory events (persistent buffers such as the dense matrices
 are listed separately).
 
-Usage: python benchmarks/symmetrizer.py [--groups dihedral5 symmetric5] [--min-run-time 1.0] [--rounds 5]
+Usage: python benchmarks/symmetrizer.py [--groups D10 S5] [--min-run-time 1.0] [--rounds 5]
        [--threads 2] [--no-escnn] [--breakdown] [--append-results benchmarks/RESULTS.md]
 """
 
@@ -50,9 +50,9 @@ from eqc.symmetrize import Symmetrizer
 
 OBS_DIM, ACT_DIM = 658, 20  # 2-player Hanabi: canonical observation, moves
 GROUPS: dict[str, Callable[[], PermutationGroup]] = {
-    "dihedral5": lambda: dihedral(5),
-    "cyclic5": lambda: cyclic(5),
-    "symmetric5": lambda: symmetric(5),
+    "D10": lambda: dihedral(5),
+    "C5": lambda: cyclic(5),
+    "S5": lambda: symmetric(5),
 }
 
 
@@ -233,7 +233,7 @@ def bench_group(name: str, args: argparse.Namespace, rows: list[Row], breakdown:
         ("(b) Python loop over G", loop_net, x, ""),
         ("(c) dense matrices", dense_net, x, f"+{dense_mib:.0f} MiB of matrices"),
     ]
-    if args.escnn and name in ("dihedral5", "cyclic5"):
+    if args.escnn and name in ("D10", "C5"):
         fields = args.hidden // order
         model, build_s = escnn_mlp(sym, fields)
         params = sum(p.numel() for p in model.parameters())
@@ -298,7 +298,7 @@ def machine(load_before: tuple[float, ...], load_after: tuple[float, ...]) -> st
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--groups", nargs="+", default=["dihedral5", "symmetric5"], choices=sorted(GROUPS))
+    parser.add_argument("--groups", nargs="+", default=["D10", "S5"], choices=sorted(GROUPS))
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--hidden", type=int, default=512)
     parser.add_argument("--threads", type=int, default=2)

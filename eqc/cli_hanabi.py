@@ -213,7 +213,7 @@ def _config(args: argparse.Namespace) -> int:
 
 def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``eqc hanabi {train,eval,xp,actions,relabelled,export,config,pool,reproduce}``."""
-    hanabi = subparsers.add_parser("hanabi", help="train and evaluate Hanabi agents", description=__doc__,
+    hanabi = subparsers.add_parser("hanabi", help="train and evaluate Hanabi agents", description=__doc__.replace("``", ""),
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = hanabi.add_subparsers(dest="hanabi_command", required=True)
 

@@ -35,13 +35,9 @@ class CheckpointError(ValueError):
 
 def versions() -> dict[str, str]:
     """The versions of eqc and torch (recorded in checkpoints and results)."""
-    from importlib.metadata import PackageNotFoundError, version
+    import eqc
 
-    try:
-        eqc_version = version("eqc")
-    except PackageNotFoundError:  # running from a source tree that was not installed
-        eqc_version = "unknown"
-    return {"eqc": eqc_version, "torch": str(torch.__version__)}
+    return {"eqc": eqc.__version__, "torch": str(torch.__version__)}
 
 
 def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:

@@ -63,7 +63,7 @@ class RunConfig:
     eval_games: int = _help("games per greedy evaluation, on fixed seeded decks", 1000)
     eval_seed: int = _help("seed of the evaluation decks (the same decks at every evaluation)", 12345)
     checkpoint_minutes: float = _help("write a checkpoint at least this often (wall-clock minutes)", 5.0)
-    threads: int = _help("torch threads (1 is fastest on a loaded 2-core CPU; see the README)", 1)
+    threads: int = _help("torch CPU threads (1 is fastest for eqc's small networks on a busy machine; see the README)", 1)
     tensorboard: bool = _help("also write TensorBoard scalars to DIR/tensorboard (needs the tensorboard package)", False)
 
 

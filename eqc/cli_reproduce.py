@@ -28,7 +28,10 @@ def _seeds(text: str) -> list[int]:
 
 
 def _ray_flags(args: argparse.Namespace) -> tuple[str | None, bool | None]:
-    """(address, use_ray) from ``--ray``/``--no-ray``; a Ray address without Ray installed is a usage error."""
+    """(address, use_ray) from ``--ray``/``--no-ray``, checked before any work: Ray installed, the address
+    reachable (a wrong one would otherwise be retried for minutes), ``auto`` only with a running cluster."""
+    if args.no_ray and args.ray is not None:
+        raise flags.FlagError("--no-ray", f"contradicts --ray {args.ray}: give one of them")
     if args.no_ray:
         return None, False
     if args.ray is not None:
@@ -36,7 +39,27 @@ def _ray_flags(args: argparse.Namespace) -> tuple[str | None, bool | None]:
             import ray  # noqa: F401
         except ImportError:
             raise flags.FlagError("--ray", "Ray is not installed: pip install 'eqc[ray]'") from None
+        _check_ray_address(args.ray)
     return args.ray, None
+
+
+def _check_ray_address(address: str) -> None:
+    import os
+    import socket
+    import tempfile
+
+    if address == "auto":
+        current = Path(tempfile.gettempdir()) / "ray" / "ray_current_cluster"
+        if not os.environ.get("RAY_ADDRESS") and not current.is_file():
+            raise flags.FlagError("--ray", "'auto' found no running Ray cluster on this machine (start one: ray start --head)")
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise flags.FlagError("--ray", f"must be 'auto' or host:port, got {address!r}")
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise flags.FlagError("--ray", f"cannot reach a Ray cluster at {address!r}: {exc}") from None
 
 
 def _pool(args: argparse.Namespace) -> int:

@@ -85,3 +85,17 @@ def test_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     with pytest.raises(SystemExit) as info:
         main(["hanabi", "pool", "--config", "configs/hanabi/vdn_cpu.toml", "--seeds", "5-2", "--out", str(tmp_path)])
     assert info.value.code == 2 and "--seeds" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "flag", "message"), [
+    (["--ray", "bogus:1234"], "--ray", "cannot reach a Ray cluster"),
+    (["--ray", "nonsense"], "--ray", "must be 'auto' or host:port"),
+    (["--ray", "127.0.0.1:1", "--no-ray"], "--no-ray", "contradicts --ray"),
+])
+def test_ray_flags_are_checked_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv, flag, message) -> None:
+    pytest.importorskip("ray")
+    with pytest.raises(SystemExit) as info:
+        main(["hanabi", "pool", "--config", "vdn_cpu", "--seeds", "0", "--out", str(tmp_path / "pool"), *argv])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and flag in err and message in err
+    assert not (tmp_path / "pool").exists()

@@ -24,13 +24,15 @@ from eqc.domains.hanabi.training.setup import colour_group, make_batch, move_sym
 from eqc.symmetrize import OtherPlay
 from eqc.symmetrize.other_play import Relabelling
 
-__all__ = ["Learner"]
+__all__ = ["Learner", "draw_relabellings"]
 
 
 class Learner(ABC):
     """Base class; subclasses implement :meth:`iteration` and :meth:`modules`."""
 
-    def __init__(self, config: TrainConfig, seed: int, device: torch.device) -> None:
+    def __init__(self, config: TrainConfig, seed: int, device: torch.device, *, aux_outputs: int = 0, keep_identity: bool = True) -> None:
+        """``aux_outputs``: size of the network's auxiliary head (R2D2's SAD-AUX); ``keep_identity``: under
+        Other-Play / G-OP one random player per game keeps the identity (VDN's team), else every player draws."""
         self.config, self.seed, self.device = config, seed, device
         c = config
         B = c.run.num_envs
@@ -46,7 +48,7 @@ class Learner(ABC):
         self.relabel_generator = torch.Generator(device=device).manual_seed(seed + 3_000_017)
         with torch.random.fork_rng(devices=[]):  # seeded initial weights; the global RNG is left as it was
             torch.manual_seed(seed)
-            network = QNetwork(self.obs_dim, self.num_actions, c.network, aux_outputs=self.aux_outputs())
+            network = QNetwork(self.obs_dim, self.num_actions, c.network, aux_outputs=aux_outputs)
         self.network = network.to(device)
         self.agent = make_agent(c, self.network)
         params = list(self.network.parameters())
@@ -58,12 +60,12 @@ class Learner(ABC):
         self.score_sum = torch.zeros((), dtype=torch.long, device=device)
         self.other_play: OtherPlay | None = None
         self.perms: torch.Tensor | None = None
-        self.acting: Relabelling | None = None
-        self._elements: torch.Tensor | None = None
+        self.keep_identity = keep_identity
         if c.rule.rule != "sp":
             group = colour_group("S5" if c.rule.rule == "op" else c.rule.group)
             sym = move_symmetry(config, group)
             self.other_play = OtherPlay(group, sym.observation_rep, sym.action_rep, self.relabel_generator, device)
+            self._elements = group.elements.to(device)  # drawn on the device: no host-device copy per draw
             self.perms = self._draw_perms()
 
     # ---------------------------------------------------------------- to implement
@@ -75,34 +77,16 @@ class Learner(ABC):
     def modules(self) -> dict[str, nn.Module]:
         """The networks a checkpoint saves, by name."""
 
-    def aux_outputs(self) -> int:
-        return 0
-
     # ---------------------------------------------------------------- relabelling
     def _draw_perms(self) -> torch.Tensor:
-        """Fresh elements ``[B, P, 5]``: under VDN one random player per game keeps the identity (hanabi_SAD's
-        Other-Play); under IQL (``[r2d2] vdn = false``) every player draws."""
-        B, P = self.config.run.num_envs, self.num_players
-        group = self.other_play.group
-        if self._elements is None:  # no host-device copy: the group's elements live on the device
-            self._elements = group.elements.to(self.device)
-        draw = torch.randint(group.order, (B * P,), generator=self.relabel_generator, device=self.device)
-        perms = self._elements[draw].view(B, P, group.degree)
-        if self.config.run.algorithm == "pqn" or self.config.r2d2.vdn:
-            keeper = torch.randint(P, (B,), generator=self.relabel_generator, device=self.device)
-            identity = torch.arange(group.degree, device=self.device)
-            keep = torch.arange(P, device=self.device).view(1, P) == keeper.view(B, 1)
-            perms = torch.where(keep.unsqueeze(-1), identity, perms)
-        return perms
+        return draw_relabellings(self._elements, self.config.run.num_envs, self.num_players, self.relabel_generator, self.keep_identity)
 
     def acting_relabelling(self, current: torch.Tensor, everyone: Relabelling | None = None) -> Relabelling:
-        """The relabelling of each game's acting player (kept for mapping its move back); taken from
-        ``everyone`` (all players' relabellings ``[B, P]``) when that was already built."""
+        """The relabelling of each game's acting player (for mapping its move back); taken from ``everyone``
+        (all players' relabellings ``[B, P]``) when that was already built."""
         if everyone is None:
-            self.acting = self.other_play.relabelling(self.perms[self._games, current])
-        else:
-            self.acting = Relabelling(*(getattr(everyone, f.name)[self._games, current] for f in dataclasses.fields(everyone)))
-        return self.acting
+            return self.other_play.relabelling(self.perms[self._games, current])
+        return Relabelling(*(getattr(everyone, f.name)[self._games, current] for f in dataclasses.fields(everyone)))
 
     def redraw(self, ended: torch.Tensor) -> None:
         """New elements for the players of games that just ended (one element per player per episode)."""
@@ -113,30 +97,28 @@ class Learner(ABC):
     def current_player(self) -> torch.Tensor:
         return self.env.state.current
 
-    def player_views(self, obs_buffer: torch.Tensor, legal_buffer: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def player_views(
+        self, obs_buffer: torch.Tensor, legal_buffer: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Relabelling | None]:
         """Every player's (relabelled) observation ``[B, P, D]``, legal moves with the no-op ``[B, P, A]`` (the
-        waiting players' only move is the no-op), and the player on turn ``[B]``; the acting players'
-        relabelling is kept for mapping their moves back. The buffers receive the raw observations and moves."""
+        waiting players' only move is the no-op), the player on turn ``[B]`` and the acting players'
+        relabelling (None under self-play), for :meth:`env_step`. The buffers receive the raw observations and moves."""
         B, P = self.config.run.num_envs, self.num_players
         obs = self.env.observations(obs_buffer)
         legal = self.env.legal_move_mask(legal_buffer).unsqueeze(1).expand(B, P, self.num_moves)
         current = self.current_player()
+        acting = None
         if self.other_play is not None:
             everyone = self.other_play.relabelling(self.perms)
             obs, legal = everyone.relabel_observations(obs), everyone.relabel_legal_actions(legal)
-            self.acting_relabelling(current, everyone)
+            acting = self.acting_relabelling(current, everyone)
         on_turn = (torch.arange(P, device=self.device).view(1, P) == current.view(B, 1)).unsqueeze(-1)
-        return obs, torch.cat([legal & on_turn, ~on_turn], dim=-1), current
+        return obs, torch.cat([legal & on_turn, ~on_turn], dim=-1), current, acting
 
     def with_no_op(self, legal: torch.Tensor, *, acting: bool) -> torch.Tensor:
         """Append the no-op column: illegal for the acting player, the only legal move otherwise."""
         no_op = torch.full((*legal.shape[:-1], 1), not acting, dtype=torch.bool, device=legal.device)
         return torch.cat([legal if acting else torch.zeros_like(legal), no_op], dim=-1)
-
-    def epsilon(self) -> float:
-        p = self.config.pqn
-        frac = min(1.0, self.env_steps / p.eps_decay_steps)
-        return p.eps_start + frac * (p.eps_end - p.eps_start)
 
     def explore(self, q: torch.Tensor, legal: torch.Tensor, epsilon: float | torch.Tensor) -> torch.Tensor:
         """Epsilon-greedy over legal moves; ``epsilon`` a float or a per-row tensor."""
@@ -146,16 +128,18 @@ class Learner(ABC):
         coin = torch.rand(q.shape[:-1], generator=self.explore_generator, device=q.device)
         return torch.where(coin < epsilon, uniform, greedy)
 
-    def env_step(self, action: torch.Tensor, greedy: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Play the acting players' moves (in their relabelled games); return (reward, ended) ``[B]``.
-
-        ``greedy`` (SAD): the acting players' greedy moves in their relabelled games, shown to the others.
+    def env_step(
+        self, action: torch.Tensor, acting: Relabelling | None, greedy: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Play the acting players' moves, chosen in their games relabelled by ``acting`` (None: not
+        relabelled); return (reward, ended) ``[B]``. ``greedy`` (SAD): the acting players' greedy moves
+        in their relabelled games, shown to the others.
         """
-        move = action if self.acting is None else self.acting.to_env_actions(action, check=False)
+        move = action if acting is None else acting.to_env_actions(action, check=False)
         if greedy is None:
             reward = self.env.step(move)
         else:
-            greedy = greedy if self.acting is None else self.acting.to_env_actions(greedy, check=False)
+            greedy = greedy if acting is None else acting.to_env_actions(greedy, check=False)
             reward = self.env.step(move, greedy=greedy)
         ended = self.env.state.ended
         final = self.env.state.final_score
@@ -206,6 +190,22 @@ class Learner(ABC):
         self.episodes.zero_()
         self.score_sum.zero_()
         return n, (total / n if n else float("nan"))
+
+
+def draw_relabellings(
+    elements: torch.Tensor, games: int, players: int, generator: torch.Generator, keep_identity: bool
+) -> torch.Tensor:
+    """Group elements ``[games, players, degree]`` drawn uniformly from ``elements`` (``group.elements``
+    on the device); with ``keep_identity`` one random player per game gets the identity instead
+    (hanabi_SAD's Other-Play under VDN), else every player draws (IQL)."""
+    order, degree = elements.shape
+    draw = torch.randint(order, (games * players,), generator=generator, device=elements.device)
+    perms = elements[draw].view(games, players, degree)
+    if not keep_identity:
+        return perms
+    keeper = torch.randint(players, (games,), generator=generator, device=elements.device)
+    keep = torch.arange(players, device=elements.device).view(1, players) == keeper.view(games, 1)
+    return torch.where(keep.unsqueeze(-1), torch.arange(degree, device=elements.device), perms)
 
 
 def make_agent(config: TrainConfig, network: QNetwork) -> Agent:

@@ -24,10 +24,11 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from eqc.domains.hanabi.training.config import TrainConfig
+from eqc.domains.hanabi.training.config import PQNConfig, TrainConfig
 from eqc.domains.hanabi.training.learner import Learner
+from eqc.symmetrize.other_play import Relabelling
 
-__all__ = ["PQNLearner", "lambda_returns"]
+__all__ = ["PQNLearner", "epsilon_schedule", "lambda_returns"]
 
 
 def lambda_returns(rewards: torch.Tensor, ended: torch.Tensor, values: torch.Tensor, gamma: float, td_lambda: float) -> torch.Tensor:
@@ -46,6 +47,12 @@ def lambda_returns(rewards: torch.Tensor, ended: torch.Tensor, values: torch.Ten
     return returns
 
 
+def epsilon_schedule(p: PQNConfig, env_steps: int) -> float:
+    """Epsilon after ``env_steps`` moves: linear from ``eps_start`` to ``eps_end`` over ``eps_decay_steps``."""
+    frac = min(1.0, env_steps / p.eps_decay_steps)
+    return p.eps_start + frac * (p.eps_end - p.eps_start)
+
+
 class PQNLearner(Learner):
     """The fast feed-forward learner (see the module docstring)."""
 
@@ -62,33 +69,35 @@ class PQNLearner(Learner):
         self._buf_ended = torch.empty(T, B, dtype=torch.bool, device=device)
         self._buf_value = torch.empty(T, B, device=device)
 
-    def _acting_view(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """The acting player's (relabelled) observation [B, D] and legal moves with the no-op [B, A]."""
+    def _acting_view(self) -> tuple[torch.Tensor, torch.Tensor, Relabelling | None]:
+        """The acting player's (relabelled) observation [B, D], legal moves with the no-op [B, A], and its
+        relabelling (None under self-play), for ``env_step``."""
         self.env.observations(self._obs)
         self.env.legal_move_mask(self._legal)
         current = self.current_player()
         obs = self._obs[self._games, current]
         legal = self._legal
+        acting = None
         if self.other_play is not None:
             acting = self.acting_relabelling(current)
             obs, legal = acting.relabel_observations(obs), acting.relabel_legal_actions(legal)
-        return obs, self.with_no_op(legal, acting=True)
+        return obs, self.with_no_op(legal, acting=True), acting
 
     def iteration(self) -> dict[str, float]:
         c, p = self.config, self.config.pqn
         T, B = p.rollout_steps, c.run.num_envs
-        epsilon = self.epsilon()
+        epsilon = epsilon_schedule(p, self.env_steps)
         with torch.no_grad():
-            obs, legal = self._acting_view()
+            obs, legal, acting = self._acting_view()
             q, _ = self.agent.step(obs, legal)
             for t in range(T):
                 self._buf_obs[t], self._buf_legal[t] = obs, legal
                 action = self.explore(q, legal, epsilon)
                 self._buf_action[t] = action
                 greedy = q.argmax(-1) if c.game.uses_sad else None  # SAD: partners see the greedy move
-                reward, ended = self.env_step(action, greedy)
+                reward, ended = self.env_step(action, acting, greedy)
                 self._buf_reward[t], self._buf_ended[t] = reward, ended
-                obs, legal = self._acting_view()
+                obs, legal, acting = self._acting_view()
                 q, _ = self.agent.step(obs, legal)
                 value = q.max(-1).values
                 self._buf_value[t] = torch.where(torch.isfinite(value), value, 0.0)  # no legal move: game over

@@ -25,7 +25,8 @@ from torch import nn
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.learner import Learner
 from eqc.domains.hanabi.training.network import State
-from eqc.domains.hanabi.training.pqn import lambda_returns
+from eqc.domains.hanabi.training.pqn import epsilon_schedule, lambda_returns
+from eqc.symmetrize.other_play import Relabelling
 
 __all__ = ["RecurrentPQNLearner"]
 
@@ -55,29 +56,30 @@ class RecurrentPQNLearner(Learner):
         self._buf_ended = torch.empty(T, B, dtype=torch.bool, device=device)
         self._buf_value = torch.empty(T, B, device=device)
 
-    def _step(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, State]:
-        """Views of every player, the acting players' Q ``[B, A]`` and the state after this step (not yet kept)."""
+    def _step(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Relabelling | None, torch.Tensor, State]:
+        """Views of every player (:meth:`player_views`), the acting players' Q ``[B, A]`` and the state after
+        this step (not yet kept)."""
         B, P = self.config.run.num_envs, self.num_players
-        obs, legal, current = self.player_views(self._obs, self._legal)
+        obs, legal, current, acting = self.player_views(self._obs, self._legal)
         q, state = self.agent.step(obs.reshape(B * P, -1), legal.reshape(B * P, -1), self.lstm_state)
-        return obs, legal, current, q.view(B, P, -1)[self._games, current], state
+        return obs, legal, current, acting, q.view(B, P, -1)[self._games, current], state
 
     def iteration(self) -> dict[str, torch.Tensor | float]:
         c, p = self.config, self.config.pqn
         T, B, P = p.rollout_steps, c.run.num_envs, self.num_players
-        epsilon = self.epsilon()
+        epsilon = epsilon_schedule(p, self.env_steps)
         start_state = tuple(s.clone() for s in self.lstm_state)
         with torch.no_grad():
-            obs, legal, current, q, state = self._step()
+            obs, legal, current, acting, q, state = self._step()
             for t in range(T):
                 self._buf_obs[t], self._buf_legal[t], self._buf_current[t] = obs, legal, current
                 action = self.explore(q, legal[self._games, current], epsilon)
                 self._buf_action[t] = action
                 greedy = q.argmax(-1) if c.game.uses_sad else None
-                reward, ended = self.env_step(action, greedy)
+                reward, ended = self.env_step(action, acting, greedy)
                 self._buf_reward[t], self._buf_ended[t] = reward, ended
                 self.lstm_state = _keep(state, ended, P)
-                obs, legal, current, q, state = self._step()
+                obs, legal, current, acting, q, state = self._step()
                 value = q.max(-1).values
                 self._buf_value[t] = torch.where(torch.isfinite(value), value, 0.0)
             returns = lambda_returns(self._buf_reward, self._buf_ended, self._buf_value, p.gamma, p.td_lambda)

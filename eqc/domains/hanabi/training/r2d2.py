@@ -43,6 +43,7 @@ from torch import nn
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.learner import Learner, make_agent
 from eqc.domains.hanabi.training.replay import EpisodeBatch, EpisodeReplay, sequence_priority
+from eqc.domains.hanabi.training.setup import game_rules
 
 __all__ = ["R2D2Learner", "ape_x_epsilons", "nstep_targets", "own_hand_labels", "q_learning_loss"]
 
@@ -118,7 +119,8 @@ class R2D2Learner(Learner):
             raise ValueError("[game] max_moves must be >= 1 for algorithm 'r2d2' (replay episodes are at most that long)")
         if config.network.lstm_layers < 1:
             raise ValueError("[network] lstm_layers must be >= 1 for algorithm 'r2d2' (a recurrent agent)")
-        super().__init__(config, seed, device)
+        aux = AUX_CLASSES * game_rules(config).hand_size if config.network.aux_weight > 0 else 0
+        super().__init__(config, seed, device, aux_outputs=aux, keep_identity=config.r2d2.vdn)
         q, B, P = config.r2d2, config.run.num_envs, self.num_players
         self.aux_weight = config.network.aux_weight
         self.target_network = copy.deepcopy(self.network).requires_grad_(False)
@@ -139,9 +141,6 @@ class R2D2Learner(Learner):
         self.update_credit = 0.0
         self.last_loss = torch.full((), float("nan"), device=device)
         self._reset_acting()
-
-    def aux_outputs(self) -> int:
-        return AUX_CLASSES * self.env.hand_size if self.config.network.aux_weight > 0 else 0
 
     def modules(self) -> dict[str, nn.Module]:
         return {"network": self.network, "target": self.target_network}
@@ -167,14 +166,14 @@ class R2D2Learner(Learner):
     def act(self) -> None:
         """One move in every game (see the module docstring, steps 1 and 2)."""
         B, P = self.config.run.num_envs, self.num_players
-        obs, legal, current = self.player_views(self._obs, self._legal)
+        obs, legal, current, acting = self.player_views(self._obs, self._legal)
         labels = own_hand_labels(self.env) if self.aux_weight else None
         score_before = self.env.score
         q, self.lstm_state = self.agent.step(obs.reshape(B * P, -1), legal.reshape(B * P, -1), self.lstm_state)
         q = q.view(B, P, -1)
         actions = self.explore(q, legal, self.epsilons)  # the waiting players' only move is the no-op
         greedy = q.argmax(-1)[self._games, current] if self.config.game.uses_sad else None
-        reward, ended = self.env_step(actions[self._games, current], greedy)
+        reward, ended = self.env_step(actions[self._games, current], acting, greedy)
         capped = self.recording & ~ended & (self.move + 1 >= self.config.game.max_moves)
         reward = torch.where(capped, -score_before.to(reward.dtype), reward)
         self.replay.record(self.move, self.recording, obs, legal, actions, reward, labels)

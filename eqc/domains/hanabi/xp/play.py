@@ -4,10 +4,8 @@ Every pair ``(i, j)`` (self-play ``i == i`` included) plays the same ``games`` d
 (:func:`eqc.domains.hanabi.evaluate.common_decks` of ``seed``): in game ``k`` agent ``i`` sits in
 seat ``k % 2`` (seat 0 moves first), as :func:`~eqc.domains.hanabi.evaluate.play_games` seats
 its ``policy_a``, so any game can be replayed in HLE (:mod:`eqc.domains.hanabi.xp.verify`).
-All pairs' games run as one batch (in chunks of ``batch_games``): each agent steps once per move
-on all the seats it holds, through :func:`~eqc.domains.hanabi.training.greedy_eval.seat_moves`,
-the function greedy self-play uses. Agents of different observation variants (SAD, knowledge)
-each read their own ``HanabiBatch``, stepped in lockstep with the same decks and moves.
+All pairs' games run as one batch (in chunks of ``batch_games``) through
+:func:`eqc.domains.hanabi.batched_play.play_seats`, the loop greedy self-play uses too.
 """
 
 from __future__ import annotations
@@ -18,9 +16,8 @@ from dataclasses import dataclass
 import torch
 
 from eqc._checks import check_int, check_list
-from eqc.domains.hanabi.batched import HanabiBatch
+from eqc.domains.hanabi.batched_play import play_seats
 from eqc.domains.hanabi.evaluate import common_decks
-from eqc.domains.hanabi.training.greedy_eval import MAX_MOVES, SYNC_EVERY, seat_moves
 from eqc.domains.hanabi.training.policy import TrainedPolicy
 from eqc.domains.hanabi.training.setup import game_rules
 from eqc.evaluation import CrossPlayResult, GameResults, cross_play
@@ -85,41 +82,6 @@ def _check_policies(policies: object) -> list[TrainedPolicy]:
     return items
 
 
-@torch.no_grad()
-def _play_batch(agents: Sequence, rules: Sequence, seats: torch.Tensor, decks: torch.Tensor, device: torch.device, keep: int):
-    """One batch: ``seats`` long ``[B, 2]`` the agent in each seat; returns scores, bomb-outs, moves ``[T, keep]``."""
-    B = seats.shape[0]
-    variants = dict.fromkeys(rules[a] for a in seats.unique().tolist())
-    envs = {r: HanabiBatch(B, r, device=device, auto_reset=False, check=False) for r in variants}
-    for env in envs.values():
-        env.reset(decks)
-    main = next(iter(envs.values()))
-    flat = seats.reshape(-1)  # row 2 * game + seat
-    row_game, row_seat = torch.arange(2 * B, device=device) // 2, torch.arange(2 * B, device=device) % 2
-    rows = {a: (flat == a).nonzero().squeeze(1) for a in flat.unique().tolist()}
-    states = {a: agents[a].initial_state(r.numel(), device) for a, r in rows.items()}
-    played = []
-    for move in range(MAX_MOVES):
-        if move % SYNC_EVERY == 0 and bool(main.state.done.all()):
-            break
-        legal, current = main.legal_move_mask(), main.state.current
-        obs = {r: env.observations().view(2 * B, -1) for r, env in envs.items()}
-        on_turn = row_seat == current[row_game]
-        flat_moves = torch.full((2 * B,), -1, dtype=torch.long, device=device)
-        for a, r in rows.items():
-            if agents[a].recurrent:  # steps every seat it holds
-                flat_moves[r], states[a] = seat_moves(agents[a], obs[rules[a]][r], legal[row_game[r]], on_turn[r], states[a])
-            else:  # only the seats on turn
-                turn = r[on_turn[r]]
-                flat_moves[turn] = seat_moves(agents[a], obs[rules[a]][turn], legal[row_game[turn]], None, None)[0]
-        moves = flat_moves.view(B, 2)[torch.arange(B, device=device), current]
-        played.append(torch.where(main.state.done, -1, moves)[:keep])
-        moves = moves.clamp(0, main.num_moves - 1)  # finished games ignore their (meaningless) move
-        for env in envs.values():
-            env.step(moves)
-    return main.state.score.clone(), main.state.lives == 0, torch.stack(played) if played else torch.empty(0, keep, dtype=torch.long)
-
-
 def cross_play_games(
     policies: Sequence[TrainedPolicy],
     games: int,
@@ -181,7 +143,7 @@ def play_pairs(
         record = game_of[chunk] < record_moves
         keep = int(record.sum())
         order = torch.cat([chunk[record], chunk[~record]])  # recorded games first
-        s, b, m = _play_batch(agents, rules, seats[order].to(device), decks[game_of[order]].to(device), device, keep)
+        s, b, m = play_seats(agents, rules, seats[order].to(device), decks[game_of[order]].to(device), device, keep)
         scores[order], bombed[order] = s.cpu(), b.cpu()
         if keep:
             kept.append((order[:keep], m.cpu()))

@@ -35,7 +35,7 @@ def test_acting_player_sees_and_plays_in_its_relabelled_game(tiny_config, rule: 
     kept = (perms == identity).all(-1)  # [B, P]: one player per game keeps the identity (VDN's Other-Play)
     assert bool(kept.any(-1).all())
     env = learner.env
-    obs, legal = learner._acting_view()
+    obs, legal, acting_relabelling = learner._acting_view()
     current = env.state.current
     raw_obs = env.observations()[torch.arange(16), current]
     acting = perms[torch.arange(16), current]
@@ -44,10 +44,10 @@ def test_acting_player_sees_and_plays_in_its_relabelled_game(tiny_config, rule: 
     assert torch.equal(legal[:, :-1], expected_legal) and not bool(legal[:, -1].any())
     # A move chosen in the relabelled game is played as g^-1 of it in the real game.
     choice = legal.float().argmax(-1)
-    played = learner.acting.to_env_actions(choice)
+    played = acting_relabelling.to_env_actions(choice)
     assert torch.equal(sym.action_rep.act_index_permutations(played, acting), choice)
     before = env.state.moves_made.clone()
-    learner.env_step(choice)
+    learner.env_step(choice, acting_relabelling)
     assert bool((env.state.moves_made == before + 1).logical_or(env.state.ended).all())
 
 
@@ -55,8 +55,8 @@ def test_relabellings_are_redrawn_only_for_games_that_ended(tiny_config) -> None
     learner = PQNLearner(tiny_config(run={"num_envs": 64}, rule={"rule": "op"}), seed=0, device=CPU)
     for _ in range(40):
         before = learner.perms.clone()
-        _, legal = learner._acting_view()
-        _, ended = learner.env_step(legal.float().argmax(-1))
+        _, legal, acting = learner._acting_view()
+        _, ended = learner.env_step(legal.float().argmax(-1), acting)
         unchanged = (learner.perms == before).all(-1).all(-1)
         assert bool(unchanged[~ended].all())
 

@@ -130,10 +130,13 @@ def device(text: str) -> str:
     Returns the canonical name (``"cpu"``, ``"cuda:0"``).
     """
     try:
-        return str(check_device(text, "device"))
+        device = check_device(text, "device")
     except ValueError as err:
         message = str(err).replace("device is ", "", 1).replace("device must", "must", 1)
         raise argparse.ArgumentTypeError(message) from None
+    if device.type not in ("cpu", "cuda"):  # meta/mps: no real data, or untested here
+        raise argparse.ArgumentTypeError(f"must be 'cpu' or 'cuda[:i]' (eqc's commands run on those), got {text!r}")
+    return str(device)
 
 
 def output_dir(text: str) -> Path:

@@ -51,6 +51,7 @@ def add_set_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
+    from eqc.domains.hanabi.training.checkpoint import CheckpointError
     from eqc.domains.hanabi.training.config import ConfigError, load_config
     from eqc.domains.hanabi.training.run import RunDirectoryError, TrainingDiverged, train
 
@@ -63,7 +64,7 @@ def _train(args: argparse.Namespace) -> int:
     flags.prepare_output_dir(args.out)
     try:
         summary = train(config, args.out, seed=args.seed, device=args.device, max_minutes=args.max_minutes, progress=not args.quiet)
-    except RunDirectoryError as exc:  # --out holds another run, or is locked
+    except (RunDirectoryError, CheckpointError) as exc:  # --out holds another run, a foreign checkpoint, or is locked
         raise flags.FlagError("--out", str(exc)) from None
     except ConfigError as exc:  # e.g. [run] tensorboard without the package
         raise flags.FlagError("--config", str(exc)) from None
@@ -86,6 +87,8 @@ def _eval(args: argparse.Namespace) -> int:
         policy = load_policy(args.checkpoint, device=args.device, symmetrize=args.symmetrize, hidden=args.hidden)
     except CheckpointError as exc:
         raise flags.FlagError("--checkpoint", str(exc)) from None
+    except ValueError as exc:  # another group than the one the agent was trained symmetrized over
+        raise flags.FlagError("--symmetrize", str(exc)) from None
     if args.hle:
         from eqc.domains.hanabi.training.hle_eval import evaluate_in_hle
 
@@ -235,8 +238,9 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--checkpoint", type=Path, required=True, help="run directory or checkpoint file")
     evaluate.add_argument("--symmetrize", choices=GROUP_NAMES, default=None,
                           help="symmetrize the agent at test time over this colour group")
-    evaluate.add_argument("--hidden", choices=("average", "identity"), default="average", help="recurrent symmetrizer's hidden scheme")
-    evaluate.add_argument("--games", type=flags.positive_int, default=1000, help="games (default 1000)")
+    evaluate.add_argument("--hidden", choices=("average", "identity"), default=None,
+                          help="recurrent symmetrizer's hidden scheme (default: the one it was trained with, else average)")
+    evaluate.add_argument("--games", type=flags.int_in(2), default=1000, help="games, at least 2 (default 1000)")
     evaluate.add_argument("--seed", type=flags.seed, default=1, help="seed of the evaluation decks (default 1)")
     evaluate.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
     evaluate.add_argument("--hle", action="store_true", help="play in the Hanabi Learning Environment itself")
@@ -250,7 +254,8 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     xp.add_argument("--symmetrize", choices=(*GROUP_NAMES, "none"), action="append", default=None,
                     help="symmetrize at test time over this colour group: once for all pools, or once per --pool in order "
                     "('none' = as trained)")
-    xp.add_argument("--hidden", choices=("average", "identity"), default="average", help="recurrent symmetrizer's hidden scheme")
+    xp.add_argument("--hidden", choices=("average", "identity"), default=None,
+                          help="recurrent symmetrizer's hidden scheme (default: the one it was trained with, else average)")
     xp.add_argument("--games", type=flags.positive_int, required=True, help="games per ordered pair (the paper: 5000)")
     xp.add_argument("--out", type=flags.output_dir, required=True, help="directory for xp.json, xp.csv and xp.png")
     xp.add_argument("--verify-hle", type=flags.non_negative_int, default=0, metavar="K",
@@ -264,7 +269,8 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     actions.add_argument("--checkpoint", type=Path, required=True, help="run directory or checkpoint file")
     actions.add_argument("--games", type=flags.positive_int, default=1000, help="self-play games per matrix (default 1000, as the paper)")
     actions.add_argument("--out", type=flags.output_dir, required=True, help="directory for actions.png and actions.json")
-    actions.add_argument("--hidden", choices=("average", "identity"), default="average", help="recurrent symmetrizer's hidden scheme")
+    actions.add_argument("--hidden", choices=("average", "identity"), default=None,
+                          help="recurrent symmetrizer's hidden scheme (default: the one it was trained with, else average)")
     actions.add_argument("--seed", type=flags.seed, default=1, help="seed of the decks (default 1)")
     actions.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
     flags.add_threads_flag(actions)

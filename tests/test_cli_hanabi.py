@@ -183,3 +183,14 @@ def test_train_by_shipped_name_with_set_overrides(tmp_path: Path, capsys: pytest
     _usage_error(capsys, ["hanabi", "reproduce", "table1", "--scale", "cpu", "--out", str(tmp_path / "x"), "--set", "run.num_envs=8"],
                  "--set", "--retrain")
     assert not (tmp_path / "x").exists()
+
+
+def test_eval_refuses_another_group_for_an_agent_trained_symmetrized(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "sym.toml"
+    config.write_text(TINY.replace(rule={"symmetrize": "C5"}).to_toml())
+    out = tmp_path / "run"
+    assert main(["hanabi", "train", "--config", str(config), "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--symmetrize", "D10"], "--symmetrize", "trained symmetrized over C5")
+    _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--games", "1"], "--games")
+    _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--device", "meta"], "--device", "'cpu' or 'cuda[:i]'")

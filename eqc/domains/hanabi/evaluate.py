@@ -119,12 +119,18 @@ def play_games(
     """Play one two-player game per deck between ``policy_a`` and ``policy_b``.
 
     ``env``: a 2-player ``HanabiEnv`` (reuse one to save HLE's set-up); when None, one is built for
-    ``rules`` (default ``HanabiRules()``: the canonical "full" observation), whose observation
-    variant the policies then see. Returns scores (float64), bomb-out and perfect-score flags, and
-    the moves.
+    ``rules``, or else for the observation variant the policies declare (a ``rules`` attribute, as
+    trained agents from ``load_policy`` have), or else ``HanabiRules()`` (the canonical "full"
+    observation). A policy that declares another variant than the env gives is refused (its inputs
+    would have the right shape and the wrong meaning). Returns scores (float64), bomb-out and
+    perfect-score flags, and the moves.
     """
     _check_policy(policy_a, "policy_a")
     _check_policy(policy_b, "policy_b")
+    named = (("policy_a", policy_a), ("policy_b", policy_b))
+    declared = {name: p.rules for name, p in named if isinstance(getattr(p, "rules", None), HanabiRules)}
+    if env is None and rules is None and declared:
+        rules = next(iter(declared.values()))
     if not isinstance(alternate_seats, bool):
         raise TypeError(f"alternate_seats must be a bool, got {type(alternate_seats).__name__}")
     if env is None:
@@ -133,6 +139,14 @@ def play_games(
         raise ValueError(f"env plays {getattr(env, 'rules', None)}, but rules is {rules}; pass one or the other")
     if getattr(env, "num_players", None) != 2:
         raise ValueError(f"env must be a 2-player HanabiEnv, got num_players={getattr(env, 'num_players', None)!r}")
+    for name, wanted in declared.items():
+        given = getattr(env, "rules", None)
+        variant = (wanted.knowledge, wanted.sad, wanted.observation_type)
+        if given is not None and variant != (given.knowledge, given.sad, given.observation_type):
+            raise ValueError(
+                f"{name} was trained on {wanted.knowledge}/{wanted.observation_type} observations with SAD {wanted.sad!r}, but the "
+                f"env gives {given.knowledge}/{given.observation_type} with SAD {given.sad!r}: leave env and rules unset to play in "
+                "the policy's variant, or play mixed variants on HanabiBatch (eqc hanabi xp)")
     if isinstance(decks, (str, bytes)) or not isinstance(decks, Sequence) or len(decks) == 0:
         raise ValueError("decks must be a non-empty sequence of decks (see common_decks)")
     checked = [as_deck(d, env.num_colours, env.num_ranks) for d in decks]

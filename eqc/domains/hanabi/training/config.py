@@ -213,13 +213,18 @@ def _require(condition: bool, key: str, message: str) -> None:
 def _validate(c: TrainConfig) -> None:
     r, g, ru, n, o, p, q = c.run, c.game, c.rule, c.network, c.optim, c.pqn, c.r2d2
     for sec, obj in (("run", r), ("game", g), ("rule", ru), ("network", n), ("optim", o), ("pqn", p), ("r2d2", q)):
+        hints = get_type_hints(type(obj))
         for f in dataclasses.fields(obj):
-            v = getattr(obj, f.name)
+            v, expected = getattr(obj, f.name), hints[f.name]
+            ok = isinstance(v, expected) and not (expected is not bool and isinstance(v, bool))
+            ok = ok or (expected is float and isinstance(v, int) and not isinstance(v, bool))
+            _require(ok, f"[{sec}] {f.name}", f"must be {expected.__name__}, got {type(v).__name__} {v!r}")
             if isinstance(v, float):
                 _require(math.isfinite(v), f"[{sec}] {f.name}", f"must be finite, got {v}")
     _require(r.algorithm in ALGORITHMS, "[run] algorithm", f"must be one of {ALGORITHMS}, got {r.algorithm!r}")
     for key in ("num_envs", "total_env_steps", "eval_every_steps", "eval_games", "threads"):
         _require(getattr(r, key) >= 1, f"[run] {key}", f"must be >= 1, got {getattr(r, key)}")
+    _require(r.eval_games >= 2, "[run] eval_games", f"must be >= 2 (a standard error needs 2 games), got {r.eval_games}")
     _require(r.num_envs <= 2**20, "[run] num_envs", f"must be <= {2**20}, got {r.num_envs}")
     _require(0 <= r.eval_seed < 2**63, "[run] eval_seed", f"must be in [0, 2**63), got {r.eval_seed}")
     _require(r.checkpoint_minutes > 0, "[run] checkpoint_minutes", f"must be > 0, got {r.checkpoint_minutes}")

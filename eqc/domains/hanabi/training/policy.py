@@ -13,12 +13,13 @@ from pathlib import Path
 import torch
 
 from eqc._checks import check_choice, check_device
+from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.training.checkpoint import CheckpointError, load_checkpoint
 from eqc.domains.hanabi.training.config import GROUP_NAMES, HIDDEN, TrainConfig
 from eqc.domains.hanabi.training.network import Agent, QNetwork
 from eqc.domains.hanabi.training.obl import load_obl_network, obl_train_config
 from eqc.domains.hanabi.training.policy_file import POLICY_JSON, POLICY_WEIGHTS, is_policy_dir, network_from_weights, read_policy
-from eqc.domains.hanabi.training.setup import colour_group, move_symmetry
+from eqc.domains.hanabi.training.setup import colour_group, game_rules, move_symmetry
 from eqc.groups import PermutationGroup
 
 __all__ = ["TrainedPolicy", "load_policy"]
@@ -38,6 +39,11 @@ class TrainedPolicy:
         self.obs_dim = agent.network.obs_dim
         self.num_moves = agent.network.num_actions - 1
         self._state = None
+
+    @property
+    def rules(self) -> HanabiRules:
+        """The game and observation variant the agent was trained on (``play_games`` plays in it)."""
+        return game_rules(self.config)
 
     def reset(self) -> None:
         """Start a new game (clears the recurrent state)."""

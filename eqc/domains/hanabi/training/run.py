@@ -18,7 +18,6 @@ or seed is refused, naming the keys that differ; keys that do not change what is
 from __future__ import annotations
 
 import fcntl
-import json
 import math
 import time
 from collections.abc import Callable
@@ -97,24 +96,25 @@ def _config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[
 
 
 def _prepare_dir(out: Path, config: TrainConfig, seed: int) -> dict[str, Any] | None:
-    """Check that ``out`` is new or holds a compatible run; return its checkpoint (or None)."""
-    saved_path = out / "config.json"
+    """Check that ``out`` is new or holds a checkpoint of this run; write ``config.json``; return the checkpoint.
+
+    The checkpoint decides: a ``config.json`` without one (a start that failed before saving) is
+    simply replaced. Keys added to the schema since the checkpoint was written take their defaults.
+    """
     record = {"seed": seed, "config": config.to_dict()}
-    if saved_path.exists():
-        saved = json.loads(saved_path.read_text())
-        if saved.get("seed") != seed:
-            raise RunDirectoryError(f"out {str(out)!r} holds a run with seed {saved.get('seed')}, not {seed}: use another directory")
-        try:  # resolved, so that keys added to the schema since (with their defaults) are no difference
-            saved_config = TrainConfig.from_dict(saved.get("config", {}), f"{saved_path}").to_dict()
+    checkpoint = load_checkpoint(out) if (out / CHECKPOINT_NAME).exists() else None
+    if checkpoint is not None:
+        if checkpoint["seed"] != seed:
+            raise RunDirectoryError(f"out {str(out)!r} holds a run with seed {checkpoint['seed']}, not {seed}: use another directory")
+        try:
+            saved = TrainConfig.from_dict(checkpoint["config"], f"{out / CHECKPOINT_NAME}").to_dict()
         except ConfigError:
-            saved_config = saved.get("config", {})
-        diffs = _config_differences(saved_config, record["config"])
+            saved = checkpoint["config"]
+        diffs = _config_differences(saved, record["config"])
         if diffs:
             raise RunDirectoryError(f"out {str(out)!r} holds a run of another config; differences: " + "; ".join(diffs))
-    write_json_atomic(saved_path, record)
-    if (out / CHECKPOINT_NAME).exists():
-        return load_checkpoint(out)
-    return None
+    write_json_atomic(out / "config.json", record)
+    return checkpoint
 
 
 def train(
@@ -139,9 +139,13 @@ def train(
     device = check_device(device)
     if max_minutes is not None:
         check_float(max_minutes, "max_minutes", low=0, low_open=True)
+    if not isinstance(out, (str, Path)) or not str(out).strip():
+        raise RunDirectoryError(f"out must name a run directory, got {out!r}")
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise RunDirectoryError(f"out {str(out)!r} is a file, not a directory")
+    if (out / "pool.json").is_file() or any(p.name.startswith("seed_") and p.is_dir() for p in (out.iterdir() if out.is_dir() else ())):
+        raise RunDirectoryError(f"out {str(out)!r} is a pool directory (seed_<n>/ runs); train one run in a directory of its own")
     out.mkdir(parents=True, exist_ok=True)
     with open(out / ".lock", "w") as lock:
         try:

@@ -52,10 +52,11 @@ class ActionMatrices:
 
 @torch.no_grad()
 def action_matrices(
-    policy: TrainedPolicy, games: int = 1000, *, seed: int = 1, groups: Sequence[str] = ("C5", "D10"), hidden: str = "average"
+    policy: TrainedPolicy, games: int = 1000, *, seed: int = 1, groups: Sequence[str] = ("C5", "D10"), hidden: str | None = None
 ) -> ActionMatrices:
     """Greedy self-play of ``policy``'s network, bare and symmetrized over each of ``groups`` at test time,
-    on the same ``games`` decks; counts of (partner's previous move, this move) in every game."""
+    on the same ``games`` decks; counts of (partner's previous move, this move) in every game. ``hidden``:
+    the recurrent symmetrizer's scheme (default: the agent's training scheme)."""
     if not isinstance(policy, TrainedPolicy):
         raise TypeError(f"policy must be a TrainedPolicy (from load_policy), got {type(policy).__name__}")
     if policy.config.game.num_players != 2:
@@ -65,7 +66,7 @@ def action_matrices(
     groups = check_list(groups, "groups", item="group names")
     for group in groups:
         check_choice(group, "groups[...]", GROUP_NAMES)
-    check_choice(hidden, "hidden", HIDDEN)
+    hidden = policy.config.rule.hidden if hidden is None else check_choice(hidden, "hidden", HIDDEN)
     network = policy.agent.network
     variants = {"none": Agent(network)}
     for name in groups:

@@ -68,7 +68,7 @@ def pool_runs(pool: str | Path) -> list[Path]:
 def load_pools(
     pools: Sequence[str | Path],
     symmetrize: str | Sequence[str | None] | None = None,
-    hidden: str = "average",
+    hidden: str | None = None,
     device: torch.device | str = "cpu",
 ) -> list[PoolAgent]:
     """Every agent of every pool, in order. ``symmetrize``: one group name (C5, D10, S5, A5) or None for
@@ -82,7 +82,8 @@ def load_pools(
     for group in groups:
         if group is not None:
             check_choice(group, "symmetrize", GROUP_NAMES)
-    check_choice(hidden, "hidden", HIDDEN)
+    if hidden is not None:
+        check_choice(hidden, "hidden", HIDDEN)
     agents: list[PoolAgent] = []
     seen: dict[Path, Path] = {}
     for pool, group in zip(pools, groups, strict=True):
@@ -93,7 +94,7 @@ def load_pools(
             seen[key] = run
             try:
                 policy = load_policy(run, device=device, symmetrize=group, hidden=hidden)
-            except CheckpointError as exc:
+            except (CheckpointError, ValueError) as exc:  # unreadable, or symmetrize clashes with a training group
                 raise PoolError(f"pool {str(pool)!r}: {exc}") from None
             agents.append(PoolAgent(Path(run), policy, group))
     return agents

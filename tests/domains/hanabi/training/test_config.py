@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,20 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_float_keys_accept_ints() -> None:
     config = TrainConfig.from_dict({"optim": {"lr": 1}})
     assert config.optim.lr == 1.0 and isinstance(config.optim.lr, float)
+
+
+@pytest.mark.parametrize(("section", "values", "message"), [
+    ("run", {"num_envs": 8.5}, "[run] num_envs must be int, got float 8.5"),
+    ("run", {"threads": True}, "[run] threads must be int, got bool True"),
+    ("run", {"tensorboard": "no"}, "[run] tensorboard must be bool, got str 'no'"),
+    ("network", {"hidden_size": 2.5}, "[network] hidden_size must be int"),
+    ("game", {"num_players": 2.0}, "[game] num_players must be int"),
+])
+def test_sections_built_directly_are_checked_too(section: str, values: dict, message: str) -> None:
+    import eqc.domains.hanabi.training.config as config_module
+
+    cls = {f.name: f.default_factory for f in dataclasses.fields(TrainConfig)}[section]
+    with pytest.raises(ConfigError) as info:
+        TrainConfig(**{section: cls(**values)})
+    assert message in str(info.value), str(info.value)
+    assert config_module.OptimConfig(lr=1).lr == 1  # an int where a float is wanted is a number all the same

@@ -81,3 +81,20 @@ def test_eval_on_hanabibatch_and_in_hle_report_the_same_games(tmp_path: Path, ti
 
     policy = load_policy(_train(tmp_path, tiny_config(run={"total_env_steps": 20_480, "eval_every_steps": 20_480})))
     assert evaluate_agent(policy.agent, policy.config, 30, 5, CPU) == evaluate_in_hle(policy, 30, 5)
+
+
+def test_play_games_plays_in_the_policys_variant_or_refuses(tmp_path: Path, tiny_config) -> None:
+    """A v0_belief agent fed canonical observations has the right shape and the wrong meaning: never silently."""
+    pytest.importorskip("hanabi_learning_environment")
+    from eqc.domains.hanabi import HanabiEnv, HanabiRules
+
+    policy = load_policy(_train(tmp_path, tiny_config(run={"total_env_steps": 20_480, "eval_every_steps": 20_480})))
+    assert policy.rules.knowledge == "v0_belief"
+    decks = common_decks(20, seed=3)
+    batched = greedy_games(policy.agent, policy.config, CPU, decks=torch.tensor(decks))
+    own = play_games(policy, copy.copy(policy), decks)  # no env given: the policy's own variant
+    assert own.scores.long().tolist() == batched.scores.tolist()
+    with pytest.raises(ValueError, match="policy_a was trained on v0_belief/full observations with SAD 'off', but the env gives canonical"):
+        play_games(policy, copy.copy(policy), decks, env=HanabiEnv(HanabiRules()))
+    with pytest.raises(ValueError, match="env gives canonical"):
+        play_games(policy, copy.copy(policy), decks, rules=HanabiRules())

@@ -80,15 +80,38 @@ def test_out_holding_another_run_is_refused(tmp_path: Path, tiny_config) -> None
 
 def test_a_run_from_before_a_new_config_key_resumes(tmp_path: Path, tiny_config) -> None:
     """A key added to the schema later (with its default) is no difference: the older run resumes."""
-    import json
+    from eqc.domains.hanabi.training.checkpoint import load_checkpoint, save_checkpoint
 
     train(tiny_config(), tmp_path, seed=0, progress=False, log=lambda _: None)
-    record = json.loads((tmp_path / "config.json").read_text())
-    del record["config"]["network"]["dueling_centre"]
-    (tmp_path / "config.json").write_text(json.dumps(record))
+    data = load_checkpoint(tmp_path)
+    del data["config"]["network"]["dueling_centre"]
+    save_checkpoint(tmp_path / "checkpoint.pt", {k: data[k] for k in ("config", "seed", "learner", "metrics")})
     messages: list[str] = []
     train(tiny_config(run={"total_env_steps": 8192}), tmp_path, seed=0, progress=False, log=messages.append)
     assert any(m.startswith("resuming") for m in messages)
+
+
+def test_the_checkpoint_decides_what_run_a_directory_holds(tmp_path: Path, tiny_config) -> None:
+    import shutil
+
+    other = tmp_path / "other"
+    train(tiny_config(), other, seed=1, progress=False, log=lambda _: None)
+    (tmp_path / "run").mkdir()
+    shutil.copy(other / "checkpoint.pt", tmp_path / "run" / "checkpoint.pt")  # a foreign checkpoint, no config.json
+    with pytest.raises(RunDirectoryError, match="holds a run with seed 1, not 0"):
+        train(tiny_config(), tmp_path / "run", seed=0, progress=False)
+    with pytest.raises(RunDirectoryError, match=r"another config.*\[optim\] lr"):
+        train(tiny_config(optim={"lr": 1e-3}), tmp_path / "run", seed=1, progress=False)
+    failed = tmp_path / "failed"  # a start that failed before its first checkpoint leaves config.json only
+    failed.mkdir()
+    (failed / "config.json").write_text('{"seed": 0, "config": {"optim": {"lr": 0.5}}}')
+    assert train(tiny_config(), failed, seed=0, progress=False, log=lambda _: None).env_steps == 4096
+    pool = tmp_path / "pool"
+    (pool / "seed_0").mkdir(parents=True)
+    with pytest.raises(RunDirectoryError, match="is a pool directory"):
+        train(tiny_config(), pool, seed=0, progress=False)
+    with pytest.raises(RunDirectoryError, match="must name a run directory"):
+        train(tiny_config(), "", seed=0, progress=False)
 
 
 def test_max_minutes_stops_and_says_so(tmp_path: Path, tiny_config) -> None:

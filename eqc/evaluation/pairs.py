@@ -23,11 +23,9 @@ from dataclasses import dataclass
 import torch
 
 from eqc._checks import check_int
-from eqc.evaluation.stats import Alternative, MeanSEM, clopper_pearson
+from eqc.evaluation.stats import _ALTERNATIVES, Alternative, MeanSEM, clopper_pearson
 
 __all__ = ["PairSummary", "PoolComparison", "compare_pools", "pair_summary", "unordered_pair_means"]
-
-_ALTERNATIVES = ("greater", "less", "two-sided")
 
 
 def _as_xp_matrix(xp: object, name: str) -> torch.Tensor:

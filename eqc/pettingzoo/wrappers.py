@@ -23,10 +23,10 @@ from eqc.symmetrize import Relabelling
 __all__ = ["OtherPlayAEC", "OtherPlayParallel", "other_play"]
 
 
-class OtherPlayAEC(BaseWrapper):
-    """An ``AECEnv`` as each agent sees it under Other-Play/G-OP (see the module docstring)."""
+class _Relabelled:
+    """What both wrappers share: the per-episode ``Labeller`` and its relabelling."""
 
-    def __init__(self, env: AECEnv, symmetry: Symmetry, *, seed: int = 0, subgroup: PermutationGroup | None = None,
+    def __init__(self, env: AECEnv | ParallelEnv, symmetry: Symmetry, *, seed: int = 0, subgroup: PermutationGroup | None = None,
                  identity_agent: str | None = None, observation_key: str = "observation", mask_key: str = "action_mask") -> None:
         super().__init__(env)
         self._labeller = Labeller(env, symmetry, seed, subgroup, identity_agent, observation_key, mask_key)
@@ -35,6 +35,10 @@ class OtherPlayAEC(BaseWrapper):
     def relabelling(self) -> Relabelling | None:
         """This episode's elements, one row per agent of ``possible_agents``."""
         return self._labeller.relabelling
+
+
+class OtherPlayAEC(_Relabelled, BaseWrapper):
+    """An ``AECEnv`` as each agent sees it under Other-Play/G-OP (see the module docstring)."""
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         self.env.reset(seed=seed, options=options)
@@ -52,18 +56,8 @@ class OtherPlayAEC(BaseWrapper):
         self.env.step(self._labeller.action(self.env.agent_selection, action))
 
 
-class OtherPlayParallel(BaseParallelWrapper):
+class OtherPlayParallel(_Relabelled, BaseParallelWrapper):
     """A ``ParallelEnv`` as each agent sees it under Other-Play/G-OP (see the module docstring)."""
-
-    def __init__(self, env: ParallelEnv, symmetry: Symmetry, *, seed: int = 0, subgroup: PermutationGroup | None = None,
-                 identity_agent: str | None = None, observation_key: str = "observation", mask_key: str = "action_mask") -> None:
-        super().__init__(env)
-        self._labeller = Labeller(env, symmetry, seed, subgroup, identity_agent, observation_key, mask_key)
-
-    @property
-    def relabelling(self) -> Relabelling | None:
-        """This episode's elements, one row per agent of ``possible_agents``."""
-        return self._labeller.relabelling
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
         obs, infos = self.env.reset(seed=seed, options=options)

@@ -177,12 +177,15 @@ def prepare_output_dir(path: Path, flag: str = "--out") -> Path:
     return path
 
 
-def add_threads_flag(parser: argparse.ArgumentParser, *, default: int = 1) -> None:
-    """Add ``--threads N`` (torch CPU threads, default ``default``); ``eqc.cli.main`` applies it before the command runs."""
+def add_threads_flag(parser: argparse.ArgumentParser, *, trains: bool = False) -> None:
+    """Add ``--threads N`` (torch CPU threads); ``eqc.cli.main`` applies it to this process before the command
+    runs. For commands that train (``trains``) the default is None: the config's ``[run] threads``, and a
+    given value is written into every config trained, so the flag wins in every process, Ray workers included."""
+    default = "the config's [run] threads" if trains else "1"
     parser.add_argument(
         "--threads",
         type=positive_int,
-        default=default,
+        default=None if trains else 1,
         help=f"torch CPU threads (default {default}: faster than one per core for eqc's small networks, "
         "much faster on a shared machine)",
     )
@@ -190,9 +193,9 @@ def add_threads_flag(parser: argparse.ArgumentParser, *, default: int = 1) -> No
 
 def apply_threads(args: argparse.Namespace) -> int | None:
     """``torch.set_num_threads(args.threads)`` when the command has ``--threads``; returns the count set (or None)."""
-    threads = getattr(args, "threads", None)
-    if threads is None:
+    if not hasattr(args, "threads"):
         return None
+    threads = 1 if args.threads is None else args.threads  # None: a training command's default, 1 in this process
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"--threads must be a positive integer, got {threads!r}")
     torch.set_num_threads(threads)

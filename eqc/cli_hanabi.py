@@ -229,8 +229,7 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--out", type=flags.output_dir, required=True, help="run directory (created; an existing run resumes)")
     train.add_argument("--max-minutes", type=flags.float_in(0, low_open=True), default=None,
                        help="stop after this many minutes of this invocation (resume later)")
-    train.add_argument("--threads", type=flags.positive_int, default=None,
-                       help="torch CPU threads (default: the config's [run] threads, 1 in the shipped configs)")
+    flags.add_threads_flag(train, trains=True)
     train.add_argument("--quiet", action="store_true", help="no progress bar; one line per evaluation")
     train.set_defaults(run=_train)
 

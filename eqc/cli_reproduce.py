@@ -70,6 +70,8 @@ def _pool(args: argparse.Namespace) -> int:
         config = load_config(args.config, args.overrides)
     except ConfigError as exc:
         raise flags.FlagError("--set" if args.overrides and "--set" in str(exc) else "--config", str(exc)) from None
+    if args.threads is not None:  # the flag wins in every worker, not only in this process
+        config = config.replace(run={"threads": args.threads})
     address, use_ray = _ray_flags(args)
     flags.prepare_output_dir(args.out)
     record = train_pool(
@@ -90,7 +92,8 @@ def _reproduce(args: argparse.Namespace) -> int:
         raise flags.FlagError("--agents", "reads shipped agents at --scale cpu; it cannot be combined with --retrain or another scale")
     if args.agents is not None and not args.agents.is_dir():
         raise flags.FlagError("--agents", f"{str(args.agents)!r} is not a directory of pools (<pool>/seed_<n>/)")
-    if args.overrides and args.scale == "cpu" and not args.retrain:
+    trained = args.retrain or args.scale != "cpu"
+    if args.overrides and not trained:
         raise flags.FlagError("--set", "changes the configs of trained pools: at --scale cpu it needs --retrain (shipped agents are fixed)")
     if args.overrides:
         from eqc.domains.hanabi.reproduce.specs import pool_config
@@ -114,7 +117,8 @@ def _reproduce(args: argparse.Namespace) -> int:
     flags.prepare_output_dir(args.out)
     try:
         reproduce(args.table, args.scale, args.out, agents=args.agents, retrain=args.retrain, device=args.device,
-                  ray_address=address, use_ray=use_ray, obl=args.obl, overrides=args.overrides)
+                  ray_address=address, use_ray=use_ray, obl=args.obl,
+                  overrides=[*args.overrides, *([f"run.threads={args.threads}"] if args.threads is not None and trained else [])])
     except CheckpointError as exc:
         raise flags.FlagError("--agents", str(exc)) from None
     print((args.out / f"{args.table}.md").read_text())
@@ -139,7 +143,7 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
     pool.add_argument("--max-minutes", type=flags.float_in(0, low_open=True), default=None,
                       help="bound each seed's run to this many minutes (re-run to resume)")
     _add_ray_flags(pool)
-    flags.add_threads_flag(pool)
+    flags.add_threads_flag(pool, trains=True)
     pool.set_defaults(run=_pool)
 
     reproduce = sub.add_parser("reproduce", help="train or reuse pools, cross-play them and write one of the paper's tables")
@@ -156,5 +160,5 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
                            help="at --scale cpu, train the pools from scratch under OUT/pools instead of reading the shipped agents")
     add_set_flag(reproduce)
     _add_ray_flags(reproduce)
-    flags.add_threads_flag(reproduce)
+    flags.add_threads_flag(reproduce, trains=True)
     reproduce.set_defaults(run=_reproduce)

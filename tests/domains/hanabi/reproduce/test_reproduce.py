@@ -99,3 +99,15 @@ def test_ray_flags_are_checked_before_any_work(tmp_path: Path, capsys: pytest.Ca
     err = capsys.readouterr().err
     assert info.value.code == 2 and flag in err and message in err
     assert not (tmp_path / "pool").exists()
+
+
+def test_pool_threads_flag_reaches_the_runs(tmp_path: Path) -> None:
+    """--threads is written into every config trained, so the config cannot silently override it in a worker."""
+    import json
+
+    out = tmp_path / "pool"
+    argv = ["hanabi", "pool", "--config", "vdn_cpu", "--seeds", "0", "--out", str(out), "--no-ray", "--threads", "2",
+            "--set", "run.num_envs=16", "--set", "run.total_env_steps=256", "--set", "run.eval_every_steps=256",
+            "--set", "run.eval_games=8", "--set", "network.hidden_size=16", "--set", "network.mlp_layers=1"]
+    assert main(argv) == 0
+    assert json.loads((out / "seed_0" / "config.json").read_text())["config"]["run"]["threads"] == 2

@@ -89,6 +89,8 @@ def _eval(args: argparse.Namespace) -> int:
         raise flags.FlagError("--checkpoint", str(exc)) from None
     except ValueError as exc:  # another group than the one the agent was trained symmetrized over
         raise flags.FlagError("--symmetrize", str(exc)) from None
+    if args.seed is None:
+        args.seed = policy.config.run.eval_seed  # the decks metrics.csv was evaluated on
     if args.hle:
         from eqc.domains.hanabi.training.hle_eval import evaluate_in_hle
 
@@ -240,7 +242,8 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--hidden", choices=("average", "identity"), default=None,
                           help="recurrent symmetrizer's hidden scheme (default: the one it was trained with, else average)")
     evaluate.add_argument("--games", type=flags.int_in(2), default=1000, help="games, at least 2 (default 1000)")
-    evaluate.add_argument("--seed", type=flags.seed, default=1, help="seed of the evaluation decks (default 1)")
+    evaluate.add_argument("--seed", type=flags.seed, default=None,
+                          help="seed of the evaluation decks (default: the config's [run] eval_seed, the decks of metrics.csv)")
     evaluate.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
     evaluate.add_argument("--hle", action="store_true", help="play in the Hanabi Learning Environment itself")
     evaluate.add_argument("--json", action="store_true", help="also print the result as one JSON line")

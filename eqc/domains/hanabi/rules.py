@@ -114,6 +114,11 @@ class HanabiRules:
 
     # ------------------------------------------------------------------ derived
     @property
+    def max_score(self) -> int:
+        """The perfect score: every colour played up to its highest rank."""
+        return self.num_colours * self.num_ranks
+
+    @property
     def deck_size(self) -> int:
         """Cards in the full deck (50 in the standard game); never the cards left."""
         return self.num_colours * sum(card_counts(self.num_ranks))

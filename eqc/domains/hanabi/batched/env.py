@@ -19,7 +19,7 @@ from eqc.domains.hanabi.batched.checks import check_decks, check_legal, check_mo
 from eqc.domains.hanabi.batched.dynamics import apply_moves, last_action_codes, legal_moves
 from eqc.domains.hanabi.batched.encoding import EncodingScratch, encode
 from eqc.domains.hanabi.batched.state import BatchState, new_state, pad_decks, restart, sample_decks, shuffle_front
-from eqc.domains.hanabi.batched.tables import DECK_SIZE, NUM_CARDS, NUM_COLOURS, tables_for
+from eqc.domains.hanabi.batched.tables import DECK_SIZE, EMPTY, NUM_CARDS, NUM_COLOURS, NUM_RANKS, tables_for
 from eqc.domains.hanabi.batched.variants import sad_block, v0_belief
 from eqc.domains.hanabi.layouts import resolve_rules
 from eqc.domains.hanabi.rules import HanabiRules
@@ -256,6 +256,16 @@ class HanabiBatch:
     def fireworks(self) -> torch.Tensor:
         """Long [B, 5]: cards played per colour."""
         return self._state.fireworks[:, :NUM_COLOURS].clone()
+
+    def own_hand_labels(self) -> torch.Tensor:
+        """Long ``[B, P, h]``, what each player's own cards are for (SAD-AUX's targets): 0 playable now,
+        1 dead (its rank is already played), 2 later, -1 an empty slot."""
+        hands = self._state.hands
+        B, P, h = hands.shape
+        colour, rank = (hands // NUM_RANKS).clamp(max=NUM_COLOURS - 1), hands % NUM_RANKS
+        played = self._state.fireworks[:, :NUM_COLOURS].gather(1, colour.view(B, P * h)).view(B, P, h)
+        labels = torch.where(rank == played, 0, torch.where(rank < played, 1, 2))
+        return labels.masked_fill(hands >= EMPTY, -1)
 
     @property
     def decks(self) -> torch.Tensor:

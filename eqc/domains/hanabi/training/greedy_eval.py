@@ -62,10 +62,10 @@ def evaluate_agent(agent: Agent, config: TrainConfig, games: int, seed: int, dev
     """Greedy self-play of ``agent`` on ``common_decks(games, seed)``: mean ± SEM, bomb-out and perfect rates
     (the same games as ``eqc hanabi eval --hle`` plays in HLE for that seed)."""
     played = greedy_games(agent, config, device, games=games, seed=seed)
-    return summarize(played.scores, played.bombed_out)
+    return summarize(played.scores, played.bombed_out, game_rules(config).max_score)
 
 
-def summarize(scores: torch.Tensor, bombed: torch.Tensor, max_score: int = 25) -> EvalResult:
+def summarize(scores: torch.Tensor, bombed: torch.Tensor, max_score: int) -> EvalResult:
     """``EvalResult`` of per-game scores and bomb-out flags (mean and SEM by :func:`eqc.evaluation.mean_sem`)."""
     stat = mean_sem(scores.double(), "scores")
     return EvalResult(stat.n, stat.mean, stat.sem, float(bombed.double().mean()), float((scores == max_score).double().mean()))

@@ -27,4 +27,4 @@ def evaluate_in_hle(policy: TrainedPolicy, games: int, seed: int) -> EvalResult:
     decks = common_decks(games, seed)
     partner = copy.copy(policy)  # its own recurrent state
     results = play_games(policy, partner, decks, env=hle_env_for(policy))
-    return summarize(results.scores.long(), results.bombed_out)
+    return summarize(results.scores.long(), results.bombed_out, policy.rules.max_score)

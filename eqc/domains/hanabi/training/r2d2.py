@@ -98,17 +98,9 @@ def q_learning_loss(
 
 
 def own_hand_labels(env: Any) -> torch.Tensor:
-    """SAD-AUX labels ``[B, P, h]`` of each player's own cards: 0 playable, 1 dead, 2 later, -1 no card.
-
-    The one place the learner reads the true game: ``env.state.hands`` (card ids colour*5+rank,
-    25 = empty slot) and ``env.state.fireworks`` (cards played per colour).
-    """
-    hands, fireworks = env.state.hands, env.state.fireworks
-    B, P, h = hands.shape
-    colour, rank = (hands // 5).clamp(max=4), hands % 5
-    played = fireworks[:, :5].gather(1, colour.view(B, P * h)).view(B, P, h)
-    labels = torch.where(rank == played, 0, torch.where(rank < played, 1, 2))
-    return labels.masked_fill(hands >= 25, -1)
+    """SAD-AUX labels ``[B, P, h]`` of each player's own cards (``HanabiBatch.own_hand_labels``): the one
+    place the learner reads the true game."""
+    return env.own_hand_labels()
 
 
 class R2D2Learner(Learner):

@@ -44,7 +44,7 @@ def plot_curve(rows: list[dict[str, Any]], path: Path, title: str) -> None:
         ax.set_xlabel(label)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("greedy self-play score")
-    axes[0].set_ylim(0, 25)
+    axes[0].set_ylim(0, None)
     fig.suptitle(title)
     fig.tight_layout()
     buf = io.BytesIO()

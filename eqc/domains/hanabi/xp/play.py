@@ -24,7 +24,6 @@ from eqc.evaluation import CrossPlayResult, GameResults, cross_play
 
 __all__ = ["XPGames", "cross_play_games", "play_pairs"]
 
-_PERFECT = 25
 
 
 @dataclass(frozen=True)
@@ -37,6 +36,7 @@ class XPGames:
         scores: long ``[A * A, games]``; ``bombed_out``: bool, the same shape.
         moves: long ``[A * A, T, K]``, the move uids of the first K games (-1 once a game is over).
         decks: long ``[games, 50]``, the decks every pair played; ``seed`` dealt them.
+        max_score: the game's perfect score (``HanabiRules.max_score``).
     """
 
     num_agents: int
@@ -46,6 +46,7 @@ class XPGames:
     moves: torch.Tensor
     decks: torch.Tensor
     seed: int
+    max_score: int = 25
 
     @property
     def games(self) -> int:
@@ -56,7 +57,7 @@ class XPGames:
         """The games of agent ``i`` (seat ``k % 2`` in game ``k``) with agent ``j``."""
         p = check_int(i, "i", low=0, high=self.num_agents - 1) * self.num_agents + check_int(j, "j", low=0, high=self.num_agents - 1)
         scores = self.scores[p]
-        return GameResults(scores.double(), self.bombed_out[p].clone(), scores == _PERFECT)
+        return GameResults(scores.double(), self.bombed_out[p].clone(), scores == self.max_score)
 
     def summary(self) -> CrossPlayResult:
         """XP and SP statistics by :func:`eqc.evaluation.cross_play` (mean ± SEM over pairs, rates)."""
@@ -100,7 +101,7 @@ def cross_play_games(
     A = len(policies)
     pairs = tuple((i, j) for i in range(A) for j in range(A))
     scores, bombed, moves, decks = play_pairs(policies, pairs, games, seed=seed, record_moves=record_moves, batch_games=batch_games)
-    return XPGames(A, pairs, scores, bombed, moves, decks, seed)
+    return XPGames(A, pairs, scores, bombed, moves, decks, seed, game_rules(policies[0].config).max_score)
 
 
 def play_pairs(

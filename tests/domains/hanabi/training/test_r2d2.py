@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -98,10 +97,13 @@ def test_ape_x_epsilons() -> None:
 
 def test_own_hand_labels_from_hands_and_fireworks() -> None:
     # card id = colour * 5 + rank; fireworks: red 2 played, yellow none
-    hands = torch.tensor([[[2, 0, 5, 6, 25], [1, 3, 7, 5, 25]]])
-    fireworks = torch.tensor([[2, 0, 0, 0, 0, 0]])
-    labels = own_hand_labels(SimpleNamespace(state=SimpleNamespace(hands=hands, fireworks=fireworks)))
-    assert labels.tolist() == [[[0, 1, 0, 2, -1], [1, 2, 2, 0, -1]]]
+    from eqc.domains.hanabi.batched import HanabiBatch
+
+    env = HanabiBatch(1, num_players=2)
+    env.reset()
+    env._state.hands.copy_(torch.tensor([[[2, 0, 5, 6, 25], [1, 3, 7, 5, 25]]]))  # 25: an empty slot
+    env._state.fireworks[:, :5] = torch.tensor([[2, 0, 0, 0, 0]])
+    assert own_hand_labels(env).tolist() == [[[0, 1, 0, 2, -1], [1, 2, 2, 0, -1]]]
 
 
 # ---------------------------------------------------------------- acting

@@ -57,6 +57,7 @@ class QNetwork(nn.Module):
         self.out_dim = num_actions + (1 if config.dueling else 0)
         self.head = nn.Linear(config.hidden_size, self.out_dim)
         self.aux_head = nn.Linear(config.hidden_size, aux_outputs) if aux_outputs else None
+        self.aux_outputs = aux_outputs
 
     @property
     def recurrent(self) -> bool:
@@ -87,11 +88,16 @@ class QNetwork(nn.Module):
         """Raw outputs of a feed-forward network (the callable the feed-forward symmetrizer wraps)."""
         return self.head(self.mlp(x))
 
-    def aux(self, features: torch.Tensor) -> torch.Tensor:
-        """Auxiliary own-hand logits from trunk features."""
-        if self.aux_head is None:
-            raise RuntimeError("this network has no auxiliary head (aux_weight = 0)")
-        return self.aux_head(features)
+    def with_aux(self, x: torch.Tensor, state: State = None) -> tuple[torch.Tensor, State]:
+        """Raw outputs and the auxiliary own-hand logits after them, ``[..., out_dim + aux_outputs]``, from one
+        trunk pass (what a symmetrized agent averages, so that both heads read the symmetrized trajectory)."""
+        h, state = self.features(x, state)
+        out = self.head(h)
+        return (out if self.aux_head is None else torch.cat([out, self.aux_head(h)], dim=-1)), state
+
+    def with_aux_feedforward(self, x: torch.Tensor) -> torch.Tensor:
+        """:meth:`with_aux` of a feed-forward network."""
+        return self.with_aux(x)[0]
 
 
 def dueling_q(raw: torch.Tensor, legal: torch.Tensor | None, dueling: bool, centre: str = "legal") -> torch.Tensor:
@@ -151,7 +157,7 @@ class Agent(nn.Module):
         if (obs_rep is None) != (move_rep is None):
             raise ValueError("obs_rep and move_rep must both be given (symmetrized agent) or both be None")
         if obs_rep is not None:
-            extra = network.out_dim - move_rep.dim
+            extra = network.out_dim + network.aux_outputs - move_rep.dim  # the no-op, the value, the aux logits: fixed
             if extra < 0 or obs_rep.dim != network.obs_dim:
                 raise ValueError(
                     f"representations of dims {obs_rep.dim} (observation) and {move_rep.dim} (moves) do not fit a "
@@ -160,9 +166,9 @@ class Agent(nn.Module):
             out_rep = no_op_representation(move_rep, extra)
             self.group = obs_rep.group
             if network.recurrent:
-                self.symmetrizer = RecurrentSymmetrizer(network, obs_rep, out_rep, hidden=hidden)
+                self.symmetrizer = RecurrentSymmetrizer(network.with_aux, obs_rep, out_rep, hidden=hidden)
             else:
-                self.symmetrizer = Symmetrizer(network.feedforward, obs_rep, out_rep)
+                self.symmetrizer = Symmetrizer(network.with_aux_feedforward, obs_rep, out_rep)
         self.hidden = hidden
 
     @property
@@ -173,27 +179,40 @@ class Agent(nn.Module):
         return self.network.initial_state(batch, device)
 
     def raw(self, obs: torch.Tensor, state: State = None) -> tuple[torch.Tensor, State]:
-        """Raw outputs for one step ``[N, d]`` (symmetrized when a group is set)."""
+        """Raw outputs and aux logits ``[N, out_dim + aux_outputs]`` for one step ``[N, d]`` (symmetrized when a
+        group is set)."""
         if self.symmetrizer is None:
-            return self.network(obs, state)
+            return self.network.with_aux(obs, state)
         if self.network.recurrent:
             return self.symmetrizer.step(obs, state)
         return self.symmetrizer(obs), None
 
+    def _q(self, raw: torch.Tensor, legal: torch.Tensor | None) -> torch.Tensor:
+        config = self.network.config
+        return dueling_q(raw[..., : self.network.out_dim], legal, config.dueling, config.dueling_centre)
+
     def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]:
         raw, state = self.raw(obs, state)
-        return dueling_q(raw, legal, self.network.config.dueling, self.network.config.dueling_centre), state
+        return self._q(raw, legal), state
 
     def sequence(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]:
         """Q-values for a sequence ``obs [T, N, d]`` from ``state`` (zeros when None)."""
+        q, _, state = self.sequence_with_aux(obs, legal, state)
+        return q, state
+
+    def sequence_with_aux(
+        self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None
+    ) -> tuple[torch.Tensor, torch.Tensor, State]:
+        """Q-values ``[T, N, M]`` and aux logits ``[T, N, aux_outputs]`` for a sequence, from one (symmetrized) pass."""
         if not self.recurrent:
-            q, _ = self.step(obs.flatten(0, 1), None if legal is None else legal.flatten(0, 1))
-            return q.view(*obs.shape[:2], -1), None
-        if self.symmetrizer is None:
-            raw, state = self.network(obs, state)
-            return dueling_q(raw, legal, self.network.config.dueling, self.network.config.dueling_centre), state
-        outputs = []
-        for t in range(obs.shape[0]):
-            q, state = self.step(obs[t], None if legal is None else legal[t], state)
-            outputs.append(q)
-        return torch.stack(outputs), state
+            raw, _ = self.raw(obs.flatten(0, 1))
+            raw = raw.view(*obs.shape[:2], -1)
+        elif self.symmetrizer is None:
+            raw, state = self.network.with_aux(obs, state)
+        else:
+            outputs = []
+            for t in range(obs.shape[0]):
+                out, state = self.raw(obs[t], state)
+                outputs.append(out)
+            raw = torch.stack(outputs)
+        return self._q(raw, legal), raw[..., self.network.out_dim :], state

@@ -21,7 +21,8 @@ One iteration is one batched environment step followed by the learner updates it
    value). VDN: ``Q_tot = sum_p Q_p(o_p, a_p)`` against ``r + gamma^n sum_p Q'_p``; IQL: each
    player's own Q against the shared reward. Smooth-L1 summed over time (mean over players under
    IQL), times the importance weights, averaged over the batch (:func:`q_learning_loss`); with
-   ``[network] aux_weight > 0`` plus that weight times the own-hand cross-entropy. Adam and
+   ``[network] aux_weight > 0`` plus that weight times the own-hand cross-entropy (its logits come
+   from the same, possibly symmetrized, pass as Q: ``Agent.sequence_with_aux``). Adam and
    clipping from ``[optim]``; the target network is synced every ``target_update`` updates and
    priorities are refreshed from |TD|.
 
@@ -190,12 +191,9 @@ class R2D2Learner(Learner):
         return {"loss": self.last_loss, "epsilon": self.epsilons.mean()}
 
     def _online(self, obs: torch.Tensor, legal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Online Q ``[T, N*P, A]`` through the agent and, with SAD-AUX, own-hand logits from the bare network's trunk."""
-        q, _ = self.agent.sequence(obs, legal)
-        if not self.aux_weight:
-            return q, None
-        features, _ = self.network.features(obs)
-        return q, self.network.aux(features)
+        """Online Q ``[T, N*P, A]`` and, with SAD-AUX, own-hand logits, from one pass of the (symmetrized) agent."""
+        q, aux, _ = self.agent.sequence_with_aux(obs, legal)
+        return q, (aux if self.aux_weight else None)
 
     def update(self) -> torch.Tensor:
         """One learner update on a prioritized batch of episodes; returns the loss (a device scalar)."""

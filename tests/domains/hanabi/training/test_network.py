@@ -101,3 +101,29 @@ def test_mismatched_representations_are_refused() -> None:
         Agent(network, sym.observation_rep, sym.action_rep)
     with pytest.raises(ValueError, match="both be given"):
         Agent(network, sym.observation_rep, None)
+
+
+@pytest.mark.parametrize("lstm_layers", [0, 1])
+def test_aux_head_reads_the_symmetrized_trajectory(lstm_layers: int) -> None:
+    """SAD-AUX's own-hand logits (playable/dead/later per slot) do not depend on colour names: under a
+    symmetrized agent they come out of the same symmetrized pass as Q, so they are exactly invariant."""
+    torch.manual_seed(1)
+    config = NetworkConfig(hidden_size=32, mlp_layers=1, lstm_layers=lstm_layers, layer_norm=False)
+    network = QNetwork(OBS, MOVES + 1, config, aux_outputs=15).double()
+    sym = colour_symmetry(dihedral(5), 2)
+    symmetrized, bare = Agent(network, sym.observation_rep, sym.action_rep), Agent(network)
+    obs, legal = _inputs(4, torch.Generator().manual_seed(2), 3)  # [T=3, N=4, ...]
+    g = torch.full((3, 4), 7)
+    moved = sym.observation_rep.act(obs, g)
+    move_rep = no_op_representation(sym.action_rep, 1)
+    for agent, invariant in ((symmetrized, True), (bare, False)):
+        q, aux, _ = agent.sequence_with_aux(obs, legal)
+        q_moved, aux_moved, _ = agent.sequence_with_aux(moved, move_rep.act(legal, g))
+        assert aux.shape == (3, 4, 15)
+        if invariant:
+            torch.testing.assert_close(aux_moved, aux, rtol=0, atol=1e-10)
+            expected = move_rep.act(q, g)
+            finite = expected.isfinite()
+            torch.testing.assert_close(q_moved.masked_fill(~finite, 0), expected.masked_fill(~finite, 0), rtol=0, atol=1e-10)
+        else:
+            assert (aux_moved - aux).abs().max() > 1e-4  # negative control

@@ -170,7 +170,7 @@ def test_files_are_written_and_describe_themselves(tmp_path: Path, pools: dict[s
     assert set(record["versions"]) == {"eqc", "torch"} and record["command"] == ["eqc", "hanabi", "xp"]
     assert [a["path"] for a in record["agents"]] == [str(pools["pqn"] / "seed_0"), str(pools["pqn"] / "seed_1"), str(pools["r2d2"])]
     assert [a["symmetrize"] for a in record["agents"]] == [None, None, "D10"]
-    assert record["agents"][2]["group"] == {"name": "dihedral(5)", "order": 10} and record["agents"][2]["hidden"] == "average"
+    assert record["agents"][2]["group"] == {"name": "D10", "order": 10} and record["agents"][2]["hidden"] == "average"
     summary = games.summary()
     assert record["summary"]["xp_mean"] == pytest.approx(summary.xp.mean) and record["summary"]["xp_pairs"] == 6
     assert record["matrix"]["mean"] == summary.mean.tolist()

@@ -11,7 +11,7 @@ from eqc.domains.hanabi.symmetry import colour_symmetry
 from eqc.domains.hanabi.training.config import GROUP_NAMES, TrainConfig
 from eqc.groups import PermutationGroup, alternating, cyclic, dihedral, symmetric
 
-__all__ = ["colour_group", "game_rules", "make_batch", "move_symmetry"]
+__all__ = ["colour_group", "colour_group_name", "game_rules", "make_batch", "move_symmetry"]
 
 
 def colour_group(name: str) -> PermutationGroup:
@@ -20,6 +20,15 @@ def colour_group(name: str) -> PermutationGroup:
     if name not in builders:
         raise ValueError(f"colour group must be one of {GROUP_NAMES}, got {name!r}")
     return builders[name]()
+
+
+def colour_group_name(group: PermutationGroup) -> str:
+    """The name (C5, D10, S5, A5) of a colour group equal to one of the paper's, else the group's own name."""
+    for name in GROUP_NAMES:
+        known = colour_group(name)
+        if known.order == group.order and known.degree == group.degree and all(p in known for p in group.elements):
+            return name
+    return group.name
 
 
 def game_rules(config: TrainConfig) -> HanabiRules:

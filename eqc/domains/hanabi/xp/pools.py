@@ -15,6 +15,7 @@ from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, CheckpointEr
 from eqc.domains.hanabi.training.config import GROUP_NAMES, HIDDEN
 from eqc.domains.hanabi.training.policy import TrainedPolicy, load_policy
 from eqc.domains.hanabi.training.policy_file import POLICY_JSON, is_policy_dir
+from eqc.domains.hanabi.training.setup import colour_group_name
 
 __all__ = ["PoolAgent", "PoolError", "describe_policy", "load_pools", "pool_runs"]
 
@@ -107,7 +108,7 @@ def describe_policy(policy: TrainedPolicy, path: str | Path | None = None, symme
         "path": None if path is None else str(path),
         "symmetrize": symmetrize if symmetrize is not None else (config.rule.symmetrize or None),
         "symmetrized_at": "test" if symmetrize is not None else ("training" if config.rule.symmetrize else None),
-        "group": None if group is None else {"name": group.name, "order": group.order},
+        "group": None if group is None else {"name": colour_group_name(group), "order": group.order},
         "hidden": policy.agent.hidden if group is not None and policy.agent.recurrent else None,
         "env_steps": policy.env_steps,
         "algorithm": config.run.algorithm,

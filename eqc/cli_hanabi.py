@@ -63,7 +63,7 @@ def _train(args: argparse.Namespace) -> int:
         config = config.replace(run={"threads": args.threads})
     flags.prepare_output_dir(args.out)
     try:
-        summary = train(config, args.out, seed=args.seed, device=args.device, max_minutes=args.max_minutes, progress=not args.quiet)
+        summary = train(config, args.out, seed=args.seed, device=args.device, max_minutes=args.max_minutes, progress=not args.no_progress)
     except (RunDirectoryError, CheckpointError) as exc:  # --out holds another run, a foreign checkpoint, or is locked
         raise flags.FlagError("--out", str(exc)) from None
     except ConfigError as exc:  # e.g. [run] tensorboard without the package
@@ -232,7 +232,8 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--max-minutes", type=flags.float_in(0, low_open=True), default=None,
                        help="stop after this many minutes of this invocation (resume later)")
     flags.add_threads_flag(train, trains=True)
-    train.add_argument("--quiet", action="store_true", help="no progress bar; one line per evaluation")
+    train.add_argument("--no-progress", action="store_true", help="no progress bar; one line per evaluation")
+    train.add_argument("--quiet", action="store_true", dest="no_progress", help=argparse.SUPPRESS)  # the older spelling
     train.set_defaults(run=_train)
 
     evaluate = sub.add_parser("eval", help="greedy self-play of a trained agent")

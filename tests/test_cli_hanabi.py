@@ -37,7 +37,7 @@ def _usage_error(capsys: pytest.CaptureFixture[str], argv: list[str], *fragments
 
 def test_train_resume_and_eval(tmp_path: Path, config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"
-    assert main(["hanabi", "train", "--config", str(config_file), "--seed", "1", "--out", str(out), "--quiet"]) == 0
+    assert main(["hanabi", "train", "--config", str(config_file), "--seed", "1", "--out", str(out), "--no-progress"]) == 0
     assert "1,024 env steps" in capsys.readouterr().out
     assert main(["hanabi", "train", "--config", str(config_file), "--seed", "1", "--out", str(out), "--quiet"]) == 0
     assert "resuming" in capsys.readouterr().out
@@ -74,7 +74,7 @@ def test_bad_flags(tmp_path: Path, config_file: Path, capsys: pytest.CaptureFixt
 
 def test_out_of_another_config_is_refused(tmp_path: Path, config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = str(tmp_path / "run")
-    assert main(["hanabi", "train", "--config", str(config_file), "--out", out, "--quiet"]) == 0
+    assert main(["hanabi", "train", "--config", str(config_file), "--out", out, "--no-progress"]) == 0
     other = tmp_path / "other.toml"
     other.write_text(TINY.replace(optim={"lr": 0.1}).to_toml())
     _usage_error(capsys, ["hanabi", "train", "--config", str(other), "--out", out], "--out", "[optim] lr")
@@ -173,7 +173,7 @@ def test_train_by_shipped_name_with_set_overrides(tmp_path: Path, capsys: pytest
     out = tmp_path / "run"
     tiny = ["--set", "run.num_envs=32", "--set", "run.total_env_steps=1024", "--set", "run.eval_every_steps=1024",
             "--set", "run.eval_games=16", "--set", "network.hidden_size=32", "--set", "network.mlp_layers=1"]
-    assert main(["hanabi", "train", "--config", "vdn_cpu", *tiny, "--out", str(out), "--quiet"]) == 0
+    assert main(["hanabi", "train", "--config", "vdn_cpu", *tiny, "--out", str(out), "--no-progress"]) == 0
     saved = json.loads((out / "config.json").read_text())["config"]
     assert saved["run"]["num_envs"] == 32 and saved["network"]["hidden_size"] == 32 and saved["pqn"]["td_lambda"] == 0.8
     _usage_error(capsys, ["hanabi", "train", "--config", "vdn_cpu", "--set", "run.num_envz=3", "--out", str(tmp_path / "x")],
@@ -189,7 +189,7 @@ def test_eval_refuses_another_group_for_an_agent_trained_symmetrized(tmp_path: P
     config = tmp_path / "sym.toml"
     config.write_text(TINY.replace(rule={"symmetrize": "C5"}).to_toml())
     out = tmp_path / "run"
-    assert main(["hanabi", "train", "--config", str(config), "--out", str(out), "--quiet"]) == 0
+    assert main(["hanabi", "train", "--config", str(config), "--out", str(out), "--no-progress"]) == 0
     capsys.readouterr()
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--symmetrize", "D10"], "--symmetrize", "trained symmetrized over C5")
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--games", "1"], "--games")

@@ -125,7 +125,7 @@ def test_kill_minus_nine_then_rerun_resumes(tmp_path: Path, tiny_config) -> None
     (tmp_path / "tiny.toml").write_text(config.to_toml())
     out = tmp_path / "run"
     command = [sys.executable, "-m", "eqc.cli", "hanabi", "train", "--config", str(tmp_path / "tiny.toml"),
-               "--seed", "0", "--out", str(out), "--quiet"]
+               "--seed", "0", "--out", str(out), "--no-progress"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 120

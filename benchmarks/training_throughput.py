@@ -32,14 +32,17 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def variants() -> dict[str, TrainConfig]:
-    """The learners measured by default: the CPU config, its OP/G-OP/symmetrized variants, a small R2D2."""
+    """The learners measured by default: the CPU config, its OP/G-OP/symmetrized variants, the recurrent PQN
+    (Table 3's cpu pool) and a small R2D2."""
     base = load_config(ROOT / "configs/hanabi/vdn_cpu.toml")
     return {
         "vdn_cpu.toml (pqn, sp)": base,
         "pqn, Other-Play (S5)": base.replace(rule={"rule": "op"}),
         "pqn, G-OP D10": base.replace(rule={"rule": "gop", "group": "D10"}),
         "pqn, network symmetrized over D10": base.replace(rule={"symmetrize": "D10"}),
-        "r2d2, small (reproduce cpu table3 pool)": pool_config("recurrent", SCALES["cpu"]).replace(r2d2={"warmup_episodes": 512}),
+        "recurrent pqn (reproduce cpu table3 pool)": pool_config("recurrent", SCALES["cpu"]),
+        "r2d2, small": pool_config("recurrent", SCALES["smoke"]).replace(
+            run={"num_envs": 128}, network={"hidden_size": 128}, r2d2={"batch_size": 32, "buffer_episodes": 4096, "warmup_episodes": 512}),
     }
 
 

@@ -99,7 +99,7 @@ def _eval(args: argparse.Namespace) -> int:
     else:
         from eqc.domains.hanabi.training.greedy_eval import evaluate_agent
 
-        result = evaluate_agent(policy.agent, policy.config, args.games, args.seed, policy.device)
+        result = evaluate_agent(policy.agent, policy.rules, args.games, args.seed, policy.device)
         where = "HanabiBatch"
     symmetrized = f", symmetrized over {args.symmetrize}" if args.symmetrize else ""
     name = f"{args.checkpoint} ({policy.env_steps:,} training steps{symmetrized})"

@@ -87,7 +87,7 @@ def test_cross_play_replays_in_hle_game_for_game(mixed: list, played) -> None:
 
 def test_self_play_pairs_equal_greedy_games(mixed: list, played) -> None:
     for a, policy in enumerate(mixed):
-        alone = greedy_games(policy.agent, policy.config, CPU, decks=played.decks)
+        alone = greedy_games(policy.agent, policy.rules, CPU, decks=played.decks)
         p = a * len(mixed) + a
         assert played.pairs[p] == (a, a)
         assert torch.equal(alone.scores, played.scores[p]), a
@@ -126,7 +126,7 @@ def test_agents_of_different_observation_variants(pools: dict[str, Path], mixed:
     """A SAD agent and a plain one each read their own HanabiBatch, stepped in lockstep."""
     sad = load_policy(pools["sad"])
     games = cross_play_games([mixed[0], sad], 30, record_moves=2)
-    alone = greedy_games(sad.agent, sad.config, CPU, decks=games.decks)
+    alone = greedy_games(sad.agent, sad.rules, CPU, decks=games.decks)
     assert torch.equal(alone.scores, games.scores[3])
     with pytest.raises(ValueError, match="different observations"):
         verify_hle(games, [mixed[0], sad], 2)
@@ -234,7 +234,7 @@ def test_action_matrices(tmp_path: Path, mixed: list) -> None:
     result = action_matrices(mixed[0], 60, seed=2)
     assert result.labels[:6] == ("C1", "C2", "C3", "C4", "C5", "R1") and result.labels[10] == "P1" and result.labels[-1] == "D5"
     assert list(result.matrices) == ["none", "C5", "D10"]
-    alone = greedy_games(mixed[0].agent, mixed[0].config, CPU, decks=torch.tensor(common_decks(60, 2)))
+    alone = greedy_games(mixed[0].agent, mixed[0].rules, CPU, decks=torch.tensor(common_decks(60, 2)))
     moves = alone.moves
     counts = torch.zeros(20, 20, dtype=torch.long)
     for t in range(1, moves.shape[0]):

@@ -9,9 +9,8 @@ import torch
 
 from eqc.domains.hanabi.batched_play import play_seats
 from eqc.domains.hanabi.evaluate import common_decks
-from eqc.domains.hanabi.training.config import TrainConfig
+from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.training.network import Agent
-from eqc.domains.hanabi.training.setup import game_rules
 from eqc.evaluation import mean_sem
 
 __all__ = ["EvalResult", "GreedyGames", "evaluate_agent", "greedy_games", "summarize"]
@@ -45,7 +44,7 @@ class GreedyGames(NamedTuple):
 
 
 def greedy_games(
-    agent: Agent, config: TrainConfig, device: torch.device, *, games: int | None = None, seed: int = 0, decks: torch.Tensor | None = None
+    agent: Agent, rules: HanabiRules, device: torch.device, *, games: int | None = None, seed: int = 0, decks: torch.Tensor | None = None
 ) -> GreedyGames:
     """Greedy self-play on ``decks`` (long ``[n, 50]``) or on the ``games`` decks ``common_decks(games, seed)``:
     the decks HLE evaluation and cross-play deal for that seed (:func:`~eqc.domains.hanabi.batched_play.play_seats`
@@ -53,16 +52,16 @@ def greedy_games(
     if decks is None:
         decks = torch.tensor(common_decks(games, seed))
     n = decks.shape[0]
-    seats = torch.zeros(n, config.game.num_players, dtype=torch.long, device=device)
-    scores, bombed, moves = play_seats([agent], [game_rules(config)], seats, decks.to(device), device, keep=n)
+    seats = torch.zeros(n, rules.num_players, dtype=torch.long, device=device)
+    scores, bombed, moves = play_seats([agent], [rules], seats, decks.to(device), device, keep=n)
     return GreedyGames(scores, bombed, moves)
 
 
-def evaluate_agent(agent: Agent, config: TrainConfig, games: int, seed: int, device: torch.device) -> EvalResult:
+def evaluate_agent(agent: Agent, rules: HanabiRules, games: int, seed: int, device: torch.device) -> EvalResult:
     """Greedy self-play of ``agent`` on ``common_decks(games, seed)``: mean ± SEM, bomb-out and perfect rates
     (the same games as ``eqc hanabi eval --hle`` plays in HLE for that seed)."""
-    played = greedy_games(agent, config, device, games=games, seed=seed)
-    return summarize(played.scores, played.bombed_out, game_rules(config).max_score)
+    played = greedy_games(agent, rules, device, games=games, seed=seed)
+    return summarize(played.scores, played.bombed_out, rules.max_score)
 
 
 def summarize(scores: torch.Tensor, bombed: torch.Tensor, max_score: int) -> EvalResult:

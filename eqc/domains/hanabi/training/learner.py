@@ -18,9 +18,10 @@ from typing import Any
 import torch
 from torch import nn
 
+from eqc.domains.hanabi.symmetry import colour_symmetry
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.network import Agent, QNetwork
-from eqc.domains.hanabi.training.setup import colour_group, make_batch, move_symmetry
+from eqc.domains.hanabi.training.setup import colour_group, game_rules, make_batch
 from eqc.symmetrize import OtherPlay
 from eqc.symmetrize.other_play import Relabelling
 
@@ -36,7 +37,7 @@ class Learner(ABC):
         self.config, self.seed, self.device = config, seed, device
         c = config
         B = c.run.num_envs
-        self.env = make_batch(c, B, device, seed)
+        self.env = make_batch(game_rules(c), B, device, seed)
         self.env.reset()
         self.num_players = c.game.num_players
         self.num_moves = self.env.num_moves
@@ -63,7 +64,7 @@ class Learner(ABC):
         self.keep_identity = keep_identity
         if c.rule.rule != "sp":
             group = colour_group("S5" if c.rule.rule == "op" else c.rule.group)
-            sym = move_symmetry(config, group)
+            sym = colour_symmetry(group, self.env.rules)
             self.other_play = OtherPlay(group, sym.observation_rep, sym.action_rep, self.relabel_generator, device)
             self._elements = group.elements.to(device)  # drawn on the device: no host-device copy per draw
             self.perms = self._draw_perms()
@@ -212,5 +213,5 @@ def make_agent(config: TrainConfig, network: QNetwork) -> Agent:
     """The (optionally symmetrized) agent of ``config`` around ``network``."""
     if not config.rule.symmetrize:
         return Agent(network)
-    sym = move_symmetry(config, colour_group(config.rule.symmetrize))
+    sym = colour_symmetry(colour_group(config.rule.symmetrize), game_rules(config))
     return Agent(network, sym.observation_rep, sym.action_rep, hidden=config.rule.hidden)

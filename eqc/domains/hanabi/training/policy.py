@@ -2,7 +2,7 @@
 
 The returned :class:`TrainedPolicy` is a ``(obs, legal) -> move uid`` callable with ``reset()``,
 as :func:`eqc.domains.hanabi.evaluate.play_games` expects, and knows its observation variant
-(``config.game``), so the same agent plays on ``HanabiBatch`` (``evaluate_agent(policy.agent,
+(``rules``), so the same agent plays on ``HanabiBatch`` (``evaluate_agent(policy.agent,
 ...)``) and in HLE itself through ``HanabiEnv``.
 """
 
@@ -14,12 +14,13 @@ import torch
 
 from eqc._checks import check_choice, check_device
 from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.symmetry import colour_symmetry
 from eqc.domains.hanabi.training.checkpoint import CheckpointError, load_checkpoint
 from eqc.domains.hanabi.training.config import GROUP_NAMES, HIDDEN, TrainConfig
 from eqc.domains.hanabi.training.network import Agent, QNetwork
 from eqc.domains.hanabi.training.obl import load_obl_network, obl_train_config
 from eqc.domains.hanabi.training.policy_file import POLICY_JSON, POLICY_WEIGHTS, is_policy_dir, network_from_weights, read_policy
-from eqc.domains.hanabi.training.setup import colour_group, game_rules, move_symmetry
+from eqc.domains.hanabi.training.setup import colour_group, game_rules
 from eqc.groups import PermutationGroup
 
 __all__ = ["TrainedPolicy", "load_policy"]
@@ -119,7 +120,7 @@ def load_policy(
             group = symmetrize
         else:
             raise TypeError(f"symmetrize must be None, a group name {GROUP_NAMES} or a PermutationGroup, got {type(symmetrize).__name__}")
-        sym = move_symmetry(config, group)
+        sym = colour_symmetry(group, game_rules(config))
         agent = Agent(network, sym.observation_rep, sym.action_rep, hidden=hidden)
     return TrainedPolicy(agent, config, env_steps, device)
 

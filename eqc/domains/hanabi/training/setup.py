@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import torch
 
-from eqc.dec_pomdp import Symmetry
 from eqc.domains.hanabi.batched import HanabiBatch
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.symmetry import colour_symmetry
 from eqc.domains.hanabi.training.config import GROUP_NAMES, TrainConfig
 from eqc.groups import PermutationGroup, alternating, cyclic, dihedral, symmetric
 
-__all__ = ["colour_group", "colour_group_name", "game_rules", "make_batch", "move_symmetry"]
+__all__ = ["colour_group", "colour_group_name", "game_rules", "make_batch"]
 
 
 def colour_group(name: str) -> PermutationGroup:
@@ -37,11 +35,6 @@ def game_rules(config: TrainConfig) -> HanabiRules:
     return HanabiRules(num_players=g.num_players, knowledge=g.knowledge, sad=g.sad)
 
 
-def make_batch(config: TrainConfig, num_envs: int, device: torch.device, seed: int, *, auto_reset: bool = True) -> HanabiBatch:
-    """``num_envs`` games of ``config``'s variant on ``device``, unchecked (the fast path)."""
-    return HanabiBatch(num_envs, game_rules(config), device=device, seed=seed, auto_reset=auto_reset, check=False)
-
-
-def move_symmetry(config: TrainConfig, group: PermutationGroup) -> Symmetry:
-    """``group`` acting on one player's observation (this variant) and on HLE's moves."""
-    return colour_symmetry(group, game_rules(config))
+def make_batch(rules: HanabiRules, num_envs: int, device: torch.device, seed: int, *, auto_reset: bool = True) -> HanabiBatch:
+    """``num_envs`` games of ``rules`` on ``device``, unchecked (the fast path)."""
+    return HanabiBatch(num_envs, rules, device=device, seed=seed, auto_reset=auto_reset, check=False)

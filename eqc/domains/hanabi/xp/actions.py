@@ -16,11 +16,12 @@ import torch
 
 from eqc._checks import check_choice, check_int, check_list
 from eqc.domains.hanabi.evaluate import action_labels, common_decks
+from eqc.domains.hanabi.symmetry import colour_symmetry
 from eqc.domains.hanabi.training.config import GROUP_NAMES, HIDDEN
 from eqc.domains.hanabi.training.greedy_eval import greedy_games
 from eqc.domains.hanabi.training.network import Agent
 from eqc.domains.hanabi.training.policy import TrainedPolicy
-from eqc.domains.hanabi.training.setup import colour_group, move_symmetry
+from eqc.domains.hanabi.training.setup import colour_group
 from eqc.evaluation import action_pair_counts, conditional_action_matrix, plot_action_matrix
 from eqc.io import atomic_write
 
@@ -70,14 +71,14 @@ def action_matrices(
     network = policy.agent.network
     variants = {"none": Agent(network)}
     for name in groups:
-        sym = move_symmetry(policy.config, colour_group(name))
+        sym = colour_symmetry(colour_group(name), policy.rules)
         variants[name] = Agent(network, sym.observation_rep, sym.action_rep, hidden=hidden)
     decks = torch.tensor(common_decks(games, seed), dtype=torch.long)
     order = torch.tensor(PAPER_ORDER)
     uid_labels = action_labels()
     counts, matrices, scores = {}, {}, {}
     for name, agent in variants.items():
-        played = greedy_games(agent, policy.config, policy.device, decks=decks)
+        played = greedy_games(agent, policy.rules, policy.device, decks=decks)
         sequences = [[m for m in column if m >= 0] for column in played.moves.T.tolist()]
         c = action_pair_counts(sequences, len(uid_labels))[order][:, order]  # in self-play every move answers the partner's
         counts[name], matrices[name] = c, conditional_action_matrix(c)

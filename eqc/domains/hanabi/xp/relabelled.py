@@ -21,9 +21,11 @@ import torch
 from torch import nn
 
 from eqc._checks import check_int
+from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.symmetry import colour_symmetry
 from eqc.domains.hanabi.training.network import Agent, State, no_op_representation
 from eqc.domains.hanabi.training.policy import TrainedPolicy
-from eqc.domains.hanabi.training.setup import colour_group, game_rules, move_symmetry
+from eqc.domains.hanabi.training.setup import colour_group
 from eqc.domains.hanabi.xp.play import play_pairs
 from eqc.evaluation import mean_sem
 from eqc.groups import PermutationGroup
@@ -39,11 +41,11 @@ class RelabelledAgent(nn.Module):
     real game. Everything else (``recurrent``, ``initial_state``, ``network``) is ``agent``'s.
     """
 
-    def __init__(self, agent: Agent, policy_config, group: PermutationGroup, element: int) -> None:
+    def __init__(self, agent: Agent, rules: HanabiRules, group: PermutationGroup, element: int) -> None:
         super().__init__()
         check_int(element, "element", low=0, high=group.order - 1)
         self.agent, self.element, self.group = agent, element, group
-        sym = move_symmetry(policy_config, group)
+        sym = colour_symmetry(group, rules)
         self.obs_rep = sym.observation_rep
         self.move_rep = no_op_representation(sym.action_rep, agent.network.num_actions - sym.action_rep.dim)
 
@@ -123,7 +125,7 @@ def relabelled_self_play(
         rows = [check_int(e, f"elements[{k}]", low=1, high=g.order - 1) for k, e in enumerate(elements)]
     else:
         raise TypeError(f"elements must be a count or a non-empty list of non-identity rows of {group}, got {elements!r}")
-    copies = [TrainedPolicy(RelabelledAgent(policy.agent, policy.config, g, r), policy.config, policy.env_steps, policy.device)
+    copies = [TrainedPolicy(RelabelledAgent(policy.agent, policy.rules, g, r), policy.config, policy.env_steps, policy.device)
               for r in rows]
     pairs = [(0, 0)] + [(0, k + 1) for k in range(len(rows))]
     record = min(games, 200)
@@ -133,7 +135,7 @@ def relabelled_self_play(
     loss = mean_sem(per_deck, "per-deck loss")
     return RelabelledSelfPlay(
         float(scores[0].mean()), tuple(float(s) for s in scores[1:].mean(1)), loss.mean, loss.sem, tuple(rows), games,
-        _colour_hint_share(moves[0], game_rules(policy.config)),
+        _colour_hint_share(moves[0], policy.rules),
     )
 
 

@@ -43,7 +43,7 @@ def test_hle_replays_the_batched_evaluation_game_for_game(tmp_path: Path, tiny_c
     config = tiny_config(run={"total_env_steps": 20_480, "eval_every_steps": 20_480}) if kind == "pqn" else _r2d2_sad(tiny_config)
     policy = load_policy(_train(tmp_path, config))
     decks = common_decks(40, seed=7)
-    batched = greedy_games(policy.agent, policy.config, CPU, decks=torch.tensor(decks))
+    batched = greedy_games(policy.agent, policy.rules, CPU, decks=torch.tensor(decks))
     hle = play_games(policy, copy.copy(policy), decks, env=hle_env_for(policy))
     assert hle.scores.long().tolist() == batched.scores.tolist()
     for k, moves in enumerate(hle.actions):  # every move of every game
@@ -80,7 +80,7 @@ def test_eval_on_hanabibatch_and_in_hle_report_the_same_games(tmp_path: Path, ti
     from eqc.domains.hanabi.training.hle_eval import evaluate_in_hle
 
     policy = load_policy(_train(tmp_path, tiny_config(run={"total_env_steps": 20_480, "eval_every_steps": 20_480})))
-    assert evaluate_agent(policy.agent, policy.config, 30, 5, CPU) == evaluate_in_hle(policy, 30, 5)
+    assert evaluate_agent(policy.agent, policy.rules, 30, 5, CPU) == evaluate_in_hle(policy, 30, 5)
 
 
 def test_play_games_plays_in_the_policys_variant_or_refuses(tmp_path: Path, tiny_config) -> None:
@@ -91,7 +91,7 @@ def test_play_games_plays_in_the_policys_variant_or_refuses(tmp_path: Path, tiny
     policy = load_policy(_train(tmp_path, tiny_config(run={"total_env_steps": 20_480, "eval_every_steps": 20_480})))
     assert policy.rules.knowledge == "v0_belief"
     decks = common_decks(20, seed=3)
-    batched = greedy_games(policy.agent, policy.config, CPU, decks=torch.tensor(decks))
+    batched = greedy_games(policy.agent, policy.rules, CPU, decks=torch.tensor(decks))
     own = play_games(policy, copy.copy(policy), decks)  # no env given: the policy's own variant
     assert own.scores.long().tolist() == batched.scores.tolist()
     with pytest.raises(ValueError, match="policy_a was trained on v0_belief/full observations with SAD 'off', but the env gives canonical"):

@@ -34,8 +34,8 @@ def test_exported_policy_plays_the_same_games_as_its_checkpoint(run_dir: Path, t
     from_checkpoint, from_file = load_policy(run_dir), load_policy(shipped)
     assert from_file.env_steps == from_checkpoint.env_steps
     decks = torch.tensor(common_decks(50, seed=9))
-    a = greedy_games(from_checkpoint.agent, from_checkpoint.config, CPU, decks=decks)
-    b = greedy_games(from_file.agent, from_file.config, CPU, decks=decks)
+    a = greedy_games(from_checkpoint.agent, from_checkpoint.rules, CPU, decks=decks)
+    b = greedy_games(from_file.agent, from_file.rules, CPU, decks=decks)
     assert torch.equal(a.moves, b.moves) and torch.equal(a.scores, b.scores)
     assert load_policy(shipped / POLICY_WEIGHTS).env_steps == from_file.env_steps  # either file names the directory
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from eqc.domains.hanabi.symmetry import colour_symmetry
 from eqc.domains.hanabi.training.pqn import PQNLearner, lambda_returns
-from eqc.domains.hanabi.training.setup import colour_group, move_symmetry
+from eqc.domains.hanabi.training.setup import colour_group, game_rules
 
 CPU = torch.device("cpu")
 
@@ -28,7 +29,7 @@ def test_lambda_returns_by_hand() -> None:
 def test_acting_player_sees_and_plays_in_its_relabelled_game(tiny_config, rule: str, group: str) -> None:
     config = tiny_config(run={"num_envs": 16}, rule={"rule": rule, "group": group})
     learner = PQNLearner(config, seed=3, device=CPU)
-    sym = move_symmetry(config, colour_group(group))
+    sym = colour_symmetry(colour_group(group), game_rules(config))
     perms = learner.perms
     assert all(p in sym.group for p in perms.view(-1, 5))  # elements of the rule's group
     identity = torch.arange(5)
@@ -70,7 +71,7 @@ def test_symmetrized_network_is_trained_and_deployed_symmetrized(tmp_path, tiny_
     train(config, tmp_path, seed=0, progress=False, log=lambda _: None)
     policy = load_policy(tmp_path)  # trained symmetrized: stays symmetrized without --symmetrize
     assert policy.agent.group is not None and policy.agent.group.order == 5
-    sym = move_symmetry(config, colour_group("C5"))
+    sym = colour_symmetry(colour_group("C5"), game_rules(config))
     obs = torch.rand(8, sym.observation_rep.dim, generator=torch.Generator().manual_seed(0))
 
     def q(x: torch.Tensor) -> torch.Tensor:

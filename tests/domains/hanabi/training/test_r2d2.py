@@ -158,10 +158,10 @@ def test_tiny_config_beats_the_untrained_agent() -> None:
     torch.set_num_threads(1)
     config = tiny_r2d2()
     learner = make_learner(config, 0)
-    before = evaluate_agent(learner.agent, config, 200, 7, CPU)
+    before = evaluate_agent(learner.agent, learner.env.rules, 200, 7, CPU)
     for _ in range(400):
         learner.iteration()
-    after = evaluate_agent(learner.agent, config, 200, 7, CPU)
+    after = evaluate_agent(learner.agent, learner.env.rules, 200, 7, CPU)
     assert learner.updates > 300
     assert after.mean > before.mean + max(0.3, 3 * (after.sem + before.sem)), f"untrained {before}, trained {after}"
 

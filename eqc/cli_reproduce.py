@@ -121,6 +121,10 @@ def _reproduce(args: argparse.Namespace) -> int:
                   overrides=[*args.overrides, *([f"run.threads={args.threads}"] if args.threads is not None and trained else [])])
     except CheckpointError as exc:
         raise flags.FlagError("--agents", str(exc)) from None
+    except ValueError as exc:
+        if "no shipped agents" not in str(exc):
+            raise
+        raise flags.FlagError("--agents", str(exc)) from None
     print((args.out / f"{args.table}.md").read_text())
     return 0
 

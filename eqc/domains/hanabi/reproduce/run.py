@@ -79,6 +79,9 @@ def reproduce(
     trained = retrain or scale != "cpu"
     if overrides and not trained:
         raise ValueError("overrides change the configs of trained pools; at scale 'cpu' they need retrain=True")
+    if not trained and not _agents_dir(agents).is_dir():
+        raise ValueError(f"no shipped agents at {_agents_dir(agents)} (they come with a clone of the repository): "
+                         "pass agents=DIR (--agents) or retrain=True (--retrain)")
     configs = {p: with_overrides(pool_config(p, sc), overrides) for p in pools} if trained else {}
     runs = {p: _trained_pool(p, configs[p], sc, out, device, ray_address, use_ray, log) if trained else _shipped_pool(p, agents)
             for p in pools}

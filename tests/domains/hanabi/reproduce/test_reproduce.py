@@ -111,3 +111,11 @@ def test_pool_threads_flag_reaches_the_runs(tmp_path: Path) -> None:
             "--set", "run.eval_games=8", "--set", "network.hidden_size=16", "--set", "network.mlp_layers=1"]
     assert main(argv) == 0
     assert json.loads((out / "seed_0" / "config.json").read_text())["config"]["run"]["threads"] == 2
+
+
+def test_cpu_scale_without_shipped_agents_says_where_to_get_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import eqc.domains.hanabi.reproduce.run as run
+
+    monkeypatch.setattr(run, "SHIPPED_AGENTS", tmp_path / "nowhere")  # as in a wheel installed outside the repository
+    with pytest.raises(ValueError, match=r"no shipped agents at .*nowhere.*--agents.*--retrain"):
+        reproduce("table2", "cpu", tmp_path / "out", log=lambda _: None)

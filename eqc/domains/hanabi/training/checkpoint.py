@@ -70,7 +70,11 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     try:
         data = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as exc:  # truncated zip, foreign pickle with code, wrong format...
-        reason = f"{type(exc).__name__}: {str(exc)[:200]}"
+        if "Weights only load failed" in str(exc):
+            unsupported = next((line.strip() for line in str(exc).splitlines() if "Unsupported" in line), "")
+            raise CheckpointError(f"{path} holds pickled objects that are not tensors; refused without running them (loading such "
+                                  f"a file could execute arbitrary code). {unsupported}".strip()) from None
+        reason = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
         raise CheckpointError(f"{path} is not a readable eqc checkpoint (truncated, corrupt or foreign): {reason}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         found = data.get("format") if isinstance(data, dict) else type(data).__name__

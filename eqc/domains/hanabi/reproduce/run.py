@@ -85,32 +85,18 @@ def reproduce(
     configs = {p: with_overrides(pool_config(p, sc), overrides) for p in pools} if trained else {}
     runs = {p: _trained_pool(p, configs[p], sc, out, device, ray_address, use_ray, log) if trained else _shipped_pool(p, agents)
             for p in pools}
-    results: dict[str, dict[str, Any]] = {}
-    matrices: dict[str, torch.Tensor] = {}
-    for cell in cells:
-        if len(runs[cell.pool]) < 2:
-            log(f"{cell.label}: pool {cell.pool!r} has {len(runs[cell.pool])} agents; cross-play needs 2")
-            continue
-        where = out / "xp" / table / _slug(cell.label)
-        results[cell.label], matrices[cell.label] = _cross_play(cell, runs[cell.pool], sc.games, device, where)
-        log(f"{cell.label}: XP {results[cell.label]['xp_mean']:.2f} ± {results[cell.label]['xp_sem_unordered']:.2f} (unordered pairs)")
+    results, matrices = _play_cells(cells, runs, sc.games, device, out / "xp" / table, log)
     if obl_policies:
         for cell in (Cell("OBL", "obl"), Cell("OBL C5-symmetrized", "obl", "C5"), Cell("OBL D10-symmetrized", "obl", "D10")):
             policies = [load_policy(p, device=device, symmetrize=cell.symmetrize) for p in obl]
             where = out / "xp" / table / _slug(cell.label)
             results[cell.label], matrices[cell.label] = _cross_play(cell, obl, sc.games, device, where, policies)
     relabelled = {p: _relabelled(runs[p], sc, device, log) for p in pools if runs[p]}
-    tests = {}
-    for better, worse in spec.tests:
-        if better in matrices and worse in matrices:
-            paired = results[better]["pool"] == results[worse]["pool"]
-            test = compare_pools(matrices[better], matrices[worse], paired=paired, generator=torch.Generator().manual_seed(0))
-            tests[f"{better} > {worse}"] = test.as_dict()
     record = {
         "table": table, "title": spec.title, "scale": scale, "games_per_pair": sc.games,
         "agents_per_pool": {p: len(r) for p, r in runs.items()}, "agents_source": "trained" if trained else str(_agents_dir(agents)),
         "cells": results, "paper": {k: dict(zip(("xp_mean", "xp_sem", "bomb_rate"), v, strict=True)) for k, v in PAPER[table].items()},
-        "tests": tests, "relabelled": relabelled, "paper_only_pools_skipped": skipped,
+        "tests": _tests(spec.tests, results, matrices), "relabelled": relabelled, "paper_only_pools_skipped": skipped,
         "pools": {p: describe_pool(p, sc) for p in pools},
         "pool_configs": {p: (configs[p] if trained else load_policy(r[0]).config).to_dict() for p, r in runs.items() if r},
         "command": " ".join(["eqc", *sys.argv[1:]]) if sys.argv and sys.argv[0].endswith("eqc") else None,
@@ -119,6 +105,31 @@ def reproduce(
     write_json_atomic(out / f"{table}.json", json_safe(record))
     write_text_atomic(out / f"{table}.md", render_markdown(record))
     return record
+
+
+def _play_cells(cells: list[Cell], runs: dict[str, list[Path]], games: int, device: str, where: Path,
+                log: Callable[[str], None]) -> tuple[dict[str, dict[str, Any]], dict[str, torch.Tensor]]:
+    """Cross-play of every cell whose pool holds at least 2 agents: results and per-pair matrices by label."""
+    results: dict[str, dict[str, Any]] = {}
+    matrices: dict[str, torch.Tensor] = {}
+    for cell in cells:
+        if len(runs[cell.pool]) < 2:
+            log(f"{cell.label}: pool {cell.pool!r} has {len(runs[cell.pool])} agents; cross-play needs 2")
+            continue
+        results[cell.label], matrices[cell.label] = _cross_play(cell, runs[cell.pool], games, device, where / _slug(cell.label))
+        log(f"{cell.label}: XP {results[cell.label]['xp_mean']:.2f} ± {results[cell.label]['xp_sem_unordered']:.2f} (unordered pairs)")
+    return results, matrices
+
+
+def _tests(pairs: tuple[tuple[str, str], ...], results: dict[str, dict[str, Any]], matrices: dict[str, torch.Tensor]) -> dict[str, dict]:
+    """The table's one-sided tests between cells that were played: paired when both cells hold the same agents."""
+    tests = {}
+    for better, worse in pairs:
+        if better in matrices and worse in matrices:
+            paired = results[better]["pool"] == results[worse]["pool"]
+            test = compare_pools(matrices[better], matrices[worse], paired=paired, generator=torch.Generator().manual_seed(0))
+            tests[f"{better} > {worse}"] = test.as_dict()
+    return tests
 
 
 def _agents_dir(agents: str | Path | None) -> Path:

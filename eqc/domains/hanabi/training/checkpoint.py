@@ -70,8 +70,8 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     try:
         data = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as exc:  # truncated zip, foreign pickle with code, wrong format...
-        if "Weights only load failed" in str(exc):
-            unsupported = next((line.strip() for line in str(exc).splitlines() if "Unsupported" in line), "")
+        if "Unsupported global" in str(exc):  # a pickle that would build objects: possibly code
+            unsupported = next((line.strip() for line in str(exc).splitlines() if "Unsupported global" in line), "")
             raise CheckpointError(f"{path} holds pickled objects that are not tensors; refused without running them (loading such "
                                   f"a file could execute arbitrary code). {unsupported}".strip()) from None
         reason = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"

@@ -94,7 +94,8 @@ def reproduce(
     relabelled = {p: _relabelled(runs[p], sc, device, log) for p in pools if runs[p]}
     record = {
         "table": table, "title": spec.title, "scale": scale, "games_per_pair": sc.games,
-        "agents_per_pool": {p: len(r) for p, r in runs.items()}, "agents_source": "trained" if trained else (str(agents) if agents else "results/cpu/agents, shipped"),
+        "agents_per_pool": {p: len(r) for p, r in runs.items()},
+        "agents_source": "trained" if trained else (str(agents) if agents else "results/cpu/agents, shipped"),
         "cells": results, "paper": {k: dict(zip(("xp_mean", "xp_sem", "bomb_rate"), v, strict=True)) for k, v in PAPER[table].items()},
         "tests": _tests(spec.tests, results, matrices), "relabelled": relabelled, "paper_only_pools_skipped": skipped,
         "pools": {p: describe_pool(p, sc) for p in pools},

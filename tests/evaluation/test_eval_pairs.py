@@ -107,12 +107,6 @@ def test_alternatives_are_mirror_images_and_no_difference_gives_p_one():
     assert compare_pools(xa, xa.clone(), paired=True, alternative="two-sided").min_p == pytest.approx(2 / 2**6)
 
 
-def test_a_large_game_count_cannot_buy_significance():
-    """Pools whose pairs differ by noise: however precise each pair mean is, p stays at its pair-level value."""
-    xa, xb = _random_xp(3, 31), _random_xp(3, 32)
-    assert compare_pools(xa, xb).p_value >= 0.05  # 3 vs 3 pairs: 20 arrangements, the floor is 1/20
-
-
 @pytest.mark.parametrize(
     ("xp_a", "xp_b", "kwargs", "message"),
     [

@@ -1,7 +1,7 @@
 """Training throughput of eqc's Hanabi learners: environment steps/s and updates/s while learning.
 
 For each config, builds the learner, runs ``--warmup`` iterations, then times iterations for
-``--seconds`` and reports wall-clock env steps/s, updates/s and process-CPU steps/s (robust to
+``--seconds`` and reports wall-clock moves/s, updates/s and process-CPU steps/s (robust to
 other jobs on a shared machine), with the machine's load average before and after.
 
 R2D2 first fills its replay (untimed) until it learns, so its timed iterations include updates.
@@ -37,8 +37,8 @@ def variants() -> dict[str, TrainConfig]:
     base = load_config(ROOT / "configs/hanabi/vdn_cpu.toml")
     return {
         "vdn_cpu.toml (pqn, sp)": base,
-        "pqn, Other-Play (S5)": base.replace(rule={"rule": "op"}),
-        "pqn, G-OP D10": base.replace(rule={"rule": "gop", "group": "D10"}),
+        "pqn, Other-Play (S5)": base.replace(rule={"objective": "op"}),
+        "pqn, G-OP D10": base.replace(rule={"objective": "gop", "group": "D10"}),
         "pqn, network symmetrized over D10": base.replace(rule={"symmetrize": "D10"}),
         "recurrent pqn (reproduce cpu table3 pool)": pool_config("recurrent", SCALES["cpu"]),
         "r2d2, small": pool_config("recurrent", SCALES["smoke"]).replace(
@@ -52,14 +52,14 @@ def measure(config: TrainConfig, device: torch.device, seconds: float, warmup: i
         learner.iteration()
     while learner.updates == 0:  # R2D2: fill the replay until learning starts, untimed
         learner.iteration()
-    steps0, updates0 = learner.env_steps, learner.updates
+    steps0, updates0 = learner.moves_played, learner.updates
     wall0, cpu0 = time.perf_counter(), time.process_time()
     while time.perf_counter() - wall0 < seconds:
         stats = learner.iteration()
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-    steps, updates = learner.env_steps - steps0, learner.updates - updates0
+    steps, updates = learner.moves_played - steps0, learner.updates - updates0
     float(stats.get("loss", 0.0))  # the loss is read once, outside the timed loop
     return {"steps_per_s": steps / wall, "updates_per_s": updates / wall, "cpu_steps_per_s": steps / max(cpu, 1e-9)}
 
@@ -76,7 +76,7 @@ def main() -> None:
     device = check_device(args.device)
     load_before = os.getloadavg()
     print(f"{platform.processor() or platform.machine()}, torch {torch.__version__}, {args.threads} thread(s), device {device}")
-    print("| config | env steps/s | updates/s | CPU-time steps/s |")
+    print("| config | moves/s | updates/s | CPU-time steps/s |")
     print("|---|---:|---:|---:|")
     configs = {p.name: load_config(p) for p in args.configs} if args.configs else variants()
     for name, config in configs.items():

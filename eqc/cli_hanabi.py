@@ -72,8 +72,8 @@ def _train(args: argparse.Namespace) -> int:
         print(f"eqc hanabi train: {exc}", file=sys.stderr)
         return 1
     print(
-        f"{args.out}: {summary.env_steps:,} env steps, {summary.updates:,} updates, {summary.wall_s / 60:.1f} min; "
-        f"greedy score {summary.eval_score:.2f} ± {summary.eval_sem:.2f} (bomb-out {summary.eval_bombout:.1%}); "
+        f"{args.out}: {summary.moves:,} moves, {summary.updates:,} updates, {summary.wall_s / 60:.1f} min; "
+        f"greedy score {summary.eval_score:.2f} ± {summary.eval_sem:.2f} (bomb-out {summary.eval_bomb_out_rate:.1%}); "
         f"stopped at {summary.stopped}; metrics in {args.out / 'metrics.csv'}"
     )
     return 0
@@ -102,7 +102,7 @@ def _eval(args: argparse.Namespace) -> int:
         result = evaluate_agent(policy.agent, policy.rules, args.games, args.seed, policy.device)
         where = "HanabiBatch"
     symmetrized = f", symmetrized over {args.symmetrize}" if args.symmetrize else ""
-    name = f"{args.checkpoint} ({policy.env_steps:,} training steps{symmetrized})"
+    name = f"{args.checkpoint} ({policy.trained_moves:,} moves trained{symmetrized})"
     print(f"{name}, greedy self-play on {where}: {result}")
     if args.json:
         print(json.dumps({"checkpoint": str(args.checkpoint), "where": where, "symmetrize": args.symmetrize, **result.as_dict()}))
@@ -144,7 +144,7 @@ def _xp(args: argparse.Namespace) -> int:
     summary = games.summary()
     print(
         f"{len(agents)} agents, {games.games} games per pair ({games.scores.numel() / wall:,.0f} games/s): "
-        f"XP {summary.xp} over {summary.xp.n} pairs (bomb-out {summary.xp_bomb_rate:.1%}, perfect {summary.xp_perfect_rate:.1%}, "
+        f"XP {summary.xp} over {summary.xp.n} pairs (bomb-out {summary.xp_bomb_out_rate:.1%}, perfect {summary.xp_perfect_rate:.1%}, "
         f"non-zero games {games.mean_nonzero():.2f}); SP {summary.sp}"
         + (f"; {verified} games replayed in HLE: identical" if verified else "")
     )
@@ -166,7 +166,7 @@ def _actions(args: argparse.Namespace) -> int:
     result = action_matrices(policy, args.games, seed=args.seed, hidden=args.hidden)
     title = f"{args.checkpoint}: P(a_t | partner's a_(t-1)) over {args.games} self-play games"
     plot_action_matrices(result, args.out / "actions.png", title=title)
-    write_json_atomic(args.out / "actions.json", {"checkpoint": str(args.checkpoint), "env_steps": policy.env_steps, **result.as_dict()})
+    write_json_atomic(args.out / "actions.json", {"checkpoint": str(args.checkpoint), "moves": policy.trained_moves, **result.as_dict()})
     scores = ", ".join(f"{'unsymmetrized' if k == 'none' else k} {v:.2f}" for k, v in result.scores.items())
     print(f"self-play scores: {scores}; wrote {args.out / 'actions.png'}, {args.out / 'actions.json'}")
     return 0
@@ -185,8 +185,8 @@ def _relabelled(args: argparse.Namespace) -> int:
     rows = []
     for agent in agents:
         result = relabelled_self_play(agent.policy, elements=args.elements, games=args.games, seed=args.seed, group=args.group)
-        print(f"{agent.name} ({agent.policy.env_steps:,} steps): {result}")
-        rows.append({"name": agent.name, "path": str(agent.path), "env_steps": agent.policy.env_steps, **result.as_dict()})
+        print(f"{agent.name} ({agent.policy.trained_moves:,} moves trained): {result}")
+        rows.append({"name": agent.name, "path": str(agent.path), "moves": agent.policy.trained_moves, **result.as_dict()})
     if args.out is not None:
         command = ["eqc", "hanabi", "relabelled", *(f"--pool={p}" for p in args.pool), f"--elements={args.elements}",
                    f"--games={args.games}", f"--group={args.group}", f"--seed={args.seed}", f"--out={args.out}"]

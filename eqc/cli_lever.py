@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,14 @@ def _payoffs(text: str) -> list[float]:
     return values
 
 
+class _DeprecatedSeeds(argparse.Action):
+    """``--seeds N``, the old name of ``--agents N``: the same value, and a one-line note on stderr."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: Any = None) -> None:
+        print("--seeds is deprecated for eqc lever; use --agents", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
 def add_lever_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``lever`` subcommand to ``subparsers`` (from ``ArgumentParser.add_subparsers``)."""
     defaults = LeverConfig()
@@ -69,7 +78,9 @@ def add_lever_parser(subparsers: Any) -> argparse.ArgumentParser:
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--seeds", type=int_in(2), default=16, help="agents per pool, each independently seeded (>= 2; default 16)")
+    parser.add_argument("--agents", type=int_in(2), default=16, help="agents per pool, each independently seeded (>= 2; default 16)")
+    # the old name, kept working but hidden: `eqc hanabi pool --seeds` is a range of seeds, not a count
+    parser.add_argument("--seeds", dest="agents", type=int_in(2), action=_DeprecatedSeeds, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=output_dir, default="runs/lever", help="output directory, created if needed (default runs/lever)")
     parser.add_argument("--device", type=device, default="cpu", help="torch device: cpu, cuda or cuda:N (default cpu)")
     parser.add_argument("--steps", type=positive_int, default=defaults.steps, help=f"Adam steps per pool (default {defaults.steps})")
@@ -97,7 +108,7 @@ def run_lever(args: argparse.Namespace) -> int:
     out = prepare_output_dir(Path(args.out), "--out")
     config = LeverConfig(steps=args.steps, lr=args.lr, restarts=args.restarts, device=args.device)
     results = lever_experiment(
-        seeds=args.seeds, out=out, payoffs=args.payoffs, config=config, seed=args.seed,
+        seeds=args.agents, out=out, payoffs=args.payoffs, config=config, seed=args.seed,
         progress=not args.no_progress, threads=None,
     )
     print(format_table(results))

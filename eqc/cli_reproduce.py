@@ -44,22 +44,12 @@ def _ray_flags(args: argparse.Namespace) -> tuple[str | None, bool | None]:
 
 
 def _check_ray_address(address: str) -> None:
-    import os
-    import socket
-    import tempfile
+    from eqc.domains.hanabi.training.pool import check_ray_address
 
-    if address == "auto":
-        current = Path(tempfile.gettempdir()) / "ray" / "ray_current_cluster"
-        if not os.environ.get("RAY_ADDRESS") and not current.is_file():
-            raise flags.FlagError("--ray", "'auto' found no running Ray cluster on this machine (start one: ray start --head)")
-        return
-    host, _, port = address.removeprefix("ray://").rpartition(":")
-    if not host or not port.isdigit():
-        raise flags.FlagError("--ray", f"must be 'auto' or host:port, got {address!r}")
     try:
-        socket.create_connection((host, int(port)), timeout=5).close()
-    except OSError as exc:
-        raise flags.FlagError("--ray", f"cannot reach a Ray cluster at {address!r}: {exc}") from None
+        check_ray_address(address)
+    except ValueError as exc:
+        raise flags.FlagError("--ray", str(exc)) from None
 
 
 def _pool(args: argparse.Namespace) -> int:

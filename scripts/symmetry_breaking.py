@@ -24,8 +24,8 @@ from eqc.domains.hanabi.xp import pool_runs, relabelled_self_play
 def measure(path: Path, elements: int, games: int) -> dict:
     policy = load_policy(path)
     result = relabelled_self_play(policy, elements=elements, games=games)
-    print(f"{path}: {policy.env_steps:,} moves: {result}", flush=True)
-    return {"path": str(path), "env_steps": policy.env_steps, **result.as_dict()}
+    print(f"{path}: {policy.trained_moves:,} moves: {result}", flush=True)
+    return {"path": str(path), "moves": policy.trained_moves, **result.as_dict()}
 
 
 def main() -> None:
@@ -55,7 +55,7 @@ def main() -> None:
              "| pool | agent | moves | self-play | relabelled partner | loss ± SEM | colour hints |", "|---|---|---:|---:|---:|---:|---:|"]
     for r in rows:
         partner = sum(r["relabelled"]) / len(r["relabelled"])
-        lines.append(f"| {r['pool']} | {r['agent']} | {r['env_steps'] / 1e6:.1f}M | {r['self_play']:.2f} | {partner:.2f} | "
+        lines.append(f"| {r['pool']} | {r['agent']} | {r['moves'] / 1e6:.1f}M | {r['self_play']:.2f} | {partner:.2f} | "
                      f"{r['loss']:+.2f} ± {r['loss_sem']:.2f} | {r['colour_hint_share']:.1%} |")
     args.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
 

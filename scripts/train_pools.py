@@ -43,8 +43,8 @@ def run_job(root: Path, pool: str, seed: int, stages: list[int], ship: Path | No
             log_file.write(message + "\n")
             log_file.flush()
 
-        for total in [s for s in stages if s < config.run.total_env_steps] + [config.run.total_env_steps]:
-            train(config.replace(run={"total_env_steps": total}), out, seed=seed, device="cpu", progress=False, log=log)
+        for total in [s for s in stages if s < config.run.total_moves] + [config.run.total_moves]:
+            train(config.replace(run={"total_moves": total}), out, seed=seed, device="cpu", progress=False, log=log)
             export_policy(out, out / "snapshots" / f"steps_{total}")
             log(f"stage {total:,} done")
     if ship is not None:

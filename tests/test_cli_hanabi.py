@@ -11,7 +11,7 @@ from eqc.cli import main
 from eqc.domains.hanabi.training.config import TrainConfig
 
 TINY = TrainConfig().replace(
-    run={"num_envs": 32, "total_env_steps": 1024, "eval_every_steps": 1024, "eval_games": 16},
+    run={"num_envs": 32, "total_moves": 1024, "eval_every_moves": 1024, "eval_games": 16},
     network={"hidden_size": 32, "mlp_layers": 1},
     pqn={"epochs": 1, "minibatches": 1},
 )
@@ -38,7 +38,7 @@ def _usage_error(capsys: pytest.CaptureFixture[str], argv: list[str], *fragments
 def test_train_resume_and_eval(tmp_path: Path, config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"
     assert main(["hanabi", "train", "--config", str(config_file), "--seed", "1", "--out", str(out), "--no-progress"]) == 0
-    assert "1,024 env steps" in capsys.readouterr().out
+    assert "1,024 moves" in capsys.readouterr().out
     assert main(["hanabi", "train", "--config", str(config_file), "--seed", "1", "--out", str(out), "--quiet"]) == 0
     assert "resuming" in capsys.readouterr().out
     assert main(["hanabi", "eval", "--checkpoint", str(out), "--games", "20", "--json"]) == 0
@@ -171,7 +171,7 @@ def test_train_by_shipped_name_with_set_overrides(tmp_path: Path, capsys: pytest
     import json
 
     out = tmp_path / "run"
-    tiny = ["--set", "run.num_envs=32", "--set", "run.total_env_steps=1024", "--set", "run.eval_every_steps=1024",
+    tiny = ["--set", "run.num_envs=32", "--set", "run.total_moves=1024", "--set", "run.eval_every_moves=1024",
             "--set", "run.eval_games=16", "--set", "network.hidden_size=32", "--set", "network.mlp_layers=1"]
     assert main(["hanabi", "train", "--config", "vdn_cpu", *tiny, "--out", str(out), "--no-progress"]) == 0
     saved = json.loads((out / "config.json").read_text())["config"]

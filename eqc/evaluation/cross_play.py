@@ -79,13 +79,13 @@ class CrossPlayResult:
 
     mean: torch.Tensor
     sem: torch.Tensor
-    bomb_rate: torch.Tensor
+    bomb_out_rate: torch.Tensor
     perfect_rate: torch.Tensor
     num_games: torch.Tensor
     xp: MeanSEM
     sp: MeanSEM
-    xp_bomb_rate: float
-    sp_bomb_rate: float
+    xp_bomb_out_rate: float
+    sp_bomb_out_rate: float
     xp_perfect_rate: float
     sp_perfect_rate: float
     games: tuple[tuple[GameResults, ...], ...]
@@ -110,9 +110,9 @@ class CrossPlayResult:
         """A JSON-ready record (matrices as nested lists)."""
         return {
             "xp_mean": self.xp.mean, "xp_sem": self.xp.sem, "sp_mean": self.sp.mean, "sp_sem": self.sp.sem,
-            "xp_bomb_rate": self.xp_bomb_rate, "sp_bomb_rate": self.sp_bomb_rate,
+            "xp_bomb_out_rate": self.xp_bomb_out_rate, "sp_bomb_out_rate": self.sp_bomb_out_rate,
             "xp_perfect_rate": self.xp_perfect_rate, "sp_perfect_rate": self.sp_perfect_rate,
-            "mean": self.mean.tolist(), "sem": self.sem.tolist(), "bomb_rate": self.bomb_rate.tolist(),
+            "mean": self.mean.tolist(), "sem": self.sem.tolist(), "bomb_out_rate": self.bomb_out_rate.tolist(),
             "perfect_rate": self.perfect_rate.tolist(), "num_games": self.num_games.tolist(),
         }
 
@@ -144,7 +144,7 @@ def cross_play(agents: Sequence[A], play: Callable[[A, A], GameResults | Sequenc
     return CrossPlayResult(
         mean, sem, bomb, perfect, count,
         xp=mean_sem(mean[off], "XP pair means"), sp=mean_sem(mean.diagonal(), "SP pair means"),
-        xp_bomb_rate=_rate(xp_games, "bombed_out"), sp_bomb_rate=_rate(sp_games, "bombed_out"),
+        xp_bomb_out_rate=_rate(xp_games, "bombed_out"), sp_bomb_out_rate=_rate(sp_games, "bombed_out"),
         xp_perfect_rate=_rate(xp_games, "perfect"), sp_perfect_rate=_rate(sp_games, "perfect"),
         games=games,
     )

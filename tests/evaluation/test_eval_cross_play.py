@@ -29,7 +29,7 @@ def test_summary_by_hand() -> None:
     m = sum(off) / 6
     assert result.xp.sem == pytest.approx(math.sqrt(sum((v - m) ** 2 for v in off) / 5) / math.sqrt(6))
     assert result.sp.mean == pytest.approx((pair_mean(0, 0) + pair_mean(1, 1) + pair_mean(2, 2)) / 3)
-    assert result.xp_bomb_rate == pytest.approx(1 / 3) and result.sp_bomb_rate == pytest.approx(1 / 3)
+    assert result.xp_bomb_out_rate == pytest.approx(1 / 3) and result.sp_bomb_out_rate == pytest.approx(1 / 3)
     assert result.xp_perfect_rate == 0.0 and result.sp_perfect_rate == pytest.approx(1 / 3)
     assert torch.equal(result.num_games, torch.full((3, 3), 3))
     assert result.sem[1, 2] == pytest.approx(mean_sem([3.0, 2.0, 6.0]).sem)
@@ -46,7 +46,7 @@ def test_identical_agents_cross_play_equals_self_play() -> None:
     assert torch.equal(result.mean, torch.full((2, 2), result.mean[0, 0].item(), dtype=torch.float64))
     assert result.xp.mean == result.sp.mean
     assert torch.equal(result.xp_scores(), result.sp_scores())
-    assert math.isnan(result.xp_bomb_rate) and math.isnan(result.sp_perfect_rate)  # plain scores: no flags
+    assert math.isnan(result.xp_bomb_out_rate) and math.isnan(result.sp_perfect_rate)  # plain scores: no flags
 
 
 def test_every_ordered_pair_is_played_once() -> None:

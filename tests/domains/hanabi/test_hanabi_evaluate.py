@@ -77,7 +77,7 @@ def test_identical_rule_agents_cross_play_equals_self_play(hle_env, decks) -> No
     result = hanabi_cross_play([RuleAgent(2).act, RuleAgent(2).act, RuleAgent(2).act], decks[:3], env=hle_env(2))
     assert torch.equal(result.xp_scores(), result.games[0][0].scores.repeat(6))
     assert result.xp.mean == result.sp.mean and result.xp.sem == 0.0
-    assert result.xp_bomb_rate == result.sp_bomb_rate
+    assert result.xp_bomb_out_rate == result.sp_bomb_out_rate
 
 
 def _relabel_moves(moves: tuple[int, ...], sigma: list[int]) -> tuple[int, ...]:

@@ -35,13 +35,13 @@ CPU = torch.device("cpu")
 
 # Trained just enough that greedy play scores in some games (plain, untrained nets bomb out at once).
 PQN = TrainConfig().replace(
-    run={"num_envs": 128, "total_env_steps": 40_960, "eval_every_steps": 40_960, "eval_games": 16, "checkpoint_minutes": 10.0},
+    run={"num_envs": 128, "total_moves": 40_960, "eval_every_moves": 40_960, "eval_games": 16, "checkpoint_minutes": 10.0},
     network={"hidden_size": 64, "mlp_layers": 1},
     optim={"lr": 3e-3},
-    pqn={"rollout_steps": 8, "epochs": 1, "minibatches": 2, "eps_start": 0.3, "eps_decay_steps": 10_000},
+    pqn={"rollout_steps": 8, "epochs": 1, "minibatches": 2, "eps_start": 0.3, "eps_decay_moves": 10_000},
 )
 R2D2 = TrainConfig().replace(
-    run={"algorithm": "r2d2", "num_envs": 32, "total_env_steps": 3_000, "eval_every_steps": 3_000, "eval_games": 16},
+    run={"algorithm": "r2d2", "num_envs": 32, "total_moves": 3_000, "eval_every_moves": 3_000, "eval_games": 16},
     network={"hidden_size": 32, "mlp_layers": 1, "lstm_layers": 1, "layer_norm": False},
     optim={"optimizer": "adam", "lr": 3e-3, "adam_eps": 1.5e-5, "grad_clip": 5.0},
     r2d2={"batch_size": 8, "buffer_episodes": 256, "warmup_episodes": 32, "updates_per_step": 1.0},
@@ -74,7 +74,7 @@ def mixed(pools: dict[str, Path]) -> list:
 
 @pytest.fixture(scope="module")
 def played(mixed: list):
-    return cross_play_games(mixed, 40, seed=3, record_moves=8, batch_games=64)
+    return cross_play_games(mixed, 40, seed=3, record_moves=8, num_envs=64)
 
 
 def test_cross_play_replays_in_hle_game_for_game(mixed: list, played) -> None:
@@ -97,7 +97,7 @@ def test_self_play_pairs_equal_greedy_games(mixed: list, played) -> None:
 
 
 def test_batching_does_not_change_a_game(mixed: list, played) -> None:
-    again = cross_play_games(mixed, 40, seed=3, record_moves=8, batch_games=170)  # chunks cut through pairs
+    again = cross_play_games(mixed, 40, seed=3, record_moves=8, num_envs=170)  # chunks cut through pairs
     assert torch.equal(again.scores, played.scores) and torch.equal(again.moves[:, : played.moves.shape[1]], played.moves)
     other = cross_play_games(mixed[:2], 40, seed=4)
     assert not torch.equal(other.decks, played.decks)
@@ -117,7 +117,7 @@ def test_summary_is_cross_play_of_the_pair_scores(played) -> None:
     off = ~torch.eye(a, dtype=torch.bool)
     assert summary.xp.mean == pytest.approx(float(means[off].mean()))
     assert summary.xp.sem == pytest.approx(float(means[off].std() / math.sqrt(a * (a - 1))))
-    assert summary.xp_bomb_rate == pytest.approx(float(played.bombed_out.view(a, a, -1)[off].double().mean()))
+    assert summary.xp_bomb_out_rate == pytest.approx(float(played.bombed_out.view(a, a, -1)[off].double().mean()))
     xp_scores = played.scores.view(a, a, -1)[off].flatten()
     assert played.mean_nonzero() == pytest.approx(float(xp_scores[xp_scores > 0].double().mean()))
 

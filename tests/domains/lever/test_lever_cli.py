@@ -19,7 +19,7 @@ from eqc.domains.lever.experiment import format_table
 from eqc.evaluation import cross_play
 from eqc.io import write_json_atomic
 
-QUICK = ["--seeds", "3", "--steps", "40", "--restarts", "6", "--no-progress"]
+QUICK = ["--agents", "3", "--steps", "40", "--restarts", "6", "--no-progress"]
 
 
 @pytest.fixture
@@ -70,10 +70,36 @@ def test_run_lever_writes_self_describing_json_and_png(tmp_path: Path, capsys: p
 
 def test_defaults_and_options() -> None:
     args = build_parser().parse_args(["lever"])
-    assert (args.seeds, args.device, args.steps, args.threads, args.seed) == (16, "cpu", 100, 1, 0)
+    assert (args.agents, args.device, args.steps, args.threads, args.seed) == (16, "cpu", 100, 1, 0)
     assert args.out == Path("runs/lever")
     args = build_parser().parse_args(["lever", "--payoffs", "1,1,0.5", "--seed", str(2**63 - 1), "--lr", "1e-3"])
     assert (args.payoffs, args.seed, args.lr) == ([1.0, 1.0, 0.5], 2**63 - 1, 0.001)
+
+
+def test_agents_is_the_count_of_agents_per_pool(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls: list[dict[str, object]] = []
+    monkeypatch.setattr(eqc.cli_lever, "lever_experiment", lambda **kwargs: calls.append(kwargs) or {})
+    monkeypatch.setattr(eqc.cli_lever, "format_table", lambda results: "table")
+    assert main(["lever", "--agents", "5", "--out", str(tmp_path)]) == 0
+    assert calls[-1]["seeds"] == 5
+    assert "deprecated" not in capsys.readouterr().err
+
+
+def test_seeds_is_a_deprecated_alias_of_agents(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``eqc lever --seeds N`` (a count, unlike ``eqc hanabi pool --seeds 0-9``) still works, with a one-line note."""
+    args = build_parser().parse_args(["lever", "--seeds", "5"])
+    assert args.agents == 5 and not hasattr(args, "seeds")
+    assert capsys.readouterr().err == "--seeds is deprecated for eqc lever; use --agents\n"
+    calls: list[dict[str, object]] = []
+    monkeypatch.setattr(eqc.cli_lever, "lever_experiment", lambda **kwargs: calls.append(kwargs) or {})
+    monkeypatch.setattr(eqc.cli_lever, "format_table", lambda results: "table")
+    assert main(["lever", "--seeds", "7", "--out", str(tmp_path)]) == 0
+    assert calls[-1]["seeds"] == 7
+    assert capsys.readouterr().err == "--seeds is deprecated for eqc lever; use --agents\n"
 
 
 @pytest.mark.parametrize(
@@ -86,7 +112,9 @@ def test_defaults_and_options() -> None:
         (["--seed", str(2**70)], "--seed", "[0, 2**63 - 1]"),
         (["--seed", "-1"], "--seed", "[0, 2**63 - 1]"),
         (["--device", "gpu"], "--device", "did you mean 'cuda'"),
-        (["--seeds", "1"], "--seeds", ">= 2"),
+        (["--agents", "1"], "--agents", ">= 2"),
+        (["--agents", "two"], "--agents", "must be an integer"),
+        (["--seeds", "1"], "--seeds", ">= 2"),  # the deprecated alias is checked the same way
         (["--steps", "0"], "--steps", ">= 1"),
         (["--restarts", "2.5"], "--restarts", "must be an integer"),
         (["--threads", "0"], "--threads", ">= 1"),
@@ -147,9 +175,10 @@ def test_help_is_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
     text = capsys.readouterr().out
     for markup in ("``", ":func:", ":class:", ":meth:", ":mod:"):
         assert markup not in text
-    for flag in ("--seeds", "--out", "--device", "--lr", "--seed", "--payoffs", "--threads"):
+    for flag in ("--agents", "--out", "--device", "--lr", "--seed", "--payoffs", "--threads"):
         assert flag in text
     assert "lever_xp.json" in text
+    assert "--seeds" not in text  # the deprecated alias of --agents is hidden
 
 
 def test_negative_payoffs_get_a_colour_scale_that_shows_them() -> None:

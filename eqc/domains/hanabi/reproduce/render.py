@@ -37,14 +37,14 @@ def render_markdown(record: dict[str, Any]) -> str:
     for label, paper in record["paper"].items():
         r = record["cells"].get(label)
         ours = ("n/a",) * 5 if r is None else (
-            str(r["agents"]), _num(r["xp_mean"]), _num(r["xp_sem"]), _num(r["xp_sem_unordered"]), _rate(r["bomb_rate"]))
+            str(r["agents"]), _num(r["xp_mean"]), _num(r["xp_sem"]), _num(r["xp_sem_unordered"]), _rate(r["bomb_out_rate"]))
         pool = r["pool"] if r else "not available"
         lines.append(f"| {label} | {pool} | {' | '.join(ours)} | {_num(paper['xp_mean'])} ± {_num(paper['xp_sem'])} | "
-                     f"{_rate(paper.get('bomb_rate'))} |")
+                     f"{_rate(paper.get('bomb_out_rate'))} |")
     for label, r in record["cells"].items():
         if label not in record["paper"]:
             lines.append(f"| {label} | {r['pool']} | {r['agents']} | {_num(r['xp_mean'])} | {_num(r['xp_sem'])} | "
-                         f"{_num(r['xp_sem_unordered'])} | {_rate(r['bomb_rate'])} | n/a | n/a |")
+                         f"{_num(r['xp_sem_unordered'])} | {_rate(r['bomb_out_rate'])} | n/a | n/a |")
     lines += ["", "Pools:", ""] + [f"- `{name}`: {text}" for name, text in record["pools"].items()]
     if record["paper_only_pools_skipped"]:
         lines += ["", f"Pools run at paper scale only (not at this scale): {', '.join(record['paper_only_pools_skipped'])}."]
@@ -67,7 +67,24 @@ def _relabelled_lines(record: dict[str, Any]) -> list[str]:
     for pool, r in record["relabelled"].items():
         per = "; ".join(f"{a['self_play']:.1f}, {a['loss']:+.2f}, {a['colour_hint_share']:.0%}" for a in r["agents"])
         lines.append(f"| {pool} | {len(r['agents'])} | {r['loss_mean']:+.2f} ± {_num(r['loss_sem'])} | {per} |")
-    return lines
+    return [*lines, "", _breaking_verdict(record["relabelled"])]
+
+
+BREAKING_LOSS = 2.0
+"""A relabelled-partner loss of at least this many points counts as colour symmetry breaking."""
+
+
+def _breaking_verdict(relabelled: dict[str, Any]) -> str:
+    """Which pools hold an agent that breaks the colour symmetry (loss >= ``BREAKING_LOSS``), from the table above."""
+    worst = {pool: max(a["loss"] for a in r["agents"]) for pool, r in relabelled.items()}
+    breaking = sorted(pool for pool, loss in worst.items() if loss >= BREAKING_LOSS)
+    largest = ", ".join(f"`{pool}` {loss:+.2f}" for pool, loss in worst.items())
+    if not breaking:
+        return (f"No agent loses {BREAKING_LOSS:g} points or more to a colour-relabelled partner (largest loss per pool: "
+                f"{largest}): no colour symmetry breaking at this scale, so no difference in the tables above can come "
+                "from repairing it.")
+    return (f"Pools with an agent that breaks the colour symmetry (a loss of {BREAKING_LOSS:g} points or more): "
+            f"{', '.join(f'`{p}`' for p in breaking)} (largest loss per pool: {largest}).")
 
 
 def _test_lines(record: dict[str, Any]) -> list[str]:

@@ -96,7 +96,7 @@ def reproduce(
         "table": table, "title": spec.title, "scale": scale, "games_per_pair": sc.games,
         "agents_per_pool": {p: len(r) for p, r in runs.items()},
         "agents_source": "trained" if trained else (str(agents) if agents else "results/cpu/agents, shipped"),
-        "cells": results, "paper": {k: dict(zip(("xp_mean", "xp_sem", "bomb_rate"), v, strict=True)) for k, v in PAPER[table].items()},
+        "cells": results, "paper": {k: dict(zip(("xp_mean", "xp_sem", "bomb_out_rate"), v, strict=True)) for k, v in PAPER[table].items()},
         "tests": _tests(spec.tests, results, matrices), "relabelled": relabelled, "paper_only_pools_skipped": skipped,
         "pools": {p: describe_pool(p, sc) for p in pools},
         "pool_configs": {p: (configs[p] if trained else load_policy(r[0]).config).to_dict() for p, r in runs.items() if r},
@@ -165,7 +165,7 @@ def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, where: Pa
     pairs = pair_summary(summary.mean)
     return (
         {"xp_mean": pairs.ordered.mean, "xp_sem": pairs.ordered.sem, "xp_sem_unordered": pairs.unordered.sem,
-         "ordered_pairs": pairs.ordered.n, "unordered_pairs": pairs.unordered.n, "bomb_rate": summary.xp_bomb_rate,
+         "ordered_pairs": pairs.ordered.n, "unordered_pairs": pairs.unordered.n, "bomb_out_rate": summary.xp_bomb_out_rate,
          "perfect_rate": summary.xp_perfect_rate, "sp_mean": summary.sp.mean, "agents": len(policies),
          "symmetrize": cell.symmetrize, "hidden": cell.hidden, "pool": cell.pool, "matrix": summary.mean.tolist()},
         summary.mean,

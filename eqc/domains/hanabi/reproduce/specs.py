@@ -29,8 +29,8 @@ class Scale:
     name: str
     seeds: int
     games: int
-    pqn_steps: int  # env steps per seed of feed-forward pools (cpu, smoke)
-    r2d2_steps: int  # env steps per seed of the recurrent pool (cpu: recurrent PQN; smoke: a tiny R2D2)
+    pqn_steps: int  # moves per seed of feed-forward pools (cpu, smoke)
+    r2d2_steps: int  # moves per seed of the recurrent pool (cpu: recurrent PQN; smoke: a tiny R2D2)
     relabel_elements: int = 12  # relabelled self-play per agent: non-identity S5 elements ...
     relabel_games: int = 500  # ... and games per element
 
@@ -60,12 +60,12 @@ def pool_config(pool: str, scale: Scale) -> TrainConfig:
     if pool == "recurrent":
         return _small_r2d2(scale) if scale.name == "smoke" else _recurrent_pqn(scale)
     base = load_config("vdn_cpu")
-    changes: dict[str, dict] = {"rule": {"rule": rule, "group": group}, "run": {"total_env_steps": scale.pqn_steps}}
+    changes: dict[str, dict] = {"rule": {"objective": rule, "group": group}, "run": {"total_moves": scale.pqn_steps}}
     if scale.name == "smoke":
-        changes["run"].update(num_envs=64, eval_every_steps=scale.pqn_steps, eval_games=64, checkpoint_minutes=5.0)
+        changes["run"].update(num_envs=64, eval_every_moves=scale.pqn_steps, eval_games=64, checkpoint_minutes=5.0)
         changes["network"] = {"hidden_size": 64, "mlp_layers": 1}
     else:
-        changes["run"].update(eval_every_steps=2_000_000)
+        changes["run"].update(eval_every_moves=2_000_000)
     return base.replace(**changes)
 
 
@@ -87,14 +87,14 @@ def _recurrent_pqn(scale: Scale) -> TrainConfig:
     """The recurrent PQN self-play pool of Table 3 (hidden-state schemes need recurrent agents)."""
     return load_config("vdn_cpu").replace(
         network={"hidden_size": 128, "mlp_layers": 1, "lstm_layers": 1},
-        run={"total_env_steps": scale.r2d2_steps, "eval_every_steps": 1_000_000, "eval_games": 500},
+        run={"total_moves": scale.r2d2_steps, "eval_every_moves": 1_000_000, "eval_games": 500},
     )
 
 
 def _small_r2d2(scale: Scale) -> TrainConfig:
     """A tiny R2D2 self-play pool for the smoke scale (the paper's learner, in seconds)."""
     return TrainConfig().replace(
-        run={"algorithm": "r2d2", "num_envs": 32, "total_env_steps": scale.r2d2_steps, "eval_every_steps": scale.r2d2_steps,
+        run={"algorithm": "r2d2", "num_envs": 32, "total_moves": scale.r2d2_steps, "eval_every_moves": scale.r2d2_steps,
              "eval_games": 64, "checkpoint_minutes": 5.0},
         game={"sad": "off"},
         network={"hidden_size": 32, "mlp_layers": 1, "lstm_layers": 1, "layer_norm": False},

@@ -21,7 +21,7 @@ import torch
 
 from eqc.io import atomic_write
 
-__all__ = ["CHECKPOINT_NAME", "CheckpointError", "load_checkpoint", "save_checkpoint", "versions"]
+__all__ = ["CHECKPOINT_NAME", "RENAMED_FIELDS", "CheckpointError", "load_checkpoint", "save_checkpoint", "upgrade_fields", "versions"]
 
 CHECKPOINT_NAME = "checkpoint.pt"
 FORMAT = "eqc-hanabi-agent"
@@ -31,6 +31,17 @@ _REQUIRED = ("format", "format_version", "config", "seed", "learner", "versions"
 
 class CheckpointError(ValueError):
     """A file that is not a usable eqc Hanabi checkpoint (missing, truncated, foreign or mismatched)."""
+
+
+RENAMED_FIELDS = {
+    "env_steps": "moves", "env_steps_per_s": "moves_per_s", "eval_bombout": "eval_bomb_out_rate", "eval_perfect": "eval_perfect_rate",
+}
+"""Fields of learner counters, metrics rows and policy records under their names before a rename -> now."""
+
+
+def upgrade_fields(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with fields an older eqc wrote (``RENAMED_FIELDS``) under their current names."""
+    return {RENAMED_FIELDS.get(key, key): value for key, value in record.items()}
 
 
 def versions() -> dict[str, str]:

@@ -5,12 +5,18 @@ by :mod:`.config_files`, which also resolves ``base`` and ``--set`` overrides); 
 takes the default written here. Unknown sections or keys, wrong types and impossible values are
 refused with a message naming the key (``ConfigError``, a ``ValueError``). Each field's ``help``
 is the one-line documentation of the key (``eqc hanabi config`` prints them all).
+
+Counting convention: a *move* is one action in one game; a *step* is one batched step, a move in
+each of the ``num_envs`` games at once. Keys ending in ``_moves`` count moves (summed over games),
+``rollout_steps`` and ``updates_per_step`` count steps. Keys renamed since (``RENAMED_KEYS``) are
+still read, with a ``FutureWarning`` where a person wrote them (TOML files, ``--set``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
@@ -18,6 +24,7 @@ from typing import Any, get_type_hints
 from eqc.domains.hanabi.rules import KNOWLEDGE, SAD_VARIANTS
 
 __all__ = [
+    "RENAMED_KEYS",
     "ConfigError",
     "GameConfig",
     "NetworkConfig",
@@ -29,6 +36,7 @@ __all__ = [
     "TrainConfig",
     "describe_config",
     "load_config",
+    "upgrade_keys",
 ]
 
 
@@ -50,6 +58,31 @@ class ConfigError(ValueError):
     """A training configuration that cannot be used (names the key and what is allowed)."""
 
 
+RENAMED_KEYS: dict[tuple[str, str], str] = {
+    ("run", "total_env_steps"): "total_moves",
+    ("run", "eval_every_steps"): "eval_every_moves",
+    ("pqn", "eps_decay_steps"): "eps_decay_moves",
+    ("rule", "rule"): "objective",
+    ("rule", "hidden"): "hidden_scheme",
+}
+"""Old ``(section, key)`` -> its current key name."""
+
+
+def upgrade_keys(data: dict[str, Any], where: str, *, warn: bool) -> dict[str, Any]:
+    """``data`` (config sections) with renamed keys under their current names; both spellings at once is an error."""
+    upgraded = dict(data)
+    for (section, old), new in RENAMED_KEYS.items():
+        values = upgraded.get(section)
+        if not isinstance(values, dict) or old not in values:
+            continue
+        if new in values:
+            raise ConfigError(f"{where}: [{section}] gives both {old!r} and its new name {new!r}; keep {new!r}")
+        if warn:
+            warnings.warn(f"{where}: [{section}] {old} is deprecated; it is now called {new}", FutureWarning, stacklevel=3)
+        upgraded[section] = {(new if key == old else key): value for key, value in values.items()}
+    return upgraded
+
+
 def _help(text: str, default: Any) -> Any:
     return field(default=default, metadata={"help": text})
 
@@ -58,8 +91,8 @@ def _help(text: str, default: Any) -> Any:
 class RunConfig:
     algorithm: str = _help("learner: 'pqn' (parallel games, no replay; an LSTM if lstm_layers >= 1) or 'r2d2' (episode replay)", "pqn")
     num_envs: int = _help("games played in lockstep on the device", 1024)
-    total_env_steps: int = _help("stop after this many environment steps (moves) summed over games", 200_000_000)
-    eval_every_steps: int = _help("greedy evaluation every this many environment steps", 2_000_000)
+    total_moves: int = _help("stop after this many moves, summed over games", 200_000_000)
+    eval_every_moves: int = _help("greedy evaluation every this many moves", 2_000_000)
     eval_games: int = _help("games per greedy evaluation, on fixed seeded decks", 1000)
     eval_seed: int = _help("seed of the evaluation decks (the same decks at every evaluation)", 12345)
     checkpoint_minutes: float = _help("write a checkpoint at least this often (wall-clock minutes)", 5.0)
@@ -82,10 +115,10 @@ class GameConfig:
 
 @dataclass(frozen=True)
 class RuleConfig:
-    rule: str = _help("'sp' self-play, 'op' Other-Play over S5, 'gop' G-OP over `group`", "sp")
+    objective: str = _help("'sp' self-play, 'op' Other-Play over S5, 'gop' G-OP over `group`", "sp")
     group: str = _help("colour group of G-OP: C5, D10, S5 or A5 (ignored by sp/op)", "D10")
     symmetrize: str = _help("train the network symmetrized over this colour group ('' = plain network)", "")
-    hidden: str = _help("recurrent symmetrizer's hidden scheme: 'average' or 'identity'", "average")
+    hidden_scheme: str = _help("recurrent symmetrizer's hidden-state scheme: 'average' or 'identity'", "average")
 
 
 @dataclass(frozen=True)
@@ -109,14 +142,14 @@ class OptimConfig:
 
 @dataclass(frozen=True)
 class PQNConfig:
-    rollout_steps: int = _help("steps per game collected between learning phases", 8)
+    rollout_steps: int = _help("batched steps (a move in every game) collected between learning phases", 8)
     epochs: int = _help("passes over each rollout", 2)
     minibatches: int = _help("minibatches per pass", 4)
     gamma: float = _help("discount", 0.99)
     td_lambda: float = _help("lambda of the Q(lambda) returns (0 = one-step)", 0.7)
     eps_start: float = _help("epsilon-greedy exploration at the start", 0.1)
     eps_end: float = _help("epsilon after decay", 0.01)
-    eps_decay_steps: int = _help("environment steps of the linear epsilon decay", 20_000_000)
+    eps_decay_moves: int = _help("moves (summed over games) of the linear epsilon decay", 20_000_000)
 
 
 @dataclass(frozen=True)
@@ -155,10 +188,15 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: object, source: str = "config") -> TrainConfig:
-        """Build from nested dicts; a missing key takes its default, anything unknown is an error."""
+    def from_dict(cls, data: object, source: str = "config", *, warn_renamed: bool = True) -> TrainConfig:
+        """Build from nested dicts; a missing key takes its default, anything unknown is an error.
+
+        Renamed keys (``RENAMED_KEYS``) are read under their new names, with a ``FutureWarning``
+        unless ``warn_renamed`` is false (files eqc wrote itself: checkpoints, policy files).
+        """
         if not isinstance(data, dict):
             raise ConfigError(f"{source}: expected a table of sections, got {type(data).__name__}")
+        data = upgrade_keys(data, source, warn=warn_renamed)
         sections = {f.name: f for f in dataclasses.fields(cls)}
         built = {}
         for name, value in data.items():
@@ -222,7 +260,7 @@ def _validate(c: TrainConfig) -> None:
             if isinstance(v, float):
                 _require(math.isfinite(v), f"[{sec}] {f.name}", f"must be finite, got {v}")
     _require(r.algorithm in ALGORITHMS, "[run] algorithm", f"must be one of {ALGORITHMS}, got {r.algorithm!r}")
-    for key in ("num_envs", "total_env_steps", "eval_every_steps", "eval_games", "threads"):
+    for key in ("num_envs", "total_moves", "eval_every_moves", "eval_games", "threads"):
         _require(getattr(r, key) >= 1, f"[run] {key}", f"must be >= 1, got {getattr(r, key)}")
     _require(r.eval_games >= 2, "[run] eval_games", f"must be >= 2 (a standard error needs 2 games), got {r.eval_games}")
     _require(r.num_envs <= 2**20, "[run] num_envs", f"must be <= {2**20}, got {r.num_envs}")
@@ -232,10 +270,10 @@ def _validate(c: TrainConfig) -> None:
     _require(g.knowledge in KNOWLEDGE, "[game] knowledge", f"must be one of {KNOWLEDGE}, got {g.knowledge!r}")
     _require(g.sad in SAD_VARIANTS, "[game] sad", f"must be one of {SAD_VARIANTS}, got {g.sad!r}")
     _require(g.max_moves >= 0, "[game] max_moves", f"must be >= 0, got {g.max_moves}")
-    _require(ru.rule in RULES, "[rule] rule", f"must be one of {RULES}, got {ru.rule!r}")
+    _require(ru.objective in RULES, "[rule] objective", f"must be one of {RULES}, got {ru.objective!r}")
     _require(ru.group in GROUP_NAMES, "[rule] group", f"must be one of {GROUP_NAMES}, got {ru.group!r}")
     _require(ru.symmetrize in ("", *GROUP_NAMES), "[rule] symmetrize", f"must be '' or one of {GROUP_NAMES}, got {ru.symmetrize!r}")
-    _require(ru.hidden in HIDDEN, "[rule] hidden", f"must be one of {HIDDEN}, got {ru.hidden!r}")
+    _require(ru.hidden_scheme in HIDDEN, "[rule] hidden_scheme", f"must be one of {HIDDEN}, got {ru.hidden_scheme!r}")
     _require(n.hidden_size >= 1, "[network] hidden_size", f"must be >= 1, got {n.hidden_size}")
     _require(n.mlp_layers >= 1, "[network] mlp_layers", f"must be >= 1, got {n.mlp_layers}")
     _require(n.lstm_layers >= 0, "[network] lstm_layers", f"must be >= 0, got {n.lstm_layers}")
@@ -251,7 +289,7 @@ def _validate(c: TrainConfig) -> None:
     _require(o.lr > 0, "[optim] lr", f"must be > 0, got {o.lr}")
     _require(o.adam_eps > 0, "[optim] adam_eps", f"must be > 0, got {o.adam_eps}")
     _require(o.grad_clip >= 0, "[optim] grad_clip", f"must be >= 0, got {o.grad_clip}")
-    for key in ("rollout_steps", "epochs", "minibatches", "eps_decay_steps"):
+    for key in ("rollout_steps", "epochs", "minibatches", "eps_decay_moves"):
         _require(getattr(p, key) >= 1, f"[pqn] {key}", f"must be >= 1, got {getattr(p, key)}")
     _require(r.num_envs * p.rollout_steps >= p.minibatches, "[pqn] minibatches", "must not exceed num_envs * rollout_steps")
     recurrent_split = f"must not exceed num_envs ({r.num_envs}) with an LSTM (minibatches split the games), got {p.minibatches}"
@@ -288,4 +326,6 @@ def describe_config() -> str:
         for f in dataclasses.fields(section.default_factory):  # type: ignore[arg-type]
             lines.append(f"{f.name} = {_toml_value(f.default)}  # {f.metadata['help']}")
         lines.append("")
+    renamed = ", ".join(f"[{section}] {old} -> {new}" for (section, old), new in RENAMED_KEYS.items())
+    lines.append(f"# Renamed keys, still read with a warning: {renamed}")
     return "\n".join(lines)

@@ -7,17 +7,18 @@
   it then holds only what differs from that config, section by section, key by key.
 - Overrides ``"section.key=value"`` (the CLI's ``--set``, repeatable) change any key after the
   file is read; the value is TOML (``run.num_envs=64``, ``optim.lr=1e-3``, ``rule.symmetrize="C5"``;
-  a bare word such as ``rule.rule=op`` is read as a string). The result is validated like a file.
+  a bare word such as ``rule.objective=op`` is read as a string). The result is validated like a file.
 """
 
 from __future__ import annotations
 
 import tomllib
+import warnings
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from eqc.domains.hanabi.training.config import ConfigError, TrainConfig
+from eqc.domains.hanabi.training.config import RENAMED_KEYS, ConfigError, TrainConfig, upgrade_keys
 
 __all__ = ["apply_overrides", "load_config", "parse_override", "shipped_configs", "with_overrides"]
 
@@ -50,6 +51,7 @@ def _read(source: str | Path, chain: tuple[str, ...]) -> dict[str, Any]:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{where}: not valid TOML: {exc}") from None
     base = data.pop("base", None)
+    data = upgrade_keys(data, where, warn=True)
     if base is None:
         return data
     if not isinstance(base, str):
@@ -82,6 +84,10 @@ def apply_overrides(data: dict[str, Any], overrides: tuple[str, ...] | list[str]
     sections = {name: dict(values) if isinstance(values, dict) else values for name, values in data.items()}
     for text in overrides:
         section, key, value = parse_override(text)
+        if (section, key) in RENAMED_KEYS:
+            new = RENAMED_KEYS[section, key]
+            warnings.warn(f"--set {section}.{key} is deprecated; it is now called {section}.{new}", FutureWarning, stacklevel=2)
+            key = new
         if not isinstance(sections.setdefault(section, {}), dict):
             raise ConfigError(f"override {text!r}: [{section}] is not a table")
         sections[section][key] = value

@@ -23,11 +23,12 @@ class EvalResult:
     games: int
     mean: float
     sem: float
-    bombout: float
-    perfect: float
+    bomb_out_rate: float
+    perfect_rate: float
 
     def __str__(self) -> str:
-        return f"{self.mean:.2f} ± {self.sem:.2f} over {self.games} games (bomb-out {self.bombout:.1%}, perfect {self.perfect:.1%})"
+        rates = f"bomb-out {self.bomb_out_rate:.1%}, perfect {self.perfect_rate:.1%}"
+        return f"{self.mean:.2f} ± {self.sem:.2f} over {self.games} games ({rates})"
 
     def as_dict(self) -> dict[str, float | int]:
         return asdict(self)

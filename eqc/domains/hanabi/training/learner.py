@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from eqc.domains.hanabi.symmetry import colour_symmetry
+from eqc.domains.hanabi.training.checkpoint import upgrade_fields
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.network import Agent, QNetwork
 from eqc.domains.hanabi.training.setup import colour_group, game_rules, make_batch
@@ -55,15 +56,15 @@ class Learner(ABC):
         params = list(self.network.parameters())
         optimizer = torch.optim.Adam if c.optim.optimizer == "adam" else torch.optim.RAdam
         self.optimizer = optimizer(params, lr=c.optim.lr, eps=c.optim.adam_eps)
-        self.env_steps = 0
+        self.moves_played = 0
         self.updates = 0
         self.episodes = torch.zeros((), dtype=torch.long, device=device)
         self.score_sum = torch.zeros((), dtype=torch.long, device=device)
         self.other_play: OtherPlay | None = None
         self.perms: torch.Tensor | None = None
         self.keep_identity = keep_identity
-        if c.rule.rule != "sp":
-            group = colour_group("S5" if c.rule.rule == "op" else c.rule.group)
+        if c.rule.objective != "sp":
+            group = colour_group("S5" if c.rule.objective == "op" else c.rule.group)
             sym = colour_symmetry(group, self.env.rules)
             self.other_play = OtherPlay(group, sym.observation_rep, sym.action_rep, self.relabel_generator, device)
             self._elements = group.elements.to(device)  # drawn on the device: no host-device copy per draw
@@ -170,7 +171,7 @@ class Learner(ABC):
             "modules": {name: m.state_dict() for name, m in self.modules().items()},
             "optimizer": self.optimizer.state_dict(),
             "generators": {name: g.get_state() for name, g in self.generators().items()},
-            "counters": {"env_steps": self.env_steps, "updates": self.updates},
+            "counters": {"moves": self.moves_played, "updates": self.updates},
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -179,7 +180,7 @@ class Learner(ABC):
         self.optimizer.load_state_dict(state["optimizer"])
         for name, gen in self.generators().items():
             gen.set_state(state["generators"][name].cpu() if gen.device.type == "cpu" else state["generators"][name])
-        self.env_steps = int(state["counters"]["env_steps"])
+        self.moves_played = int(upgrade_fields(state["counters"])["moves"])
         self.updates = int(state["counters"]["updates"])
         self.env.reset()  # new games from the restored stream
         if self.perms is not None:
@@ -214,4 +215,4 @@ def make_agent(config: TrainConfig, network: QNetwork) -> Agent:
     if not config.rule.symmetrize:
         return Agent(network)
     sym = colour_symmetry(colour_group(config.rule.symmetrize), game_rules(config))
-    return Agent(network, sym.observation_rep, sym.action_rep, hidden=config.rule.hidden)
+    return Agent(network, sym.observation_rep, sym.action_rep, hidden=config.rule.hidden_scheme)

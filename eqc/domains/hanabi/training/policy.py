@@ -15,7 +15,7 @@ import torch
 from eqc._checks import check_choice, check_device
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import colour_symmetry
-from eqc.domains.hanabi.training.checkpoint import CheckpointError, load_checkpoint
+from eqc.domains.hanabi.training.checkpoint import CheckpointError, load_checkpoint, upgrade_fields
 from eqc.domains.hanabi.training.config import GROUP_NAMES, HIDDEN, TrainConfig
 from eqc.domains.hanabi.training.network import Agent, QNetwork
 from eqc.domains.hanabi.training.obl import load_obl_network, obl_train_config
@@ -32,11 +32,11 @@ class TrainedPolicy:
     Attributes:
         agent: the (symmetrized) :class:`Agent`, for batched use.
         config: the training config (``config.game`` is the observation variant).
-        env_steps: training steps of the checkpoint.
+        trained_moves: moves (summed over games) the agent was trained for.
     """
 
-    def __init__(self, agent: Agent, config: TrainConfig, env_steps: int, device: torch.device) -> None:
-        self.agent, self.config, self.env_steps, self.device = agent, config, env_steps, device
+    def __init__(self, agent: Agent, config: TrainConfig, trained_moves: int, device: torch.device) -> None:
+        self.agent, self.config, self.trained_moves, self.device = agent, config, trained_moves, device
         self.obs_dim = agent.network.obs_dim
         self.num_moves = agent.network.num_actions - 1
         self._state = None
@@ -99,7 +99,7 @@ def load_policy(
     device = check_device(device)
     if hidden is not None:
         check_choice(hidden, "hidden", HIDDEN)
-    network, config, env_steps = _load_network(path, device)
+    network, config, trained_moves = _load_network(path, device)
     network.eval()
     trained = config.rule.symmetrize or None
     if trained is not None:
@@ -108,7 +108,7 @@ def load_policy(
             raise ValueError(f"symmetrize={name!r}: {path} was trained symmetrized over {trained} and stays so; "
                              f"leave symmetrize unset or pass {trained!r}")
         symmetrize = trained
-        hidden = hidden or config.rule.hidden
+        hidden = hidden or config.rule.hidden_scheme
     hidden = hidden or "average"
     if symmetrize is None:
         agent = Agent(network)
@@ -122,14 +122,14 @@ def load_policy(
             raise TypeError(f"symmetrize must be None, a group name {GROUP_NAMES} or a PermutationGroup, got {type(symmetrize).__name__}")
         sym = colour_symmetry(group, game_rules(config))
         agent = Agent(network, sym.observation_rep, sym.action_rep, hidden=hidden)
-    return TrainedPolicy(agent, config, env_steps, device)
+    return TrainedPolicy(agent, config, trained_moves, device)
 
 
 def _load_network(path: str | Path, device: torch.device) -> tuple[QNetwork, TrainConfig, int]:
-    """By content: a policy directory, an eqc checkpoint (network, config, env steps), else an OBL ``.pthw`` file (0 steps)."""
+    """By content: a policy directory, an eqc checkpoint (network, config, moves trained), else an OBL ``.pthw`` file (0 steps)."""
     if is_policy_dir(path) or Path(path).name in (POLICY_JSON, POLICY_WEIGHTS):
         network, config, record = read_policy(path, device)
-        return network, config, int(record["env_steps"])
+        return network, config, int(record["moves"])
     try:
         data = load_checkpoint(path, map_location=device)
     except CheckpointError as not_eqc:
@@ -141,9 +141,9 @@ def _load_network(path: str | Path, device: torch.device) -> tuple[QNetwork, Tra
             raise CheckpointError(f"{not_eqc}; nor is it an OBL model file: {not_obl}") from None
         return network, obl_train_config(network), 0
     try:
-        config = TrainConfig.from_dict(data["config"], f"{path} config")
+        config = TrainConfig.from_dict(data["config"], f"{path} config", warn_renamed=False)
     except ValueError as exc:
         raise CheckpointError(f"{path}: its config is not valid for this eqc: {exc}") from None
     learner = data["learner"]
     network = network_from_weights(learner["modules"]["network"], config, str(path)).to(device)
-    return network, config, int(learner["counters"]["env_steps"])
+    return network, config, int(upgrade_fields(learner["counters"])["moves"])

@@ -4,7 +4,7 @@ A *policy directory* (e.g. ``results/cpu/agents/<pool>/seed_<n>/``) holds:
 
 - ``policy.safetensors``: the network's weights (safetensors: tensors only, nothing to execute);
 - ``policy.json``: ``format``/``format_version``, the full training ``config`` (so the observation
-  variant, network shape and any training-time symmetrizer are known), ``seed``, ``env_steps``,
+  variant, network shape and any training-time symmetrizer are known), ``seed``, ``moves``,
   ``updates``, ``wall_s``, the eqc/torch ``versions`` and the ``source`` it was exported from;
 - the run's training record beside them when exported from a run: ``metrics.csv`` and
   ``learning_curve.png``.
@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from eqc.domains.hanabi.training.checkpoint import CheckpointError, load_checkpoint, versions
+from eqc.domains.hanabi.training.checkpoint import CheckpointError, load_checkpoint, upgrade_fields, versions
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.network import QNetwork
 from eqc.io import atomic_write, write_json_atomic
@@ -58,7 +58,7 @@ def network_from_weights(weights: dict[str, torch.Tensor], config: TrainConfig, 
     return network
 
 
-def save_policy(out: str | Path, network: QNetwork, config: TrainConfig, *, seed: int, env_steps: int, updates: int = 0,
+def save_policy(out: str | Path, network: QNetwork, config: TrainConfig, *, seed: int, moves: int, updates: int = 0,
                 wall_s: float = 0.0, source: str | None = None) -> Path:
     """Write ``policy.safetensors`` and ``policy.json`` into ``out`` (created); returns ``out``."""
     from safetensors.torch import save
@@ -72,7 +72,7 @@ def save_policy(out: str | Path, network: QNetwork, config: TrainConfig, *, seed
     atomic_write(out / POLICY_WEIGHTS, lambda f: f.write(blob))
     record = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "config": config.to_dict(), "seed": int(seed),
-        "env_steps": int(env_steps), "updates": int(updates), "wall_s": float(wall_s), "versions": versions(), "source": source,
+        "moves": int(moves), "updates": int(updates), "wall_s": float(wall_s), "versions": versions(), "source": source,
     }
     write_json_atomic(out / POLICY_JSON, record)
     return out
@@ -84,13 +84,13 @@ def export_policy(run: str | Path, out: str | Path) -> Path:
     data = load_checkpoint(run)
     where = str(run)
     try:
-        config = TrainConfig.from_dict(data["config"], f"{where} config")
+        config = TrainConfig.from_dict(data["config"], f"{where} config", warn_renamed=False)
     except ValueError as exc:
         raise CheckpointError(f"{where}: its config is not valid for this eqc: {exc}") from None
     learner = data["learner"]
     network = network_from_weights(learner["modules"]["network"], config, where)
-    counters = learner["counters"]
-    out = save_policy(out, network, config, seed=int(data["seed"]), env_steps=int(counters["env_steps"]),
+    counters = upgrade_fields(learner["counters"])
+    out = save_policy(out, network, config, seed=int(data["seed"]), moves=int(counters["moves"]),
                       updates=int(counters.get("updates", 0)), wall_s=float(counters.get("wall_s", 0.0)), source=where)
     run_dir = Path(run) if Path(run).is_dir() else Path(run).parent
     for name in RECORD_FILES:
@@ -120,11 +120,12 @@ def read_policy(path: str | Path, device: torch.device | str = "cpu") -> tuple[Q
         raise CheckpointError(f"{json_path} is not an eqc policy file (format {found!r}, expected {FORMAT!r})")
     if record.get("format_version") != FORMAT_VERSION:
         raise CheckpointError(f"{json_path} has policy format version {record.get('format_version')!r}, this eqc reads {FORMAT_VERSION}")
-    missing = [k for k in ("config", "seed", "env_steps") if k not in record]
+    record = upgrade_fields(record)
+    missing = [k for k in ("config", "seed", "moves") if k not in record]
     if missing:
         raise CheckpointError(f"{json_path} lacks {missing}")
     try:
-        config = TrainConfig.from_dict(record["config"], f"{json_path} config")
+        config = TrainConfig.from_dict(record["config"], f"{json_path} config", warn_renamed=False)
     except ValueError as exc:
         raise CheckpointError(f"{json_path}: its config is not valid for this eqc: {exc}") from None
     try:

@@ -7,26 +7,31 @@ and ``DIR/pool.json`` with every seed's status and last evaluation.
 Scheduling: with Ray installed (``pip install eqc[ray]``) every unfinished seed is a Ray task
 asking for ``[run] threads`` CPUs, or one GPU when ``device`` is CUDA; ``ray_address="auto"``
 joins a running cluster (``ray start --head`` on one machine, ``ray start --address=...`` on
-the others), ``None`` starts a local Ray instance. A task whose worker dies (killed, node lost)
+the others), ``None`` starts a local Ray instance. :func:`check_ray_address` refuses an address with
+no cluster behind it (a stale ``ray_current_cluster`` file included) before anything starts, since
+``ray.init`` would retry it for minutes. A task whose worker dies (killed, node lost)
 is retried by Ray up to ``max_retries`` times and resumes from that seed's last checkpoint. The
 pool directory must be a path every worker can reach (a shared filesystem on a cluster): the
 tasks write their checkpoints there directly. Without Ray the seeds run one after another here.
-Seeds whose checkpoint already reached ``[run] total_env_steps`` are not trained again.
+Seeds whose checkpoint already reached ``[run] total_moves`` are not trained again.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import socket
+import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, CheckpointError, load_checkpoint, versions
+from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, CheckpointError, load_checkpoint, upgrade_fields, versions
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.io import json_safe, write_json_atomic
 
-__all__ = ["parse_seeds", "pool_status", "seed_dir", "train_pool"]
+__all__ = ["check_ray_address", "parse_seeds", "pool_status", "seed_dir", "train_pool"]
 
 _SEEDS = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+))?\s*$")
 
@@ -54,17 +59,17 @@ def seed_dir(out: Path, seed: int) -> Path:
 
 
 def _finished(run: Path, config: TrainConfig) -> dict[str, Any] | None:
-    """The last metrics row of a run that reached ``total_env_steps``, else None."""
+    """The last metrics row of a run that reached ``total_moves``, else None."""
     if not (run / CHECKPOINT_NAME).exists():
         return None
     try:
         data = load_checkpoint(run)
     except CheckpointError:
         return None  # a run that cannot be read is retrained (train() refuses it with a clear message)
-    if data["learner"]["counters"]["env_steps"] < config.run.total_env_steps:
+    if int(upgrade_fields(data["learner"]["counters"])["moves"]) < config.run.total_moves:
         return None
     rows = data.get("metrics", [])
-    return rows[-1] if rows else {}
+    return upgrade_fields(rows[-1]) if rows else {}
 
 
 def pool_status(out: Path, config: TrainConfig, seeds: Sequence[int]) -> dict[str, Any]:
@@ -150,7 +155,10 @@ def _run_with_ray(
         raise ImportError("a Ray address was given but Ray is not installed: pip install 'eqc[ray]'") from None
     started = not ray.is_initialized()
     if started:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        if address is not None:
+            check_ray_address(address)
+        # "local", not None: ray.init(address=None) joins the cluster in ray_current_cluster (hanging when it is dead)
+        ray.init(address=address or "local", include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         gpu = device.startswith("cuda")
         task = ray.remote(_train_seed).options(
@@ -163,7 +171,44 @@ def _run_with_ray(
             ready, pending = ray.wait(pending, num_returns=1)
             for ref in ready:
                 summary = ray.get(ref)
-                log(f"seed {refs[ref]}: {summary['env_steps']:,} env steps, greedy score {summary['eval_score']:.2f}")
+                log(f"seed {refs[ref]}: {summary['moves']:,} moves, greedy score {summary['eval_score']:.2f}")
     finally:
         if started:
             ray.shutdown()
+
+
+_START_RAY = "start one with `ray start --head` or leave out --ray"
+
+
+def _ray_address_file() -> Path:
+    """Where ``ray start`` records its cluster's address, which ``ray.init("auto")`` reads (Ray's own lookup)."""
+    temp = os.environ.get("RAY_TMPDIR") or (os.environ.get("TMPDIR") if sys.platform == "linux" else None)
+    return Path(temp or ("/tmp" if os.name == "posix" else tempfile.gettempdir())) / "ray" / "ray_current_cluster"
+
+
+def check_ray_address(address: str, timeout: float = 5.0) -> None:
+    """Raise ``ValueError`` (one line) unless a Ray cluster answers at ``address``: 'auto' or [ray://]host:port.
+
+    'auto' is resolved as Ray does: ``RAY_ADDRESS`` when set, else the address ``ray start`` recorded in
+    ``/tmp/ray/ray_current_cluster``, a file that outlives its cluster. Only a TCP connection to the port is
+    tried: ``ray.init`` would retry a dead address for minutes.
+    """
+    source = ""
+    if address == "auto":
+        recorded = _ray_address_file()
+        if (os.environ.get("RAY_ADDRESS") or "auto") != "auto":
+            address, source = os.environ["RAY_ADDRESS"], "RAY_ADDRESS"
+        elif recorded.is_file() and recorded.read_text().strip():
+            address, source = recorded.read_text().strip(), str(recorded)
+        else:
+            raise ValueError(f"'auto' found no running Ray cluster on this machine; {_START_RAY}")
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"must be 'auto' or host:port, got {address!r}" + (f" from {source}" if source else ""))
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        if not source:
+            raise ValueError(f"cannot reach a Ray cluster at {address!r}: {exc}") from None
+        found = "address from" if source == "RAY_ADDRESS" else "stale address in"
+        raise ValueError(f"no Ray cluster is running at {address} ({found} {source}); {_START_RAY}") from None

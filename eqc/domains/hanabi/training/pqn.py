@@ -47,9 +47,9 @@ def lambda_returns(rewards: torch.Tensor, ended: torch.Tensor, values: torch.Ten
     return returns
 
 
-def epsilon_schedule(p: PQNConfig, env_steps: int) -> float:
-    """Epsilon after ``env_steps`` moves: linear from ``eps_start`` to ``eps_end`` over ``eps_decay_steps``."""
-    frac = min(1.0, env_steps / p.eps_decay_steps)
+def epsilon_schedule(p: PQNConfig, moves: int) -> float:
+    """Epsilon after ``moves`` moves: linear from ``eps_start`` to ``eps_end`` over ``eps_decay_moves``."""
+    frac = min(1.0, moves / p.eps_decay_moves)
     return p.eps_start + frac * (p.eps_end - p.eps_start)
 
 
@@ -86,7 +86,7 @@ class PQNLearner(Learner):
     def iteration(self) -> dict[str, float]:
         c, p = self.config, self.config.pqn
         T, B = p.rollout_steps, c.run.num_envs
-        epsilon = epsilon_schedule(p, self.env_steps)
+        epsilon = epsilon_schedule(p, self.moves_played)
         with torch.no_grad():
             obs, legal, acting = self._acting_view()
             q, _ = self.agent.step(obs, legal)
@@ -102,7 +102,7 @@ class PQNLearner(Learner):
                 value = q.max(-1).values
                 self._buf_value[t] = torch.where(torch.isfinite(value), value, 0.0)  # no legal move: game over
             returns = lambda_returns(self._buf_reward, self._buf_ended, self._buf_value, p.gamma, p.td_lambda)
-        self.env_steps += T * B
+        self.moves_played += T * B
         data = (self._buf_obs.flatten(0, 1), self._buf_legal.flatten(0, 1), self._buf_action.flatten(), returns.flatten())
         losses = []
         for _ in range(p.epochs):

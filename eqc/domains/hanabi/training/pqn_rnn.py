@@ -67,7 +67,7 @@ class RecurrentPQNLearner(Learner):
     def iteration(self) -> dict[str, torch.Tensor | float]:
         c, p = self.config, self.config.pqn
         T, B, P = p.rollout_steps, c.run.num_envs, self.num_players
-        epsilon = epsilon_schedule(p, self.env_steps)
+        epsilon = epsilon_schedule(p, self.moves_played)
         start_state = tuple(s.clone() for s in self.lstm_state)
         with torch.no_grad():
             obs, legal, current, acting, q, state = self._step()
@@ -83,7 +83,7 @@ class RecurrentPQNLearner(Learner):
                 value = q.max(-1).values
                 self._buf_value[t] = torch.where(torch.isfinite(value), value, 0.0)
             returns = lambda_returns(self._buf_reward, self._buf_ended, self._buf_value, p.gamma, p.td_lambda)
-        self.env_steps += T * B
+        self.moves_played += T * B
         losses = []
         for _ in range(p.epochs):
             order = torch.randperm(B, generator=self.learn_generator, device=self.device)

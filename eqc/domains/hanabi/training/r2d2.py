@@ -176,7 +176,7 @@ class R2D2Learner(Learner):
         keep = (~ended).repeat_interleave(P).view(1, B * P, 1).to(q.dtype)
         self.lstm_state = tuple(s * keep for s in self.lstm_state)
         self.epsilons = torch.where(ended.view(B, 1), self._draw_epsilons(), self.epsilons)
-        self.env_steps += B
+        self.moves_played += B
 
     # ---------------------------------------------------------------- learning
     def iteration(self) -> dict[str, torch.Tensor | float]:

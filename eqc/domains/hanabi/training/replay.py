@@ -1,7 +1,7 @@
 """Prioritized replay of whole episodes, preallocated on the learner's device (R2D2, hanabi_SAD/OBL).
 
 Memory is bounded and allocated once: ``capacity`` episodes of at most ``max_len`` moves. Each of
-the ``writers`` games played in lockstep owns ``capacity // writers`` slots used as a ring (its
+the ``num_envs`` games played in lockstep owns ``capacity // num_envs`` slots used as a ring (its
 oldest episode is overwritten first), so every game writes its move of the current step straight
 into its episode's slot, without gathering finished games (no host-device synchronisation while
 playing). A slot becomes sampleable when its episode is finished.
@@ -80,8 +80,8 @@ class EpisodeReplay:
     """The buffer (see the module docstring).
 
     Args:
-        capacity: episodes held (rounded down to a multiple of ``writers``, at least 2 per writer).
-        writers: games writing in lockstep (``record``/``finish`` take one row per game).
+        capacity: episodes held (rounded down to a multiple of ``num_envs``, at least 2 per game).
+        num_envs: games writing in lockstep (``record``/``finish`` take one row per game).
         max_len: moves per episode at most.
         num_players, obs_dim, num_actions: shapes of a move's observations and legal moves.
         aux_slots: labels per player per move (0 = none).
@@ -94,7 +94,7 @@ class EpisodeReplay:
     def __init__(
         self,
         capacity: int,
-        writers: int,
+        num_envs: int,
         max_len: int,
         num_players: int,
         obs_dim: int,
@@ -109,16 +109,16 @@ class EpisodeReplay:
         memory_limit: int | None = None,
     ) -> None:
         self.device = torch.device(device)
-        per = capacity // writers
+        per = capacity // num_envs
         if per < 2:
             raise ValueError(
-                f"capacity (= [r2d2] buffer_episodes) must be at least 2 x writers (= [run] num_envs) = {2 * writers}, got {capacity}"
+                f"capacity (= [r2d2] buffer_episodes) must be at least 2 x [run] num_envs = {2 * num_envs}, got {capacity}"
             )
-        if writers * per > _MAX_SLOTS:
+        if num_envs * per > _MAX_SLOTS:
             raise ValueError(f"capacity (= [r2d2] buffer_episodes) must be at most {_MAX_SLOTS}, got {capacity}")
         if not 1 <= num_actions <= 256:
             raise ValueError(f"num_actions must be in 1..256 (stored as uint8), got {num_actions}")
-        self.per_writer, self.slots = per, writers * per
+        self.per_game, self.slots = per, num_envs * per
         self.max_len, self.num_players, self.obs_dim = max_len, num_players, obs_dim
         self.num_actions, self.aux_slots = num_actions, aux_slots
         self.alpha, self.beta, self.eta = priority_exponent, importance_exponent, priority_max_weight
@@ -143,8 +143,8 @@ class EpisodeReplay:
         self.priority = torch.zeros(self.slots, dtype=torch.float32, device=dev)
         self.complete = torch.zeros(self.slots, dtype=torch.bool, device=dev)
         self.max_priority = torch.ones((), dtype=torch.float32, device=dev)
-        self._base = torch.arange(writers, device=dev) * per
-        self._head = torch.zeros(writers, dtype=torch.long, device=dev)
+        self._base = torch.arange(num_envs, device=dev) * per
+        self._head = torch.zeros(num_envs, dtype=torch.long, device=dev)
 
     @staticmethod
     def bytes_per_episode(max_len: int, num_players: int, obs_dim: int, num_actions: int, aux_slots: int = 0) -> int:
@@ -154,7 +154,7 @@ class EpisodeReplay:
 
     # ---------------------------------------------------------------- writing
     def current_slots(self) -> torch.Tensor:
-        """Each writer's slot of its episode in progress ``[writers]``."""
+        """Each game's slot of its episode in progress ``[num_envs]``."""
         return self._base + self._head
 
     def record(
@@ -167,9 +167,9 @@ class EpisodeReplay:
         reward: torch.Tensor,
         aux: torch.Tensor | None = None,
     ) -> None:
-        """Write move ``step [W]`` of every recording writer's episode (the others' rows are discarded).
+        """Write move ``step [B]`` of every recording game's episode (the others' rows are discarded).
 
-        obs [W, P, D], legal [W, P, A], action [W, P], reward [W], aux [W, P, aux_slots].
+        obs [B, P, D], legal [B, P, A], action [B, P], reward [B], aux [B, P, aux_slots].
         """
         slot = torch.where(recording, self.current_slots(), self.slots)
         t = step.clamp(max=self.max_len - 1)
@@ -181,13 +181,13 @@ class EpisodeReplay:
             self.aux[slot, t] = aux.to(torch.int8)
 
     def finish(self, finished: torch.Tensor, length: torch.Tensor) -> None:
-        """Close the episodes of writers where ``finished [W]`` (with ``length [W]`` moves) and open their next slots."""
+        """Close the episodes of the games where ``finished [B]`` (with ``length [B]`` moves) and open their next slots."""
         slot = self.current_slots()
         self.length[slot] = torch.where(finished, length, self.length[slot])
         self.priority[slot] = torch.where(finished, self.max_priority, self.priority[slot])
         self.complete[slot] = self.complete[slot] | finished
-        self._head = torch.where(finished, (self._head + 1) % self.per_writer, self._head)
-        nxt = self.current_slots()  # the writer's oldest episode, about to be overwritten
+        self._head = torch.where(finished, (self._head + 1) % self.per_game, self._head)
+        nxt = self.current_slots()  # the game's oldest episode, about to be overwritten
         self.complete[nxt] = self.complete[nxt] & ~finished
         self.priority[nxt] = torch.where(finished, 0.0, self.priority[nxt])
 
@@ -205,8 +205,8 @@ class EpisodeReplay:
 
     @property
     def max_size(self) -> int:
-        """Most finished episodes the buffer can hold (one slot per writer is always in progress)."""
-        return self.slots - self.slots // self.per_writer
+        """Most finished episodes the buffer can hold (one slot per game is always in progress)."""
+        return self.slots - self.slots // self.per_game
 
     # ---------------------------------------------------------------- sampling
     def probabilities(self) -> torch.Tensor:

@@ -5,14 +5,14 @@ Run directory ``DIR``:
 - ``config.json``: the resolved config and seed (every key, defaults included);
 - ``checkpoint.pt``: the latest checkpoint (see ``checkpoint``), written every
   ``[run] checkpoint_minutes`` and at the end;
-- ``metrics.csv``: one row per evaluation (``env_steps, updates, wall_s, eval_score, ...``);
-- ``learning_curve.png``: greedy evaluation score against wall-clock minutes and env steps;
+- ``metrics.csv``: one row per evaluation (``moves, updates, wall_s, eval_score, ...``);
+- ``learning_curve.png``: greedy evaluation score against wall-clock minutes and moves;
 - ``tensorboard/`` with ``[run] tensorboard = true``.
 
 Running ``train`` again on the same directory resumes from the checkpoint (networks, optimizer,
 generators, counters; games in progress restart). A directory holding a run of another config
 or seed is refused, naming the keys that differ; keys that do not change what is learned
-(``[run] total_env_steps, checkpoint_minutes, threads, tensorboard``) may change on resume.
+(``[run] total_moves, checkpoint_minutes, threads, tensorboard``) may change on resume.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 from eqc._checks import check_device, check_float, check_int
-from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint
+from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint, upgrade_fields
 from eqc.domains.hanabi.training.config import ConfigError, TrainConfig
 from eqc.domains.hanabi.training.greedy_eval import evaluate_agent
 from eqc.domains.hanabi.training.learner import Learner
@@ -38,7 +38,7 @@ from eqc.io import write_json_atomic
 __all__ = ["METRICS", "RunDirectoryError", "RunSummary", "TrainingDiverged", "make_learner", "train"]
 
 #: ``[run]`` keys that may differ when a run resumes: they do not change what is learned.
-RESUMABLE_KEYS = ("total_env_steps", "checkpoint_minutes", "threads", "tensorboard")
+RESUMABLE_KEYS = ("total_moves", "checkpoint_minutes", "threads", "tensorboard")
 #: A squared TD error above this (Hanabi's values are at most 25) means the learning diverged.
 DIVERGED_LOSS = 1e6
 
@@ -69,14 +69,14 @@ def make_learner(config: TrainConfig, seed: int, device: torch.device) -> Learne
 @dataclass(frozen=True)
 class RunSummary:
     """What ``train`` returns: the last evaluation, whether the run resumed, and why it stopped
-    (``"total_env_steps"`` or ``"max_minutes"``); ``row`` is the last ``metrics.csv`` row."""
+    (``"total_moves"`` or ``"max_minutes"``); ``row`` is the last ``metrics.csv`` row."""
 
-    env_steps: int
+    moves: int
     updates: int
     wall_s: float
     eval_score: float
     eval_sem: float
-    eval_bombout: float
+    eval_bomb_out_rate: float
     resumed: bool
     stopped: str
     row: dict[str, Any]
@@ -107,7 +107,7 @@ def _prepare_dir(out: Path, config: TrainConfig, seed: int) -> dict[str, Any] | 
         if checkpoint["seed"] != seed:
             raise RunDirectoryError(f"out {str(out)!r} holds a run with seed {checkpoint['seed']}, not {seed}: use another directory")
         try:
-            saved = TrainConfig.from_dict(checkpoint["config"], f"{out / CHECKPOINT_NAME}").to_dict()
+            saved = TrainConfig.from_dict(checkpoint["config"], f"{out / CHECKPOINT_NAME}", warn_renamed=False).to_dict()
         except ConfigError:
             saved = checkpoint["config"]
         diffs = _config_differences(saved, record["config"])
@@ -166,37 +166,37 @@ def _train_locked(
     learner = make_learner(config, seed, device)
     rows, wall_before = _restore(learner, checkpoint, out, log)
     clock = _Clock(wall_before, max_minutes)
-    run_log = RunLog(out, f"{config.run.algorithm} {config.rule.rule} seed {seed}", rows, progress=progress, log=log,
-                     total_steps=config.run.total_env_steps, start_steps=learner.env_steps, max_minutes=max_minutes,
+    run_log = RunLog(out, f"{config.run.algorithm} {config.rule.objective} seed {seed}", rows, progress=progress, log=log,
+                     total_steps=config.run.total_moves, start_steps=learner.moves_played, max_minutes=max_minutes,
                      tensorboard=_tensorboard(out) if config.run.tensorboard else None)
     window = _Window(learner)
     stats: dict[str, Any] = {}
     if not rows:
         run_log.evaluated(_evaluate(learner, config, stats, window, clock, device))  # the untrained agent
-    every = config.run.eval_every_steps
-    next_eval = (learner.env_steps // every + 1) * every
+    every = config.run.eval_every_moves
+    next_eval = (learner.moves_played // every + 1) * every
     last_save = time.monotonic()
-    stopped = "total_env_steps"
+    stopped = "total_moves"
     try:
-        while learner.env_steps < config.run.total_env_steps:
+        while learner.moves_played < config.run.total_moves:
             if clock.past_deadline():
                 stopped = "max_minutes"
                 break
             stats = learner.iteration()
-            run_log.advanced(learner.env_steps)
-            if learner.env_steps >= next_eval:
+            run_log.advanced(learner.moves_played)
+            if learner.moves_played >= next_eval:
                 run_log.evaluated(_evaluate(learner, config, stats, window, clock, device))
-                next_eval = (learner.env_steps // every + 1) * every
+                next_eval = (learner.moves_played // every + 1) * every
             if time.monotonic() - last_save >= 60 * config.run.checkpoint_minutes:
                 _save(out, config, seed, learner, rows, clock)
                 last_save = time.monotonic()
-        if rows[-1]["env_steps"] != learner.env_steps:
+        if rows[-1]["moves"] != learner.moves_played:
             run_log.evaluated(_evaluate(learner, config, stats, window, clock, device))
         _save(out, config, seed, learner, rows, clock)
     finally:
         run_log.close()
     last = rows[-1]
-    return RunSummary(last["env_steps"], last["updates"], last["wall_s"], last["eval_score"], last["eval_sem"], last["eval_bombout"],
+    return RunSummary(last["moves"], last["updates"], last["wall_s"], last["eval_score"], last["eval_sem"], last["eval_bomb_out_rate"],
                       checkpoint is not None, stopped, dict(last))
 
 
@@ -221,11 +221,11 @@ class _Window:
         self.reset(learner)
 
     def reset(self, learner: Learner) -> None:
-        self.steps, self.updates, self.time = learner.env_steps, learner.updates, time.monotonic()
+        self.steps, self.updates, self.time = learner.moves_played, learner.updates, time.monotonic()
 
     def rates(self, learner: Learner) -> tuple[float, float]:
         dt = max(time.monotonic() - self.time, 1e-9)
-        return round((learner.env_steps - self.steps) / dt, 1), round((learner.updates - self.updates) / dt, 2)
+        return round((learner.moves_played - self.steps) / dt, 1), round((learner.updates - self.updates) / dt, 2)
 
 
 def _restore(learner: Learner, checkpoint: dict[str, Any] | None, out: Path, log: Callable[[str], None]) -> tuple[list[dict], float]:
@@ -233,8 +233,8 @@ def _restore(learner: Learner, checkpoint: dict[str, Any] | None, out: Path, log
     if checkpoint is None:
         return [], 0.0
     learner.load_state_dict(checkpoint["learner"])
-    log(f"resuming {out} at {learner.env_steps:,} env steps, {learner.updates:,} updates")
-    rows = [r for r in checkpoint.get("metrics", []) if r["env_steps"] <= learner.env_steps]
+    log(f"resuming {out} at {learner.moves_played:,} moves, {learner.updates:,} updates")
+    rows = [r for r in map(upgrade_fields, checkpoint.get("metrics", [])) if r["moves"] <= learner.moves_played]
     return rows, float(checkpoint["learner"]["counters"].get("wall_s", 0.0))
 
 
@@ -246,14 +246,15 @@ def _evaluate(learner: Learner, config: TrainConfig, stats: dict[str, Any], wind
     steps_per_s, updates_per_s = window.rates(learner)
     loss = float(stats.get("loss", float("nan")))
     if stats and not (math.isfinite(loss) and loss < DIVERGED_LOSS):
-        raise TrainingDiverged(f"the loss diverged ({loss:.3g}) at {learner.env_steps:,} moves: lower [optim] lr "
+        raise TrainingDiverged(f"the loss diverged ({loss:.3g}) at {learner.moves_played:,} moves: lower [optim] lr "
                                f"({config.optim.lr:g}) or set [optim] grad_clip; the last checkpoint is kept")
     window.reset(learner)
     return {
-        "env_steps": learner.env_steps, "updates": learner.updates, "wall_s": round(clock.wall(), 2),
-        "eval_score": result.mean, "eval_sem": result.sem, "eval_bombout": result.bombout, "eval_perfect": result.perfect,
+        "moves": learner.moves_played, "updates": learner.updates, "wall_s": round(clock.wall(), 2),
+        "eval_score": result.mean, "eval_sem": result.sem,
+        "eval_bomb_out_rate": result.bomb_out_rate, "eval_perfect_rate": result.perfect_rate,
         "train_score": train_score, "train_episodes": episodes, "loss": loss,
-        "epsilon": float(stats.get("epsilon", float("nan"))), "env_steps_per_s": steps_per_s, "updates_per_s": updates_per_s,
+        "epsilon": float(stats.get("epsilon", float("nan"))), "moves_per_s": steps_per_s, "updates_per_s": updates_per_s,
     }
 
 

@@ -20,13 +20,13 @@ from eqc.io import atomic_write, write_text_atomic
 __all__ = ["METRICS", "RunLog", "plot_curve"]
 
 METRICS = (
-    "env_steps", "updates", "wall_s", "eval_score", "eval_sem", "eval_bombout", "eval_perfect",
-    "train_score", "train_episodes", "loss", "epsilon", "env_steps_per_s", "updates_per_s",
+    "moves", "updates", "wall_s", "eval_score", "eval_sem", "eval_bomb_out_rate", "eval_perfect_rate",
+    "train_score", "train_episodes", "loss", "epsilon", "moves_per_s", "updates_per_s",
 )
 
 
 def plot_curve(rows: list[dict[str, Any]], path: Path, title: str) -> None:
-    """Greedy evaluation score (± SEM) against wall-clock minutes and against env steps."""
+    """Greedy evaluation score (± SEM) against wall-clock minutes and against moves."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -35,7 +35,7 @@ def plot_curve(rows: list[dict[str, Any]], path: Path, title: str) -> None:
     if not rows:
         return
     minutes = [r["wall_s"] / 60 for r in rows]
-    steps = [r["env_steps"] / 1e6 for r in rows]
+    steps = [r["moves"] / 1e6 for r in rows]
     score = [r["eval_score"] for r in rows]
     sem = [r["eval_sem"] for r in rows]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
@@ -82,16 +82,16 @@ class RunLog:
         self.lines = self.bar is None
         self.timed = max_minutes is not None
 
-    def advanced(self, env_steps: int) -> None:
-        """The run made moves up to ``env_steps``."""
+    def advanced(self, moves: int) -> None:
+        """The run made moves up to ``moves``."""
         if self.bar is None:
             return
         if self.timed:
             self.bar.n = min(self.bar.total, round(time.monotonic() - self.start))
-            self.bar.set_postfix_str(f"{env_steps:,} moves", refresh=False)
+            self.bar.set_postfix_str(f"{moves:,} moves", refresh=False)
             self.bar.refresh()
         else:
-            self.bar.update(env_steps - self.bar.n)
+            self.bar.update(moves - self.bar.n)
 
     def evaluated(self, row: dict[str, Any]) -> None:
         """Record one evaluation row: CSV, curve, TensorBoard, progress."""
@@ -105,12 +105,12 @@ class RunLog:
         plot_curve(self.rows, self.out / "learning_curve.png", self.title)
         if self.tensorboard is not None:
             for key, value in row.items():
-                self.tensorboard.add_scalar(key, value, row["env_steps"])
+                self.tensorboard.add_scalar(key, value, row["moves"])
         if self.bar is not None:
-            self.bar.set_postfix_str(f"{row['env_steps']:,} moves, score {row['eval_score']:.2f}")
+            self.bar.set_postfix_str(f"{row['moves']:,} moves, score {row['eval_score']:.2f}")
         elif self.lines:
-            self.log(f"{row['env_steps']:>12,} moves  {row['wall_s'] / 60:6.1f} min  greedy score {row['eval_score']:.2f} "
-                     f"± {row['eval_sem']:.2f} over evaluation games (bomb-out {row['eval_bombout']:.1%})")
+            self.log(f"{row['moves']:>12,} moves  {row['wall_s'] / 60:6.1f} min  greedy score {row['eval_score']:.2f} "
+                     f"± {row['eval_sem']:.2f} over evaluation games (bomb-out {row['eval_bomb_out_rate']:.1%})")
 
     def close(self) -> None:
         if self.bar is not None:

@@ -67,7 +67,7 @@ def action_matrices(
     groups = check_list(groups, "groups", item="group names")
     for group in groups:
         check_choice(group, "groups[...]", GROUP_NAMES)
-    hidden = policy.config.rule.hidden if hidden is None else check_choice(hidden, "hidden", HIDDEN)
+    hidden = policy.config.rule.hidden_scheme if hidden is None else check_choice(hidden, "hidden", HIDDEN)
     network = policy.agent.network
     variants = {"none": Agent(network)}
     for name in groups:

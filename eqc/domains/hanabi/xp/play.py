@@ -4,12 +4,13 @@ Every pair ``(i, j)`` (self-play ``i == i`` included) plays the same ``games`` d
 (:func:`eqc.domains.hanabi.evaluate.common_decks` of ``seed``): in game ``k`` agent ``i`` sits in
 seat ``k % 2`` (seat 0 moves first), as :func:`~eqc.domains.hanabi.evaluate.play_games` seats
 its ``policy_a``, so any game can be replayed in HLE (:mod:`eqc.domains.hanabi.xp.verify`).
-All pairs' games run as one batch (in chunks of ``batch_games``) through
+All pairs' games run as one batch (in chunks of ``num_envs``) through
 :func:`eqc.domains.hanabi.batched_play.play_seats`, the loop greedy self-play uses too.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -89,18 +90,22 @@ def cross_play_games(
     *,
     seed: int = 1,
     record_moves: int = 0,
+    num_envs: int | None = None,
     batch_games: int | None = None,
 ) -> XPGames:
     """Greedy games of every ordered pair of ``policies`` (self-play included) on ``games`` common decks.
 
     ``record_moves``: keep the moves of the first this many games of each pair (for HLE replays).
-    ``batch_games``: games stepped together (default 2048 on CPU, the fastest here; 65536 on CUDA).
-    Games run on the policies' device (load them all on one).
+    ``num_envs``: games stepped together (default 2048 on CPU, the fastest here; 65536 on CUDA);
+    ``batch_games`` is its old, deprecated name. Games run on the policies' device (load them all on one).
     """
+    if batch_games is not None:
+        warnings.warn("cross_play_games(batch_games=) is deprecated; use num_envs=", FutureWarning, stacklevel=2)
+        num_envs = batch_games if num_envs is None else num_envs
     policies = _check_policies(policies)
     A = len(policies)
     pairs = tuple((i, j) for i in range(A) for j in range(A))
-    scores, bombed, moves, decks = play_pairs(policies, pairs, games, seed=seed, record_moves=record_moves, batch_games=batch_games)
+    scores, bombed, moves, decks = play_pairs(policies, pairs, games, seed=seed, record_moves=record_moves, num_envs=num_envs)
     return XPGames(A, pairs, scores, bombed, moves, decks, seed, game_rules(policies[0].config).max_score)
 
 
@@ -111,7 +116,7 @@ def play_pairs(
     *,
     seed: int = 1,
     record_moves: int = 0,
-    batch_games: int | None = None,
+    num_envs: int | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Greedy games of the ordered ``pairs`` ``(i, j)`` of ``policies`` on ``games`` common decks, seated as
     in the module docstring. Returns ``scores`` long and ``bombed_out`` bool ``[len(pairs), games]``, the
@@ -123,9 +128,9 @@ def play_pairs(
     if any(p.device != device for p in policies):
         raise ValueError(f"policies must all be on one device, got {sorted({str(p.device) for p in policies})}")
     agents = [p.agent for p in policies]
-    if batch_games is None:
-        batch_games = 65536 if device.type == "cuda" else 2048
-    check_int(batch_games, "batch_games", low=1)
+    if num_envs is None:
+        num_envs = 65536 if device.type == "cuda" else 2048
+    check_int(num_envs, "num_envs", low=1)
     rules = [game_rules(p.config) for p in policies]
     decks = torch.tensor(common_decks(games, seed), dtype=torch.long)
     # entry e = p * games + k: pair p, game k; agent i sits in seat k % 2
@@ -139,8 +144,8 @@ def play_pairs(
     scores = torch.empty(len(entries), dtype=torch.long)
     bombed = torch.empty(len(entries), dtype=torch.bool)
     kept: list[tuple[torch.Tensor, torch.Tensor]] = []  # (entries, moves [T, n]) of recorded games
-    for start in range(0, len(entries), batch_games):
-        chunk = entries[start : start + batch_games]
+    for start in range(0, len(entries), num_envs):
+        chunk = entries[start : start + num_envs]
         record = game_of[chunk] < record_moves
         keep = int(record.sum())
         order = torch.cat([chunk[record], chunk[~record]])  # recorded games first

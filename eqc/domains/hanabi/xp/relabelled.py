@@ -125,7 +125,7 @@ def relabelled_self_play(
         rows = [check_int(e, f"elements[{k}]", low=1, high=g.order - 1) for k, e in enumerate(elements)]
     else:
         raise TypeError(f"elements must be a count or a non-empty list of non-identity rows of {group}, got {elements!r}")
-    copies = [TrainedPolicy(RelabelledAgent(policy.agent, policy.rules, g, r), policy.config, policy.env_steps, policy.device)
+    copies = [TrainedPolicy(RelabelledAgent(policy.agent, policy.rules, g, r), policy.config, policy.trained_moves, policy.device)
               for r in rows]
     pairs = [(0, 0)] + [(0, k + 1) for k in range(len(rows))]
     record = min(games, 200)

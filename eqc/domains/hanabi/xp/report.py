@@ -25,7 +25,9 @@ __all__ = ["FORMAT", "plot_xp", "write_xp", "xp_record"]
 
 FORMAT = "eqc-hanabi-xp"
 SEATING = "common_decks(games_per_pair, deck_seed); in game k the row agent sits in seat k % 2 (seat 0 moves first)"
-CSV_FIELDS = ("first", "second", "first_name", "second_name", "kind", "games", "mean", "sem", "bomb_rate", "perfect_rate", "mean_nonzero")
+CSV_FIELDS = (
+    "first", "second", "first_name", "second_name", "kind", "games", "mean", "sem", "bomb_out_rate", "perfect_rate", "mean_nonzero",
+)
 
 
 def _check(games: object, agents: object) -> list[Mapping]:
@@ -109,7 +111,7 @@ def write_xp(out: str | Path, games: XPGames, agents: Sequence[Mapping], *, extr
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow(CSV_FIELDS)
     for i, j in games.pairs:
-        cells = (summary.mean, summary.sem, summary.bomb_rate, summary.perfect_rate, nonzero)
+        cells = (summary.mean, summary.sem, summary.bomb_out_rate, summary.perfect_rate, nonzero)
         values = ["" if math.isnan(float(t[i, j])) else repr(float(t[i, j])) for t in cells]
         writer.writerow([i, j, names[i], names[j], "sp" if i == j else "xp", int(summary.num_games[i, j]), *values])
     atomic_write(paths["csv"], lambda f: f.write(text.getvalue().encode()))

@@ -107,7 +107,7 @@ def test_pool_threads_flag_reaches_the_runs(tmp_path: Path) -> None:
 
     out = tmp_path / "pool"
     argv = ["hanabi", "pool", "--config", "vdn_cpu", "--seeds", "0", "--out", str(out), "--no-ray", "--threads", "2",
-            "--set", "run.num_envs=16", "--set", "run.total_env_steps=256", "--set", "run.eval_every_steps=256",
+            "--set", "run.num_envs=16", "--set", "run.total_moves=256", "--set", "run.eval_every_moves=256",
             "--set", "run.eval_games=8", "--set", "network.hidden_size=16", "--set", "network.mlp_layers=1"]
     assert main(argv) == 0
     assert json.loads((out / "seed_0" / "config.json").read_text())["config"]["run"]["threads"] == 2

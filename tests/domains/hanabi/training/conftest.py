@@ -10,9 +10,9 @@ from eqc.domains.hanabi.training.config import TrainConfig
 def tiny_config(**changes: dict) -> TrainConfig:
     """A PQN config small enough for unit tests: 64 games, a 64-wide MLP, short evaluations."""
     base = TrainConfig().replace(
-        run={"num_envs": 64, "total_env_steps": 4096, "eval_every_steps": 2048, "eval_games": 64, "checkpoint_minutes": 10.0},
+        run={"num_envs": 64, "total_moves": 4096, "eval_every_moves": 2048, "eval_games": 64, "checkpoint_minutes": 10.0},
         network={"hidden_size": 64, "mlp_layers": 1},
-        pqn={"rollout_steps": 8, "epochs": 1, "minibatches": 2, "eps_decay_steps": 100_000},
+        pqn={"rollout_steps": 8, "epochs": 1, "minibatches": 2, "eps_decay_moves": 100_000},
     )
     return base.replace(**changes) if changes else base
 

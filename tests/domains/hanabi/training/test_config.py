@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from pathlib import Path
 
 import pytest
@@ -30,20 +31,46 @@ def test_shipped_configs_load(path: Path) -> None:
 
 def test_derived_configs_differ_from_paper_only_where_they_say() -> None:
     paper = load_config("paper").to_dict()
-    expected = {"op": {("rule", "rule"): "op"}, "gop_c5": {("rule", "rule"): "gop", ("rule", "group"): "C5"},
-                "gop_d10": {("rule", "rule"): "gop"}, "iql": {("game", "sad"): "off", ("r2d2", "vdn"): False}}
+    expected = {"op": {("rule", "objective"): "op"}, "gop_c5": {("rule", "objective"): "gop", ("rule", "group"): "C5"},
+                "gop_d10": {("rule", "objective"): "gop"}, "iql": {("game", "sad"): "off", ("r2d2", "vdn"): False}}
     for name, changes in expected.items():
         derived = load_config(name).to_dict()
         differences = {(s, k): derived[s][k] for s in paper for k in paper[s] if derived[s][k] != paper[s][k]}
         assert differences == changes, name
 
 
+@pytest.mark.parametrize(("section", "old", "new", "value"), [
+    ("run", "total_env_steps", "total_moves", 1_000), ("run", "eval_every_steps", "eval_every_moves", 500),
+    ("pqn", "eps_decay_steps", "eps_decay_moves", 700), ("rule", "rule", "objective", "op"),
+    ("rule", "hidden", "hidden_scheme", "identity"),
+])
+def test_renamed_keys_still_read_with_a_warning(tmp_path: Path, section: str, old: str, new: str, value: object) -> None:
+    literal = f'"{value}"' if isinstance(value, str) else str(value)
+    (tmp_path / "old.toml").write_text(f'base = "vdn_cpu"\n[{section}]\n{old} = {literal}\n')
+    with pytest.warns(FutureWarning, match=f"{old} is deprecated; it is now called {new}"):
+        from_file = load_config(tmp_path / "old.toml")
+    with pytest.warns(FutureWarning, match=f"--set {section}.{old} is deprecated"):
+        from_flag = load_config("vdn_cpu", [f"{section}.{old}={literal}"])
+    assert getattr(getattr(from_file, section), new) == value and from_flag == from_file
+    (tmp_path / "both.toml").write_text(f'[{section}]\n{old} = {literal}\n{new} = {literal}\n')
+    with pytest.raises(ConfigError, match=f"gives both {old!r} and its new name {new!r}"):
+        load_config(tmp_path / "both.toml")
+
+
+def test_configs_written_by_older_eqc_load_silently() -> None:
+    data = load_config("vdn_cpu").to_dict()
+    data["run"]["total_env_steps"] = data["run"].pop("total_moves")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert TrainConfig.from_dict(data, "checkpoint", warn_renamed=False) == load_config("vdn_cpu")
+
+
 def test_base_and_overrides(tmp_path: Path) -> None:
     (tmp_path / "mine.toml").write_text('base = "vdn_cpu"\n[run]\nnum_envs = 64\n')
     (tmp_path / "child.toml").write_text('base = "mine.toml"\n[optim]\nlr = 1e-3\n')
-    config = load_config(tmp_path / "child.toml", ["rule.rule=op", "network.hidden_size=128", 'rule.symmetrize="C5"'])
+    config = load_config(tmp_path / "child.toml", ["rule.objective=op", "network.hidden_size=128", 'rule.symmetrize="C5"'])
     vdn = load_config("vdn_cpu")
-    assert (config.run.num_envs, config.optim.lr, config.rule.rule, config.network.hidden_size) == (64, 1e-3, "op", 128)
+    assert (config.run.num_envs, config.optim.lr, config.rule.objective, config.network.hidden_size) == (64, 1e-3, "op", 128)
     assert config.rule.symmetrize == "C5" and config.pqn == vdn.pqn
     (tmp_path / "loop.toml").write_text('base = "loop.toml"\n')
     with pytest.raises(ConfigError, match="cycle"):
@@ -84,7 +111,7 @@ def test_describe_lists_every_key() -> None:
         ("[optim]\nlr = -1.0\n", "[optim] lr must be > 0"),
         ("[optim]\nlr = inf\n", "must be finite"),
         ("[optim]\nlr = nan\n", "must be finite"),
-        ("[rule]\nrule = 'xp'\n", "[rule] rule must be one of"),
+        ("[rule]\nobjective = 'xp'\n", "[rule] objective must be one of"),
         ("[rule]\ngroup = 'C7'\n", "[rule] group must be one of"),
         ("[run]\nalgorithm = 'r2d2'\n[network]\nlstm_layers = 0\n", "[network] lstm_layers must be >= 1 for algorithm 'r2d2'"),
         ("[run]\nalgorithm = 'r2d2'\n[network]\nlstm_layers = 1\n[game]\nmax_moves = 0\n", "[game] max_moves must be >= 1 for"),

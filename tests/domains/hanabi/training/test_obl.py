@@ -207,7 +207,7 @@ def test_pthw_file_plays_through_load_policy_and_the_cli(tmp_path: Path, capsys:
     path = tmp_path / "model0.pthw"
     torch.save(sd, path)
     policy = load_policy(path)
-    assert policy.env_steps == 0 and policy.agent.group is None
+    assert policy.trained_moves == 0 and policy.agent.group is None
     game = policy.config.game
     assert (game.num_players, game.knowledge, game.uses_sad) == (2, "v0_belief", False)
     assert policy.config.network.hidden_size == 512 and policy.config.network.lstm_layers == 2
@@ -221,7 +221,7 @@ def test_pthw_file_plays_through_load_policy_and_the_cli(tmp_path: Path, capsys:
     assert symmetrized.agent.group.order == 10
     assert greedy_games(symmetrized.agent, symmetrized.rules, CPU, games=2, seed=0).scores.numel() == 2
     assert main(["hanabi", "eval", "--checkpoint", str(path), "--games", "2", "--symmetrize", "C5"]) == 0
-    assert "0 training steps, symmetrized over C5" in capsys.readouterr().out
+    assert "0 moves trained, symmetrized over C5" in capsys.readouterr().out
 
 
 def test_agent_state_dict_with_online_net_prefix_loads_its_online_net() -> None:

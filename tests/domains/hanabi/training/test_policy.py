@@ -25,7 +25,7 @@ def _train(tmp_path: Path, config) -> Path:
 
 def _r2d2_sad(tiny_config):
     return tiny_config(
-        run={"algorithm": "r2d2", "num_envs": 32, "total_env_steps": 3_000, "eval_every_steps": 3_000},
+        run={"algorithm": "r2d2", "num_envs": 32, "total_moves": 3_000, "eval_every_moves": 3_000},
         game={"sad": "greedy_last_action"},
         network={"hidden_size": 32, "mlp_layers": 1, "lstm_layers": 1, "layer_norm": False},
         optim={"optimizer": "adam", "lr": 3e-3, "adam_eps": 1.5e-5, "grad_clip": 5.0},
@@ -40,7 +40,7 @@ def test_hle_replays_the_batched_evaluation_game_for_game(tmp_path: Path, tiny_c
     pytest.importorskip("hanabi_learning_environment")
     from eqc.domains.hanabi.training.hle_eval import hle_env_for
 
-    config = tiny_config(run={"total_env_steps": 20_480, "eval_every_steps": 20_480}) if kind == "pqn" else _r2d2_sad(tiny_config)
+    config = tiny_config(run={"total_moves": 20_480, "eval_every_moves": 20_480}) if kind == "pqn" else _r2d2_sad(tiny_config)
     policy = load_policy(_train(tmp_path, config))
     decks = common_decks(40, seed=7)
     batched = greedy_games(policy.agent, policy.rules, CPU, decks=torch.tensor(decks))
@@ -79,7 +79,7 @@ def test_eval_on_hanabibatch_and_in_hle_report_the_same_games(tmp_path: Path, ti
     from eqc.domains.hanabi.training.greedy_eval import evaluate_agent
     from eqc.domains.hanabi.training.hle_eval import evaluate_in_hle
 
-    policy = load_policy(_train(tmp_path, tiny_config(run={"total_env_steps": 20_480, "eval_every_steps": 20_480})))
+    policy = load_policy(_train(tmp_path, tiny_config(run={"total_moves": 20_480, "eval_every_moves": 20_480})))
     assert evaluate_agent(policy.agent, policy.rules, 30, 5, CPU) == evaluate_in_hle(policy, 30, 5)
 
 
@@ -88,7 +88,7 @@ def test_play_games_plays_in_the_policys_variant_or_refuses(tmp_path: Path, tiny
     pytest.importorskip("hanabi_learning_environment")
     from eqc.domains.hanabi import HanabiEnv, HanabiRules
 
-    policy = load_policy(_train(tmp_path, tiny_config(run={"total_env_steps": 20_480, "eval_every_steps": 20_480})))
+    policy = load_policy(_train(tmp_path, tiny_config(run={"total_moves": 20_480, "eval_every_moves": 20_480})))
     assert policy.rules.knowledge == "v0_belief"
     decks = common_decks(20, seed=3)
     batched = greedy_games(policy.agent, policy.rules, CPU, decks=torch.tensor(decks))

@@ -29,7 +29,7 @@ def test_bad_seeds(text: str, message: str) -> None:
 
 
 def test_local_pool_trains_each_seed_once(tmp_path: Path, tiny_config) -> None:
-    config = tiny_config(run={"total_env_steps": 2048, "eval_every_steps": 2048, "eval_games": 16})
+    config = tiny_config(run={"total_moves": 2048, "eval_every_moves": 2048, "eval_games": 16})
     record = train_pool(config, [0, 1], tmp_path, use_ray=False, log=lambda _: None)
     assert {s["state"] for s in record["status"].values()} == {"finished"}
     stamps = {s: (seed_dir(tmp_path, s) / "checkpoint.pt").stat().st_mtime_ns for s in (0, 1)}
@@ -44,7 +44,7 @@ def test_local_pool_trains_each_seed_once(tmp_path: Path, tiny_config) -> None:
 
 def test_ray_pool_survives_a_killed_worker(tmp_path: Path, tiny_config) -> None:
     ray = pytest.importorskip("ray")
-    config = tiny_config(run={"total_env_steps": 40_960, "eval_every_steps": 40_960, "eval_games": 16, "checkpoint_minutes": 0.002})
+    config = tiny_config(run={"total_moves": 40_960, "eval_every_moves": 40_960, "eval_games": 16, "checkpoint_minutes": 0.002})
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         result: dict = {}
@@ -57,7 +57,7 @@ def test_ray_pool_survives_a_killed_worker(tmp_path: Path, tiny_config) -> None:
                 break
             time.sleep(0.1)
         first_pid = int((run / "worker.pid").read_text())
-        killed_at = load_checkpoint(run)["learner"]["counters"]["env_steps"]
+        killed_at = load_checkpoint(run)["learner"]["counters"]["moves"]
         os.kill(first_pid, signal.SIGKILL)  # the worker dies mid-run; Ray retries the task
         worker.join(timeout=300)
         assert not worker.is_alive()
@@ -65,5 +65,5 @@ def test_ray_pool_survives_a_killed_worker(tmp_path: Path, tiny_config) -> None:
         ray.shutdown()
     assert {s["state"] for s in result["status"].values()} == {"finished"}
     assert int((run / "worker.pid").read_text()) != first_pid  # a new worker finished the seed
-    final = load_checkpoint(run)["learner"]["counters"]["env_steps"]
+    final = load_checkpoint(run)["learner"]["counters"]["moves"]
     assert final >= 40_960 and killed_at < 40_960

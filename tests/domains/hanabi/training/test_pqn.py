@@ -27,7 +27,7 @@ def test_lambda_returns_by_hand() -> None:
 
 @pytest.mark.parametrize(("rule", "group"), [("op", "S5"), ("gop", "C5"), ("gop", "D10")])
 def test_acting_player_sees_and_plays_in_its_relabelled_game(tiny_config, rule: str, group: str) -> None:
-    config = tiny_config(run={"num_envs": 16}, rule={"rule": rule, "group": group})
+    config = tiny_config(run={"num_envs": 16}, rule={"objective": rule, "group": group})
     learner = PQNLearner(config, seed=3, device=CPU)
     sym = colour_symmetry(colour_group(group), game_rules(config))
     perms = learner.perms
@@ -53,7 +53,7 @@ def test_acting_player_sees_and_plays_in_its_relabelled_game(tiny_config, rule: 
 
 
 def test_relabellings_are_redrawn_only_for_games_that_ended(tiny_config) -> None:
-    learner = PQNLearner(tiny_config(run={"num_envs": 64}, rule={"rule": "op"}), seed=0, device=CPU)
+    learner = PQNLearner(tiny_config(run={"num_envs": 64}, rule={"objective": "op"}), seed=0, device=CPU)
     for _ in range(40):
         before = learner.perms.clone()
         _, legal, acting = learner._acting_view()

@@ -22,7 +22,7 @@ def _recurrent(tiny_config, **changes):
 def test_learning_pass_replays_the_q_values_of_acting(tiny_config, rule: str) -> None:
     """With the weights frozen, replaying each game's rollout from its start state (zeroing states where games
     ended) gives exactly the acting players' Q-values that acting computed, move for move."""
-    learner = make_learner(_recurrent(tiny_config, rule={"rule": rule}, pqn={"rollout_steps": 12}), 0, CPU)
+    learner = make_learner(_recurrent(tiny_config, rule={"objective": rule}, pqn={"rollout_steps": 12}), 0, CPU)
     assert isinstance(learner, RecurrentPQNLearner)
     for group in learner.optimizer.param_groups:
         group["lr"] = 0.0  # RAdam with lr 0 leaves the weights as they are
@@ -62,12 +62,13 @@ def test_recurrent_pqn_learns(tiny_config) -> None:
     assert after.mean > before.mean + max(0.3, 3 * (after.sem + before.sem)), (before, after)
 
 
-@pytest.mark.parametrize("changes", [{"rule": {"rule": "gop", "group": "C5"}}, {"rule": {"symmetrize": "C5", "hidden": "identity"}},
+@pytest.mark.parametrize("changes", [{"rule": {"objective": "gop", "group": "C5"}},
+                                     {"rule": {"symmetrize": "C5", "hidden_scheme": "identity"}},
                                      {"game": {"sad": "greedy_last_action"}}])
 def test_rules_symmetrizers_and_sad_run(tiny_config, changes: dict) -> None:
     learner = make_learner(_recurrent(tiny_config, run={"num_envs": 8}, **changes), 0, CPU)
     stats = learner.iteration()
-    assert torch.isfinite(stats["loss"]) and learner.env_steps == 8 * 8
+    assert torch.isfinite(stats["loss"]) and learner.moves_played == 8 * 8
     state = learner.state_dict()
     learner.load_state_dict(state)
     assert float(learner.lstm_state[0].abs().sum()) == 0.0  # resumed games restart from zero state

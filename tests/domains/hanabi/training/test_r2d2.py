@@ -117,7 +117,7 @@ def test_acting_writes_whole_episodes_with_one_mover_per_step_and_the_cap() -> N
         ended_rows.append(ended)
         rows = ended.repeat_interleave(2)
         assert learner.lstm_state[0][:, rows].eq(0).all() and learner.lstm_state[1][:, rows].eq(0).all()
-    assert learner.env_steps == 60 * 64 and torch.stack(ended_rows).any()
+    assert learner.moves_played == 60 * 64 and torch.stack(ended_rows).any()
     r = learner.replay
     slots = r.complete.nonzero().squeeze(1)
     assert len(slots) > 64
@@ -137,7 +137,7 @@ def test_acting_writes_whole_episodes_with_one_mover_per_step_and_the_cap() -> N
 
 
 def test_sad_op_aux_learner_runs_an_update() -> None:
-    config = tiny_r2d2(game={"sad": "greedy_last_action"}, rule={"rule": "op"}, network={"aux_weight": 0.25}, r2d2={"vdn": False})
+    config = tiny_r2d2(game={"sad": "greedy_last_action"}, rule={"objective": "op"}, network={"aux_weight": 0.25}, r2d2={"vdn": False})
     learner = make_learner(config, 1)
     assert learner.network.aux_head.out_features == 15
     while learner.updates == 0:
@@ -183,7 +183,7 @@ def test_checkpoint_round_trip_restores_everything_but_the_replay() -> None:
     assert not all(torch.equal(x, y) for x, y in zip(a.network.parameters(), a.target_network.parameters(), strict=True))
     sa, sb = a.optimizer.state_dict(), b.optimizer.state_dict()
     assert all(torch.equal(sa["state"][k]["exp_avg"], sb["state"][k]["exp_avg"]) for k in sa["state"])
-    assert (b.env_steps, b.updates, b.update_credit) == (a.env_steps, a.updates, a.update_credit)
+    assert (b.moves_played, b.updates, b.update_credit) == (a.moves_played, a.updates, a.update_credit)
     assert int(b.replay.size) == 0 and not b.warm  # the replay is refilled, not saved
     for _ in range(400):  # refill the warm-up, then learn a few updates: both copies alike
         b.iteration()

@@ -144,7 +144,7 @@ def test_capacity_beyond_memory_is_refused_with_the_estimate() -> None:
     assert per_episode > 80 * 2 * 658 * 2  # float16 observations dominate
     with pytest.raises(ReplayMemoryError, match=r"needs about .* GiB .* KiB per episode.* lower \[r2d2\] buffer_episodes"):
         EpisodeReplay(2**16, 64, 80, 2, 658, 21, generator=torch.Generator(), memory_limit=2**30)
-    with pytest.raises(ValueError, match=r"at least 2 x writers"):
+    with pytest.raises(ValueError, match=r"at least 2 x \[run\] num_envs"):
         EpisodeReplay(100, 64, 80, 2, 658, 21, generator=torch.Generator())
     small = EpisodeReplay(128, 64, 80, 2, 658, 21, generator=torch.Generator(), memory_limit=2**30)  # fits
     assert small.slots == 128 and small.max_size == 64

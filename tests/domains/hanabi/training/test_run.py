@@ -26,21 +26,21 @@ def test_run_writes_metrics_curve_and_checkpoint(tmp_path: Path, tiny_config) ->
     summary = train(tiny_config(), tmp_path, seed=3, progress=False, log=lambda _: None)
     rows = _rows(tmp_path)
     assert list(rows[0]) == list(METRICS)
-    assert [int(r["env_steps"]) for r in rows] == [0, 2048, 4096]
-    assert summary.env_steps == 4096 and summary.stopped == "total_env_steps" and not summary.resumed
+    assert [int(r["moves"]) for r in rows] == [0, 2048, 4096]
+    assert summary.moves == 4096 and summary.stopped == "total_moves" and not summary.resumed
     assert (tmp_path / "learning_curve.png").stat().st_size > 1000
     data = load_checkpoint(tmp_path)
     assert data["seed"] == 3 and data["config"]["run"]["num_envs"] == 64
-    assert data["learner"]["counters"]["env_steps"] == 4096 and data["learner"]["counters"]["updates"] == 16
+    assert data["learner"]["counters"]["moves"] == 4096 and data["learner"]["counters"]["updates"] == 16
 
 
 def test_resume_continues_where_the_run_stopped(tmp_path: Path, tiny_config) -> None:
     train(tiny_config(), tmp_path, seed=0, progress=False, log=lambda _: None)
     first = load_checkpoint(tmp_path)["learner"]
-    longer = tiny_config(run={"total_env_steps": 8192})  # a resumable key may change
+    longer = tiny_config(run={"total_moves": 8192})  # a resumable key may change
     summary = train(longer, tmp_path, seed=0, progress=False, log=lambda _: None)
-    assert summary.resumed and summary.env_steps == 8192
-    assert [int(r["env_steps"]) for r in _rows(tmp_path)] == [0, 2048, 4096, 6144, 8192]
+    assert summary.resumed and summary.moves == 8192
+    assert [int(r["moves"]) for r in _rows(tmp_path)] == [0, 2048, 4096, 6144, 8192]
     second = load_checkpoint(tmp_path)["learner"]
     assert second["counters"]["updates"] == 2 * first["counters"]["updates"]
     assert second["counters"]["wall_s"] > first["counters"]["wall_s"]
@@ -48,16 +48,16 @@ def test_resume_continues_where_the_run_stopped(tmp_path: Path, tiny_config) -> 
 
 def test_resumed_run_equals_an_uninterrupted_one(tmp_path: Path, tiny_config) -> None:
     """Networks, optimizer, generators and counters all come back: the same weights either way."""
-    whole = tiny_config(run={"total_env_steps": 4096, "eval_every_steps": 4096})
+    whole = tiny_config(run={"total_moves": 4096, "eval_every_moves": 4096})
     train(whole, tmp_path / "a", seed=1, progress=False, log=lambda _: None)
-    half = tiny_config(run={"total_env_steps": 2048, "eval_every_steps": 4096})
+    half = tiny_config(run={"total_moves": 2048, "eval_every_moves": 4096})
     train(half, tmp_path / "b", seed=1, progress=False, log=lambda _: None)
     train(whole, tmp_path / "b", seed=1, progress=False, log=lambda _: None)
     a = load_checkpoint(tmp_path / "a")["learner"]["modules"]["network"]
     b = load_checkpoint(tmp_path / "b")["learner"]["modules"]["network"]
     # Games in progress restart on resume, so the data differ; the run must still have learned
     # from the restored weights (not from a fresh network): compare against a fresh start.
-    fresh = tiny_config(run={"total_env_steps": 2048, "eval_every_steps": 4096})
+    fresh = tiny_config(run={"total_moves": 2048, "eval_every_moves": 4096})
     train(fresh, tmp_path / "c", seed=1, progress=False, log=lambda _: None)
     c = load_checkpoint(tmp_path / "c")["learner"]["modules"]["network"]
     updates = [load_checkpoint(tmp_path / run)["learner"]["counters"]["updates"] for run in "ab"]
@@ -87,7 +87,7 @@ def test_a_run_from_before_a_new_config_key_resumes(tmp_path: Path, tiny_config)
     del data["config"]["network"]["dueling_centre"]
     save_checkpoint(tmp_path / "checkpoint.pt", {k: data[k] for k in ("config", "seed", "learner", "metrics")})
     messages: list[str] = []
-    train(tiny_config(run={"total_env_steps": 8192}), tmp_path, seed=0, progress=False, log=messages.append)
+    train(tiny_config(run={"total_moves": 8192}), tmp_path, seed=0, progress=False, log=messages.append)
     assert any(m.startswith("resuming") for m in messages)
 
 
@@ -105,7 +105,7 @@ def test_the_checkpoint_decides_what_run_a_directory_holds(tmp_path: Path, tiny_
     failed = tmp_path / "failed"  # a start that failed before its first checkpoint leaves config.json only
     failed.mkdir()
     (failed / "config.json").write_text('{"seed": 0, "config": {"optim": {"lr": 0.5}}}')
-    assert train(tiny_config(), failed, seed=0, progress=False, log=lambda _: None).env_steps == 4096
+    assert train(tiny_config(), failed, seed=0, progress=False, log=lambda _: None).moves == 4096
     pool = tmp_path / "pool"
     (pool / "seed_0").mkdir(parents=True)
     with pytest.raises(RunDirectoryError, match="is a pool directory"):
@@ -115,13 +115,13 @@ def test_the_checkpoint_decides_what_run_a_directory_holds(tmp_path: Path, tiny_
 
 
 def test_max_minutes_stops_and_says_so(tmp_path: Path, tiny_config) -> None:
-    config = tiny_config(run={"total_env_steps": 10**9})
+    config = tiny_config(run={"total_moves": 10**9})
     summary = train(config, tmp_path, seed=0, max_minutes=0.05, progress=False, log=lambda _: None)
-    assert summary.stopped == "max_minutes" and 0 < summary.env_steps < 10**9
+    assert summary.stopped == "max_minutes" and 0 < summary.moves < 10**9
 
 
 def test_kill_minus_nine_then_rerun_resumes(tmp_path: Path, tiny_config) -> None:
-    config = tiny_config(run={"total_env_steps": 10**9, "eval_every_steps": 4096, "checkpoint_minutes": 0.005})
+    config = tiny_config(run={"total_moves": 10**9, "eval_every_moves": 4096, "checkpoint_minutes": 0.005})
     (tmp_path / "tiny.toml").write_text(config.to_toml())
     out = tmp_path / "run"
     command = [sys.executable, "-m", "eqc.cli", "hanabi", "train", "--config", str(tmp_path / "tiny.toml"),
@@ -131,18 +131,18 @@ def test_kill_minus_nine_then_rerun_resumes(tmp_path: Path, tiny_config) -> None
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()[0].decode()
-        if (out / "checkpoint.pt").exists() and load_checkpoint(out)["learner"]["counters"]["env_steps"] >= 8192:
+        if (out / "checkpoint.pt").exists() and load_checkpoint(out)["learner"]["counters"]["moves"] >= 8192:
             break
         time.sleep(0.2)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    killed_at = load_checkpoint(out)["learner"]["counters"]["env_steps"]  # never a half-written file
+    killed_at = load_checkpoint(out)["learner"]["counters"]["moves"]  # never a half-written file
     assert killed_at >= 8192
     rerun = subprocess.run([*command, "--max-minutes", "0.05"], env=env, capture_output=True, text=True, timeout=180)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
-    assert f"resuming {out} at {killed_at:,} env steps" in rerun.stdout
-    assert load_checkpoint(out)["learner"]["counters"]["env_steps"] > killed_at
-    steps = [int(r["env_steps"]) for r in _rows(out)]
+    assert f"resuming {out} at {killed_at:,} moves" in rerun.stdout
+    assert load_checkpoint(out)["learner"]["counters"]["moves"] > killed_at
+    steps = [int(r["moves"]) for r in _rows(out)]
     assert steps == sorted(steps) and len(set(steps)) == len(steps)  # no duplicated rows after the kill
 
 
@@ -170,7 +170,7 @@ def test_bad_arguments_are_refused_before_any_work(tmp_path: Path, tiny_config) 
 
 
 def test_a_diverging_loss_stops_the_run_with_a_message(tmp_path: Path, tiny_config) -> None:
-    config = tiny_config(optim={"lr": 1e6, "grad_clip": 0.0}, run={"total_env_steps": 40_960, "eval_every_steps": 2048})
+    config = tiny_config(optim={"lr": 1e6, "grad_clip": 0.0}, run={"total_moves": 40_960, "eval_every_moves": 2048})
     with pytest.raises(TrainingDiverged, match=r"the loss diverged .* lower \[optim\] lr \(1e\+06\)"):
         train(config, tmp_path, seed=0, progress=False, log=lambda _: None)
 

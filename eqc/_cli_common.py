@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -29,6 +31,7 @@ from eqc._checks import check_device, check_float
 __all__ = [
     "MAX_SEED",
     "FlagError",
+    "add_renamed_flag",
     "add_threads_flag",
     "apply_threads",
     "device",
@@ -43,6 +46,18 @@ __all__ = [
 
 #: Largest seed accepted by ``--seed`` (``torch.Generator.manual_seed`` takes 64-bit values).
 MAX_SEED = 2**63 - 1
+
+
+def add_renamed_flag(parser: argparse.ArgumentParser, old: str, new: str, type: Callable[[str], Any], command: str) -> None:
+    """``old``, the former name of the flag ``new``: hidden from ``--help``, the same value, a one-line note on stderr."""
+
+    class Renamed(argparse.Action):
+        def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: Any = None) -> None:
+            print(f"{old} is deprecated for {command}; use {new}", file=sys.stderr)
+            setattr(namespace, self.dest, values)
+
+    dest = new.removeprefix("--").replace("-", "_")
+    parser.add_argument(old, dest=dest, type=type, action=Renamed, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 class FlagError(Exception):

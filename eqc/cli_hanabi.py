@@ -89,17 +89,17 @@ def _eval(args: argparse.Namespace) -> int:
         raise flags.FlagError("--checkpoint", str(exc)) from None
     except ValueError as exc:  # another group than the one the agent was trained symmetrized over
         raise flags.FlagError("--symmetrize", str(exc)) from None
-    if args.seed is None:
-        args.seed = policy.config.run.eval_seed  # the decks metrics.csv was evaluated on
+    if args.deck_seed is None:
+        args.deck_seed = policy.config.run.eval_seed  # the decks metrics.csv was evaluated on
     if args.hle:
         from eqc.domains.hanabi.training.hle_eval import evaluate_in_hle
 
-        result = evaluate_in_hle(policy, args.games, args.seed)
+        result = evaluate_in_hle(policy, args.games, args.deck_seed)
         where = "HLE"
     else:
         from eqc.domains.hanabi.training.greedy_eval import evaluate_agent
 
-        result = evaluate_agent(policy.agent, policy.rules, args.games, args.seed, policy.device)
+        result = evaluate_agent(policy.agent, policy.rules, args.games, args.deck_seed, policy.device)
         where = "HanabiBatch"
     symmetrized = f", symmetrized over {args.symmetrize}" if args.symmetrize else ""
     name = f"{args.checkpoint} ({policy.trained_moves:,} moves trained{symmetrized})"
@@ -132,13 +132,13 @@ def _xp(args: argparse.Namespace) -> int:
             raise flags.FlagError("--verify-hle", f"HLE replays need agents of one observation variant, the pools mix {sorted(variants)}")
     flags.prepare_output_dir(args.out)
     start = time.perf_counter()
-    games = cross_play_games(policies, args.games, seed=args.seed, record_moves=args.verify_hle)
+    games = cross_play_games(policies, args.games, seed=args.deck_seed, record_moves=args.verify_hle)
     wall = time.perf_counter() - start
     verified = verify_hle(games, policies, args.verify_hle, names) if args.verify_hle else 0
     described = [{"name": n, **describe_policy(a.policy, a.path, a.symmetrize)} for n, a in zip(names, agents, strict=True)]
     command = ["eqc", "hanabi", "xp", *(f"--pool={p}" for p in args.pool), *(f"--symmetrize={g}" for g in args.symmetrize or []),
                f"--hidden={args.hidden}", f"--games={args.games}", f"--out={args.out}", f"--verify-hle={args.verify_hle}",
-               f"--seed={args.seed}", f"--device={args.device}"]
+               f"--deck-seed={args.deck_seed}", f"--device={args.device}"]
     extra = {"command": command, "hle_verified_games_per_pair": args.verify_hle, "wall_s": wall, "games_per_s": games.scores.numel() / wall}
     paths = write_xp(args.out, games, described, extra=extra)
     summary = games.summary()
@@ -163,7 +163,7 @@ def _actions(args: argparse.Namespace) -> int:
     except CheckpointError as exc:
         raise flags.FlagError("--checkpoint", str(exc)) from None
     flags.prepare_output_dir(args.out)
-    result = action_matrices(policy, args.games, seed=args.seed, hidden=args.hidden)
+    result = action_matrices(policy, args.games, seed=args.deck_seed, hidden=args.hidden)
     title = f"{args.checkpoint}: P(a_t | partner's a_(t-1)) over {args.games} self-play games"
     plot_action_matrices(result, args.out / "actions.png", title=title)
     write_json_atomic(args.out / "actions.json", {"checkpoint": str(args.checkpoint), "moves": policy.trained_moves, **result.as_dict()})
@@ -184,13 +184,14 @@ def _relabelled(args: argparse.Namespace) -> int:
         raise flags.FlagError("--out", f"must be a JSON file path in an existing directory, got {str(args.out)!r}")
     rows = []
     for agent in agents:
-        result = relabelled_self_play(agent.policy, elements=args.elements, games=args.games, seed=args.seed, group=args.group)
+        result = relabelled_self_play(agent.policy, elements=args.elements, games=args.games, seed=args.deck_seed, group=args.group)
         print(f"{agent.name} ({agent.policy.trained_moves:,} moves trained): {result}")
         rows.append({"name": agent.name, "path": str(agent.path), "moves": agent.policy.trained_moves, **result.as_dict()})
     if args.out is not None:
         command = ["eqc", "hanabi", "relabelled", *(f"--pool={p}" for p in args.pool), f"--elements={args.elements}",
-                   f"--games={args.games}", f"--group={args.group}", f"--seed={args.seed}", f"--out={args.out}"]
-        write_json_atomic(args.out, {"group": args.group, "games": args.games, "seed": args.seed, "command": command, "agents": rows})
+                   f"--games={args.games}", f"--group={args.group}", f"--deck-seed={args.deck_seed}", f"--out={args.out}"]
+        record = {"group": args.group, "games": args.games, "deck_seed": args.deck_seed, "command": command, "agents": rows}
+        write_json_atomic(args.out, record)
         print(f"wrote {args.out}")
     return 0
 
@@ -243,8 +244,9 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--hidden", choices=("average", "identity"), default=None,
                           help="recurrent symmetrizer's hidden scheme (default: the one it was trained with, else average)")
     evaluate.add_argument("--games", type=flags.int_in(2), default=1000, help="games, at least 2 (default 1000)")
-    evaluate.add_argument("--seed", type=flags.seed, default=None,
+    evaluate.add_argument("--deck-seed", type=flags.seed, default=None,
                           help="seed of the evaluation decks (default: the config's [run] eval_seed, the decks of metrics.csv)")
+    flags.add_renamed_flag(evaluate, "--seed", "--deck-seed", flags.seed, "eqc hanabi eval")
     evaluate.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
     evaluate.add_argument("--hle", action="store_true", help="play in the Hanabi Learning Environment itself")
     evaluate.add_argument("--json", action="store_true", help="also print the result as one JSON line")
@@ -263,7 +265,8 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     xp.add_argument("--out", type=flags.output_dir, required=True, help="directory for xp.json, xp.csv and xp.png")
     xp.add_argument("--verify-hle", type=flags.non_negative_int, default=0, metavar="K",
                     help="replay the first K games of every pair in HLE and fail if any differs (default 0)")
-    xp.add_argument("--seed", type=flags.seed, default=1, help="seed of the common decks (default 1)")
+    xp.add_argument("--deck-seed", type=flags.seed, default=1, help="seed of the common decks (default 1)")
+    flags.add_renamed_flag(xp, "--seed", "--deck-seed", flags.seed, "eqc hanabi xp")
     xp.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
     flags.add_threads_flag(xp)
     xp.set_defaults(run=_xp)
@@ -274,7 +277,8 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     actions.add_argument("--out", type=flags.output_dir, required=True, help="directory for actions.png and actions.json")
     actions.add_argument("--hidden", choices=("average", "identity"), default=None,
                           help="recurrent symmetrizer's hidden scheme (default: the one it was trained with, else average)")
-    actions.add_argument("--seed", type=flags.seed, default=1, help="seed of the decks (default 1)")
+    actions.add_argument("--deck-seed", type=flags.seed, default=1, help="seed of the decks (default 1)")
+    flags.add_renamed_flag(actions, "--seed", "--deck-seed", flags.seed, "eqc hanabi actions")
     actions.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
     flags.add_threads_flag(actions)
     actions.set_defaults(run=_actions)
@@ -286,7 +290,8 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
                             help="non-identity group elements drawn (seeded) for the relabelled copies (default 12)")
     relabelled.add_argument("--games", type=flags.int_in(2), default=500, help="games per element and for plain self-play (default 500)")
     relabelled.add_argument("--group", choices=GROUP_NAMES, default="S5", help="colour group the elements come from (default S5)")
-    relabelled.add_argument("--seed", type=flags.seed, default=1, help="seed of the common decks (default 1)")
+    relabelled.add_argument("--deck-seed", type=flags.seed, default=1, help="seed of the common decks (default 1)")
+    flags.add_renamed_flag(relabelled, "--seed", "--deck-seed", flags.seed, "eqc hanabi relabelled")
     relabelled.add_argument("--out", type=Path, default=None, help="also write the results to this JSON file")
     relabelled.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
     flags.add_threads_flag(relabelled)

@@ -6,11 +6,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from eqc._cli_common import (
+    add_renamed_flag,
     add_threads_flag,
     device,
     float_in,
@@ -61,14 +61,6 @@ def _payoffs(text: str) -> list[float]:
     return values
 
 
-class _DeprecatedSeeds(argparse.Action):
-    """``--seeds N``, the old name of ``--agents N``: the same value, and a one-line note on stderr."""
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: Any = None) -> None:
-        print("--seeds is deprecated for eqc lever; use --agents", file=sys.stderr)
-        setattr(namespace, self.dest, values)
-
-
 def add_lever_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``lever`` subcommand to ``subparsers`` (from ``ArgumentParser.add_subparsers``)."""
     defaults = LeverConfig()
@@ -80,7 +72,7 @@ def add_lever_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--agents", type=int_in(2), default=16, help="agents per pool, each independently seeded (>= 2; default 16)")
     # the old name, kept working but hidden: `eqc hanabi pool --seeds` is a range of seeds, not a count
-    parser.add_argument("--seeds", dest="agents", type=int_in(2), action=_DeprecatedSeeds, help=argparse.SUPPRESS)
+    add_renamed_flag(parser, "--seeds", "--agents", int_in(2), "eqc lever")
     parser.add_argument("--out", type=output_dir, default="runs/lever", help="output directory, created if needed (default runs/lever)")
     parser.add_argument("--device", type=device, default="cpu", help="torch device: cpu, cuda or cuda:N (default cpu)")
     parser.add_argument("--steps", type=positive_int, default=defaults.steps, help=f"Adam steps per pool (default {defaults.steps})")

@@ -46,6 +46,11 @@ def test_train_resume_and_eval(tmp_path: Path, config_file: Path, capsys: pytest
     assert "greedy self-play on HanabiBatch" in text and '"games": 20' in text
     assert main(["hanabi", "eval", "--checkpoint", str(out / "checkpoint.pt"), "--games", "20", "--symmetrize", "C5"]) == 0
     assert "symmetrized over C5" in capsys.readouterr().out
+    assert main(["hanabi", "eval", "--checkpoint", str(out), "--games", "20", "--deck-seed", "7"]) == 0
+    on_seven = capsys.readouterr()
+    assert main(["hanabi", "eval", "--checkpoint", str(out), "--games", "20", "--seed", "7"]) == 0  # the old spelling
+    old = capsys.readouterr()
+    assert old.out == on_seven.out and "--seed is deprecated for eqc hanabi eval; use --deck-seed" in old.err
 
 
 def test_config_lists_every_key(capsys: pytest.CaptureFixture[str]) -> None:

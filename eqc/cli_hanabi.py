@@ -222,7 +222,19 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     hanabi = subparsers.add_parser("hanabi", help="train and evaluate Hanabi agents", description=__doc__.replace("``", ""),
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = hanabi.add_subparsers(dest="hanabi_command", required=True)
+    _add_train_parser(sub)
+    _add_eval_parser(sub)
+    _add_xp_parser(sub)
+    _add_actions_parser(sub)
+    _add_relabelled_parser(sub)
+    _add_export_parser(sub)
+    _add_config_parser(sub)
 
+    from eqc.cli_reproduce import add_reproduce_parsers
+    add_reproduce_parsers(sub)
+
+
+def _add_train_parser(sub: argparse._SubParsersAction) -> None:
     train = sub.add_parser("train", help="train an agent (re-run the same command to resume)")
     train.add_argument("--config", type=config_source, required=True,
                        help="TOML config file or shipped config name (configs/hanabi/*.toml: vdn_cpu, paper, op, ...)")
@@ -237,6 +249,8 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--quiet", action="store_true", dest="no_progress", help=argparse.SUPPRESS)  # the older spelling
     train.set_defaults(run=_train)
 
+
+def _add_eval_parser(sub: argparse._SubParsersAction) -> None:
     evaluate = sub.add_parser("eval", help="greedy self-play of a trained agent")
     evaluate.add_argument("--checkpoint", type=Path, required=True, help="run directory or checkpoint file")
     evaluate.add_argument("--symmetrize", choices=GROUP_NAMES, default=None,
@@ -253,6 +267,8 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     flags.add_threads_flag(evaluate)
     evaluate.set_defaults(run=_eval)
 
+
+def _add_xp_parser(sub: argparse._SubParsersAction) -> None:
     xp = sub.add_parser("xp", help="cross-play of every ordered pair of the pools' agents on common decks")
     xp.add_argument("--pool", type=Path, action="append", required=True,
                     help="pool directory of runs seed_<n>/, or one run directory (repeat to pool several)")
@@ -271,6 +287,8 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     flags.add_threads_flag(xp)
     xp.set_defaults(run=_xp)
 
+
+def _add_actions_parser(sub: argparse._SubParsersAction) -> None:
     actions = sub.add_parser("actions", help="conditional action matrices of one agent, unsymmetrized and C5/D10-symmetrized")
     actions.add_argument("--checkpoint", type=Path, required=True, help="run directory or checkpoint file")
     actions.add_argument("--games", type=flags.positive_int, default=1000, help="self-play games per matrix (default 1000, as the paper)")
@@ -283,6 +301,8 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     flags.add_threads_flag(actions)
     actions.set_defaults(run=_actions)
 
+
+def _add_relabelled_parser(sub: argparse._SubParsersAction) -> None:
     relabelled = sub.add_parser("relabelled", help="self-play with colour-relabelled copies: does coordination depend on colour names?")
     relabelled.add_argument("--pool", type=Path, action="append", required=True,
                             help="pool directory of agents seed_<n>/, or one agent directory (repeat for several)")
@@ -297,14 +317,14 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     flags.add_threads_flag(relabelled)
     relabelled.set_defaults(run=_relabelled)
 
+
+def _add_export_parser(sub: argparse._SubParsersAction) -> None:
     export = sub.add_parser("export", help="a run's network as a small shipped policy directory (no pickle)")
     export.add_argument("--checkpoint", type=Path, required=True, help="run directory or checkpoint file")
     export.add_argument("--out", type=flags.output_dir, required=True, help="policy directory to write (created)")
     export.set_defaults(run=_export)
 
+
+def _add_config_parser(sub: argparse._SubParsersAction) -> None:
     config = sub.add_parser("config", help="print every config key with its default and meaning")
     config.set_defaults(run=_config)
-
-    from eqc.cli_reproduce import add_reproduce_parsers
-
-    add_reproduce_parsers(sub)

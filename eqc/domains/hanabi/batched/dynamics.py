@@ -60,6 +60,8 @@ def apply_moves(
     chosen card among the deck's undealt positions (a Fisher-Yates step), so a deck whose first
     P*h cards are a uniform sample yields uniformly shuffled games. Without ``noise`` every game
     draws ``deck[dealt]``.
+
+    Kept as one function (over 60 lines): one batched move, read top-down step by step as its comments mark.
     """
     s, t = state, tables
     b, p, h = moves.shape[0], t.num_players, t.hand_size

@@ -153,6 +153,7 @@ class HanabiTables:
     """
 
     def __init__(self, rules: HanabiRules, device: torch.device) -> None:
+        # One function on purpose: a flat list of lookup tables, each built from the ones above it.
         p, h = rules.num_players, rules.hand_size
         self.num_players, self.hand_size, self.device = p, h, device
         self.max_info, self.max_lives = max_info, max_lives = rules.max_info_tokens, rules.max_lives

@@ -65,12 +65,7 @@ def reproduce(
     ``obl``: public OBL agent files (``model0.pthw``), added to Table 2 as a column of their own (read
     before anything is trained).
     """
-    if table not in TABLES:
-        raise ValueError(f"table must be one of {sorted(TABLES)}, got {table!r}")
-    if scale not in SCALES:
-        raise ValueError(f"scale must be one of {sorted(SCALES)}, got {scale!r}")
-    if obl and table != "table2":
-        raise ValueError(f"obl agents are a column of table2 only, not of {table}")
+    _check_names(table, scale, obl)
     spec, sc, out = TABLES[table], SCALES[scale], Path(out)
     obl_policies = [load_policy(p, device=device) for p in obl] if obl else []  # a bad file fails before any work
     cells = [c for c in spec.cells if scale == "paper" or c.pool not in spec.paper_only_pools]
@@ -106,6 +101,15 @@ def reproduce(
     write_json_atomic(out / f"{table}.json", json_safe(record))
     write_text_atomic(out / f"{table}.md", render_markdown(record))
     return record
+
+
+def _check_names(table: str, scale: str, obl: list[Path] | None) -> None:
+    if table not in TABLES:
+        raise ValueError(f"table must be one of {sorted(TABLES)}, got {table!r}")
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {sorted(SCALES)}, got {scale!r}")
+    if obl and table != "table2":
+        raise ValueError(f"obl agents are a column of table2 only, not of {table}")
 
 
 def _play_cells(cells: list[Cell], runs: dict[str, list[Path]], games: int, device: str, where: Path,

@@ -1,6 +1,6 @@
 """Colour symmetry breaking along training: relabelled self-play of shipped agents and their snapshots.
 
-For every agent ``AGENTS/<pool>/seed_<n>/`` (and its ``snapshots/steps_<N>/`` taken during
+For every agent ``AGENTS/<pool>/seed_<n>/`` (and its ``snapshots/moves_<N>/`` taken during
 training), plays :func:`eqc.domains.hanabi.xp.relabelled_self_play` (the agent with copies of
 itself in colour-relabelled worlds, S5 elements, same decks) and writes the table to
 ``OUT.json`` and ``OUT.md``: self-play, relabelled-partner loss and colour-hint share against
@@ -40,7 +40,7 @@ def main() -> None:
     rows = []
     for pool in args.pools:
         for agent in pool_runs(args.agents / pool):
-            snapshots = sorted((agent / "snapshots").glob("steps_*"), key=lambda p: int(p.name.split("_")[1]))
+            snapshots = sorted((agent / "snapshots").glob("moves_*"), key=lambda p: int(p.name.split("_")[1]))
             for path in [*snapshots, agent]:
                 rows.append({"pool": pool, "agent": agent.name, **measure(path, args.elements, args.games)})
     record = {"elements": args.elements, "games": args.games, "group": "S5", "rows": rows,

@@ -2,7 +2,7 @@
 
 Each job ``<pool>:<seed>`` trains the pool's cpu-scale config (``eqc.domains.hanabi.reproduce.specs``)
 in ``ROOT/<pool>/seed_<seed>/``, stopping at each stage of ``--stages`` (total moves) and exporting a
-snapshot policy there (``snapshots/steps_<N>/``, for measuring symmetry breaking along training);
+snapshot policy there (``snapshots/moves_<N>/``, for measuring symmetry breaking along training);
 resuming between stages restarts the games in progress, nothing else. A finished run is exported
 to ``--ship/<pool>/seed_<seed>/`` (policy, config, training record) when ``--ship`` is given.
 Several processes may share one job list: each claims a job atomically (``ROOT/claims/``).
@@ -45,7 +45,7 @@ def run_job(root: Path, pool: str, seed: int, stages: list[int], ship: Path | No
 
         for total in [s for s in stages if s < config.run.total_moves] + [config.run.total_moves]:
             train(config.replace(run={"total_moves": total}), out, seed=seed, device="cpu", progress=False, log=log)
-            export_policy(out, out / "snapshots" / f"steps_{total}")
+            export_policy(out, out / "snapshots" / f"moves_{total}")
             log(f"stage {total:,} done")
     if ship is not None:
         export_policy(out, ship / pool / f"seed_{seed}")

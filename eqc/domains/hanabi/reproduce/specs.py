@@ -29,16 +29,16 @@ class Scale:
     name: str
     seeds: int
     games: int
-    pqn_steps: int  # moves per seed of feed-forward pools (cpu, smoke)
-    r2d2_steps: int  # moves per seed of the recurrent pool (cpu: recurrent PQN; smoke: a tiny R2D2)
+    feedforward_moves: int  # moves per seed of feed-forward pools (cpu, smoke)
+    recurrent_moves: int  # moves per seed of the recurrent pool (cpu: recurrent PQN; smoke: a tiny R2D2)
     relabel_elements: int = 12  # relabelled self-play per agent: non-identity S5 elements ...
     relabel_games: int = 500  # ... and games per element
 
 
 SCALES = {
-    "smoke": Scale("smoke", seeds=2, games=64, pqn_steps=4_096, r2d2_steps=3_072, relabel_elements=2, relabel_games=16),
-    "cpu": Scale("cpu", seeds=5, games=1000, pqn_steps=50_000_000, r2d2_steps=20_000_000),
-    "paper": Scale("paper", seeds=10, games=5000, pqn_steps=0, r2d2_steps=0),
+    "smoke": Scale("smoke", seeds=2, games=64, feedforward_moves=4_096, recurrent_moves=3_072, relabel_elements=2, relabel_games=16),
+    "cpu": Scale("cpu", seeds=5, games=1000, feedforward_moves=50_000_000, recurrent_moves=20_000_000),
+    "paper": Scale("paper", seeds=10, games=5000, feedforward_moves=0, recurrent_moves=0),
 }
 
 #: Pool name -> (rule, G-OP group, shipped paper-scale config).
@@ -60,9 +60,9 @@ def pool_config(pool: str, scale: Scale) -> TrainConfig:
     if pool == "recurrent":
         return _small_r2d2(scale) if scale.name == "smoke" else _recurrent_pqn(scale)
     base = load_config("vdn_cpu")
-    changes: dict[str, dict] = {"rule": {"objective": rule, "group": group}, "run": {"total_moves": scale.pqn_steps}}
+    changes: dict[str, dict] = {"rule": {"objective": rule, "group": group}, "run": {"total_moves": scale.feedforward_moves}}
     if scale.name == "smoke":
-        changes["run"].update(num_envs=64, eval_every_moves=scale.pqn_steps, eval_games=64, checkpoint_minutes=5.0)
+        changes["run"].update(num_envs=64, eval_every_moves=scale.feedforward_moves, eval_games=64, checkpoint_minutes=5.0)
         changes["network"] = {"hidden_size": 64, "mlp_layers": 1}
     else:
         changes["run"].update(eval_every_moves=2_000_000)
@@ -75,26 +75,26 @@ def describe_pool(pool: str, scale: Scale) -> str:
     if scale.name == "paper":
         return f"configs/hanabi/{paper_file}.toml"
     if pool == "recurrent" and scale.name == "smoke":
-        return f"tiny R2D2 self-play (1 LSTM layer, VDN, no SAD), {scale.r2d2_steps:,} moves per seed"
+        return f"tiny R2D2 self-play (1 LSTM layer, VDN, no SAD), {scale.recurrent_moves:,} moves per seed"
     if pool == "recurrent":
-        return f"recurrent PQN self-play (vdn_cpu.toml with 1 LSTM layer of 128), {scale.r2d2_steps:,} moves per seed"
+        return f"recurrent PQN self-play (vdn_cpu.toml with 1 LSTM layer of 128), {scale.recurrent_moves:,} moves per seed"
     names = {"sp": "self-play (stands in for SAD: no SAD block, feed-forward)", "op": "Other-Play over S5"}
     trained = names.get(rule, f"G-OP over {group}")
-    return f"vdn_cpu.toml learner (feed-forward, team value), {trained}, {scale.pqn_steps:,} moves per seed"
+    return f"vdn_cpu.toml learner (feed-forward, team value), {trained}, {scale.feedforward_moves:,} moves per seed"
 
 
 def _recurrent_pqn(scale: Scale) -> TrainConfig:
     """The recurrent PQN self-play pool of Table 3 (hidden-state schemes need recurrent agents)."""
     return load_config("vdn_cpu").replace(
         network={"hidden_size": 128, "mlp_layers": 1, "lstm_layers": 1},
-        run={"total_moves": scale.r2d2_steps, "eval_every_moves": 1_000_000, "eval_games": 500},
+        run={"total_moves": scale.recurrent_moves, "eval_every_moves": 1_000_000, "eval_games": 500},
     )
 
 
 def _small_r2d2(scale: Scale) -> TrainConfig:
     """A tiny R2D2 self-play pool for the smoke scale (the paper's learner, in seconds)."""
     return TrainConfig().replace(
-        run={"algorithm": "r2d2", "num_envs": 32, "total_moves": scale.r2d2_steps, "eval_every_moves": scale.r2d2_steps,
+        run={"algorithm": "r2d2", "num_envs": 32, "total_moves": scale.recurrent_moves, "eval_every_moves": scale.recurrent_moves,
              "eval_games": 64, "checkpoint_minutes": 5.0},
         game={"sad": "off"},
         network={"hidden_size": 32, "mlp_layers": 1, "lstm_layers": 1, "layer_norm": False},

@@ -243,7 +243,7 @@ def _evaluate(learner: Learner, config: TrainConfig, stats: dict[str, Any], wind
     """One metrics row: greedy evaluation on the fixed decks, training episodes and rates since the last row."""
     result = evaluate_agent(learner.agent, learner.env.rules, config.run.eval_games, config.run.eval_seed, device)
     episodes, train_score = learner.take_episode_stats()
-    steps_per_s, updates_per_s = window.rates(learner)
+    moves_per_s, updates_per_s = window.rates(learner)
     loss = float(stats.get("loss", float("nan")))
     if stats and not (math.isfinite(loss) and loss < DIVERGED_LOSS):
         raise TrainingDiverged(f"the loss diverged ({loss:.3g}) at {learner.moves_played:,} moves: lower [optim] lr "
@@ -254,7 +254,7 @@ def _evaluate(learner: Learner, config: TrainConfig, stats: dict[str, Any], wind
         "eval_score": result.mean, "eval_sem": result.sem,
         "eval_bomb_out_rate": result.bomb_out_rate, "eval_perfect_rate": result.perfect_rate,
         "train_score": train_score, "train_episodes": episodes, "loss": loss,
-        "epsilon": float(stats.get("epsilon", float("nan"))), "moves_per_s": steps_per_s, "updates_per_s": updates_per_s,
+        "epsilon": float(stats.get("epsilon", float("nan"))), "moves_per_s": moves_per_s, "updates_per_s": updates_per_s,
     }
 
 

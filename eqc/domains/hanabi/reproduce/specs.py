@@ -137,7 +137,7 @@ TABLES = {
     "table2": Table(
         "table2", "Symmetrizing self-play and OP agents at test time (XP)",
         _symmetrized("sp", "SAD") + _symmetrized("iql", "IQL") + _symmetrized("op", "OP"),
-        tuple((f"{n} {g}-symmetrized", n) for g in ("D10", "C5") for n in ("SAD", "IQL", "OP")),
+        (*((f"{n} {g}-symmetrized", n) for g in ("D10", "C5") for n in ("SAD", "IQL", "OP")), ("OP", "SAD")),
         paper_only_pools=("iql",),
     ),
     "table3": Table(

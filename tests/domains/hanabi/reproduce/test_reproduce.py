@@ -35,6 +35,7 @@ def test_table1_then_table2_reuse_pools(tmp_path: Path) -> None:
     assert {"SAD", "SAD D10-symmetrized", "OP C5-symmetrized"} <= set(record["cells"])
     assert record["cells"]["SAD D10-symmetrized"]["symmetrize"] == "D10"
     assert record["tests"]["SAD D10-symmetrized > SAD"]["paired"]  # the same agents, plain and symmetrized
+    assert not record["tests"]["OP > SAD"]["paired"]  # Other-Play against self-play: two pools, pair means permuted
 
 
 def test_table3_compares_hidden_schemes_of_recurrent_agents(tmp_path: Path) -> None:

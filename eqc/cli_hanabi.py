@@ -2,7 +2,7 @@
 
 - ``eqc hanabi train --config FILE --seed N --device DEV --out DIR [--max-minutes M]``: train, or
   resume the run already in ``DIR`` (see ``eqc.domains.hanabi.training.run``).
-- ``eqc hanabi eval --checkpoint PATH [--symmetrize GROUP] [--hidden average|identity] --games N [--hle]``:
+- ``eqc hanabi eval --checkpoint PATH [--symmetrize GROUP] [--hidden average|identity] --games N [--deck-seed S] [--hle]``:
   greedy self-play score ± SEM, bomb-out and perfect-score rates on HanabiBatch, or in HLE itself.
 - ``eqc hanabi xp --pool DIR... [--symmetrize GROUP] [--hidden average|identity] --games N --out DIR [--verify-hle K]``:
   greedy cross-play of every ordered pair of the pools' agents on common decks; ``xp.json``,
@@ -15,7 +15,7 @@
 - ``eqc hanabi export --checkpoint PATH --out DIR``: a run's network as a shipped policy directory
   (``policy.safetensors``, ``policy.json``, the training record; see ``eqc.domains.hanabi.training.policy_file``).
 - ``eqc hanabi config``: every config key with its default and meaning.
-- ``eqc hanabi pool`` and ``eqc hanabi reproduce``: see :mod:`eqc.cli_reproduce`.
+- ``eqc hanabi pool`` and ``eqc hanabi reproduce``: train pools, reproduce the paper's tables (their own ``--help``).
 """
 
 from __future__ import annotations

@@ -199,3 +199,12 @@ def test_eval_refuses_another_group_for_an_agent_trained_symmetrized(tmp_path: P
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--symmetrize", "D10"], "--symmetrize", "trained symmetrized over C5")
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--games", "1"], "--games")
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--device", "meta"], "--device", "'cpu' or 'cuda[:i]'")
+
+
+@pytest.mark.parametrize("command", [["hanabi"], ["hanabi", "train"], ["hanabi", "relabelled"], ["hanabi", "pool"], ["hanabi", "reproduce"]])
+def test_help_is_plain_text(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main([*command, "--help"])
+    text = capsys.readouterr().out
+    assert info.value.code == 0 and text.startswith("usage: eqc")
+    assert "``" not in text and ":mod:" not in text and ":func:" not in text

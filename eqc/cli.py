@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from eqc import __version__
 from eqc._cli_common import FlagError, add_threads_flag, apply_threads
+from eqc.cli_lever import add_lever_parser
 
 __all__ = ["build_parser", "main"]
 
@@ -21,8 +22,9 @@ subcommands:
               symmetric on 5 points) and of a Hanabi-like colour symmetry: the group axioms and
               rho(g*h) = rho(g) rho(h) for every pair of elements; exits 1 if any check fails
 
-Commands that compute take --threads (torch CPU threads, default 1: on a shared 2-core machine one
-thread ran batched Hanabi 9x faster than two). Every flag is checked before any work: a bad value
+Commands that compute take --threads (torch CPU threads, default 1: eqc's networks and batched games
+are small, and on a busy machine one thread ran batched Hanabi up to 10x faster than two; see
+benchmarks/RESULTS.md). Every flag is checked before any work: a bad value
 exits with code 2 and a usage line naming the flag.
 """
 
@@ -63,12 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_threads_flag(check)
     check.set_defaults(run=_check)
-    try:
-        from eqc.cli_lever import add_lever_parser
-    except ImportError:  # pragma: no cover - only while the lever domain is missing
-        pass
-    else:
-        add_lever_parser(sub)
+    add_lever_parser(sub)
     try:
         from eqc.cli_hanabi import add_hanabi_parser
     except ImportError:  # the Hanabi subcommand is optional (module or its extra missing)

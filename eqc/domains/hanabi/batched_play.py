@@ -17,10 +17,10 @@ import torch
 from eqc.domains.hanabi.batched import HanabiBatch
 from eqc.domains.hanabi.rules import HanabiRules
 
-__all__ = ["MAX_MOVES", "SYNC_EVERY", "play_seats", "seat_moves"]
+__all__ = ["GAME_LENGTH_BOUND", "SYNC_EVERY", "play_seats", "seat_moves"]
 
-#: A two-player game lasts at most 89 moves (50 cards, 8 + discards hints); stop well beyond.
-MAX_MOVES = 400
+#: A loop bound, not a rule: a two-player game lasts at most 89 moves (50 cards, 8 + discards hints).
+GAME_LENGTH_BOUND = 400
 #: Read "are all games over?" back from the device every this many moves.
 SYNC_EVERY = 8
 
@@ -68,7 +68,7 @@ def play_seats(
     rows = {a: (flat == a).nonzero().squeeze(1) for a in flat.unique().tolist()}
     states = {a: agents[a].initial_state(r.numel(), device) for a, r in rows.items()}
     played = []
-    for move in range(MAX_MOVES):
+    for move in range(GAME_LENGTH_BOUND):
         if move % SYNC_EVERY == 0 and bool(main.state.done.all()):
             break
         legal, current = main.legal_move_mask(), main.state.current

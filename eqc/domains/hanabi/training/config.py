@@ -102,8 +102,11 @@ class RunConfig:
 
 @dataclass(frozen=True)
 class GameConfig:
+    """The game as training sees it; ``setup.game_rules`` turns it into the one validated ``HanabiRules``."""
+
     num_players: int = _help("players (2-5)", 2)
-    knowledge: str = _help("card-knowledge encoding: 'canonical' (HLE) or 'v0_belief' (SAD/OBL/JaxMARL)", "v0_belief")
+    knowledge: str = _help("card-knowledge encoding: 'v0_belief' (SAD/OBL/JaxMARL, what agents train on) or 'canonical' "
+                           "(HLE's bits, HanabiRules' default)", "v0_belief")
     sad: str = _help("SAD block appended to observations: 'off', 'greedy_last_action' (hanabi_SAD's) or 'greedy_onehot'", "off")
     max_moves: int = _help("training episodes that reach this many moves end with reward -score (SAD's cap); 0 = no cap", 80)
 

@@ -99,6 +99,9 @@ def test_self_play_pairs_equal_greedy_games(mixed: list, played) -> None:
 def test_batching_does_not_change_a_game(mixed: list, played) -> None:
     again = cross_play_games(mixed, 40, seed=3, record_moves=8, num_envs=170)  # chunks cut through pairs
     assert torch.equal(again.scores, played.scores) and torch.equal(again.moves[:, : played.moves.shape[1]], played.moves)
+    with pytest.warns(FutureWarning, match="batch_games=\\) is deprecated; use num_envs="):
+        old_name = cross_play_games(mixed, 40, seed=3, batch_games=170)
+    assert torch.equal(old_name.scores, played.scores)
     other = cross_play_games(mixed[:2], 40, seed=4)
     assert not torch.equal(other.decks, played.decks)
 

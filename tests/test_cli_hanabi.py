@@ -201,7 +201,7 @@ def test_eval_refuses_another_group_for_an_agent_trained_symmetrized(tmp_path: P
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--device", "meta"], "--device", "'cpu' or 'cuda[:i]'")
 
 
-@pytest.mark.parametrize("command", [["hanabi"], ["hanabi", "train"], ["hanabi", "relabelled"], ["hanabi", "pool"], ["hanabi", "reproduce"]])
+@pytest.mark.parametrize("command", [["hanabi"], *(["hanabi", c] for c in ("train", "relabelled", "pool", "reproduce"))])
 def test_help_is_plain_text(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main([*command, "--help"])

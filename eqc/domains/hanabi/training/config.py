@@ -67,9 +67,12 @@ RENAMED_KEYS: dict[tuple[str, str], str] = {
 }
 """Old ``(section, key)`` -> its current key name."""
 
+RENAMED_VALUES: dict[tuple[str, str], dict[Any, Any]] = {("rule", "symmetrize"): {"": "none"}}
+"""``(section, key)`` -> {old value: current value}."""
+
 
 def upgrade_keys(data: dict[str, Any], where: str, *, warn: bool) -> dict[str, Any]:
-    """``data`` (config sections) with renamed keys under their current names; both spellings at once is an error."""
+    """``data`` (config sections) with renamed keys and values under their current names; both key names at once is an error."""
     upgraded = dict(data)
     for (section, old), new in RENAMED_KEYS.items():
         values = upgraded.get(section)
@@ -80,6 +83,13 @@ def upgrade_keys(data: dict[str, Any], where: str, *, warn: bool) -> dict[str, A
         if warn:
             warnings.warn(f"{where}: [{section}] {old} is deprecated; it is now called {new}", FutureWarning, stacklevel=3)
         upgraded[section] = {(new if key == old else key): value for key, value in values.items()}
+    for (section, key), values in RENAMED_VALUES.items():
+        table = upgraded.get(section)
+        if isinstance(table, dict) and isinstance(table.get(key), str) and table[key] in values:
+            if warn:
+                warnings.warn(f"{where}: [{section}] {key} = {table[key]!r} is deprecated; write {values[table[key]]!r}",
+                              FutureWarning, stacklevel=3)
+            upgraded[section] = {**table, key: values[table[key]]}
     return upgraded
 
 
@@ -120,7 +130,12 @@ class GameConfig:
 class RuleConfig:
     objective: str = _help("'sp' self-play, 'op' Other-Play over S5, 'gop' G-OP over `group`", "sp")
     group: str = _help("colour group of G-OP: C5, D10, S5 or A5 (ignored by sp/op)", "D10")
-    symmetrize: str = _help("train the network symmetrized over this colour group ('' = plain network)", "")
+    symmetrize: str = _help("train the network symmetrized over this colour group ('none' = plain network)", "none")
+
+    @property
+    def symmetrize_group(self) -> str | None:
+        """The group the network is trained symmetrized over, or None for a plain network."""
+        return None if self.symmetrize == "none" else self.symmetrize
     hidden_scheme: str = _help("recurrent symmetrizer's hidden-state scheme: 'average' or 'identity'", "average")
 
 
@@ -275,7 +290,7 @@ def _validate(c: TrainConfig) -> None:
     _require(g.max_moves >= 0, "[game] max_moves", f"must be >= 0, got {g.max_moves}")
     _require(ru.objective in RULES, "[rule] objective", f"must be one of {RULES}, got {ru.objective!r}")
     _require(ru.group in GROUP_NAMES, "[rule] group", f"must be one of {GROUP_NAMES}, got {ru.group!r}")
-    _require(ru.symmetrize in ("", *GROUP_NAMES), "[rule] symmetrize", f"must be '' or one of {GROUP_NAMES}, got {ru.symmetrize!r}")
+    _require(ru.symmetrize in ("none", *GROUP_NAMES), "[rule] symmetrize", f"must be 'none' or one of {GROUP_NAMES}, got {ru.symmetrize!r}")
     _require(ru.hidden_scheme in HIDDEN, "[rule] hidden_scheme", f"must be one of {HIDDEN}, got {ru.hidden_scheme!r}")
     _require(n.hidden_size >= 1, "[network] hidden_size", f"must be >= 1, got {n.hidden_size}")
     _require(n.mlp_layers >= 1, "[network] mlp_layers", f"must be >= 1, got {n.mlp_layers}")

@@ -212,7 +212,7 @@ def draw_relabellings(
 
 def make_agent(config: TrainConfig, network: QNetwork) -> Agent:
     """The (optionally symmetrized) agent of ``config`` around ``network``."""
-    if not config.rule.symmetrize:
+    if config.rule.symmetrize_group is None:
         return Agent(network)
-    sym = colour_symmetry(colour_group(config.rule.symmetrize), game_rules(config))
+    sym = colour_symmetry(colour_group(config.rule.symmetrize_group), game_rules(config))
     return Agent(network, sym.observation_rep, sym.action_rep, hidden=config.rule.hidden_scheme)

@@ -101,7 +101,7 @@ def load_policy(
         check_choice(hidden, "hidden", HIDDEN)
     network, config, trained_moves = _load_network(path, device)
     network.eval()
-    trained = config.rule.symmetrize or None
+    trained = config.rule.symmetrize_group
     if trained is not None:
         if symmetrize is not None and not (isinstance(symmetrize, str) and symmetrize == trained):
             name = symmetrize if isinstance(symmetrize, str) else getattr(symmetrize, "name", "a group")

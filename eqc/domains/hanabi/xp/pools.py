@@ -106,8 +106,8 @@ def describe_policy(policy: TrainedPolicy, path: str | Path | None = None, symme
     config, group = policy.config, policy.agent.group
     return {
         "path": None if path is None else str(path),
-        "symmetrize": symmetrize if symmetrize is not None else (config.rule.symmetrize or None),
-        "symmetrized_at": "test" if symmetrize is not None else ("training" if config.rule.symmetrize else None),
+        "symmetrize": symmetrize if symmetrize is not None else config.rule.symmetrize_group,
+        "symmetrized_at": "test" if symmetrize is not None else ("training" if config.rule.symmetrize_group else None),
         "group": None if group is None else {"name": colour_group_name(group), "order": group.order},
         "hidden": policy.agent.hidden if group is not None and policy.agent.recurrent else None,
         "moves": policy.trained_moves,

@@ -57,9 +57,18 @@ def test_renamed_keys_still_read_with_a_warning(tmp_path: Path, section: str, ol
         load_config(tmp_path / "both.toml")
 
 
+def test_the_plain_network_is_spelt_none(tmp_path: Path) -> None:
+    (tmp_path / "old.toml").write_text('base = "vdn_cpu"\n[rule]\nsymmetrize = ""\n')
+    with pytest.warns(FutureWarning, match="symmetrize = '' is deprecated; write 'none'"):
+        old = load_config(tmp_path / "old.toml")
+    assert old == load_config("vdn_cpu") and old.rule.symmetrize == "none" and old.rule.symmetrize_group is None
+    assert load_config("vdn_cpu", ['rule.symmetrize="D10"']).rule.symmetrize_group == "D10"
+
+
 def test_configs_written_by_older_eqc_load_silently() -> None:
     data = load_config("vdn_cpu").to_dict()
     data["run"]["total_env_steps"] = data["run"].pop("total_moves")
+    data["rule"]["symmetrize"] = ""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert TrainConfig.from_dict(data, "checkpoint", warn_renamed=False) == load_config("vdn_cpu")

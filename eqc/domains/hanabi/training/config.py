@@ -344,6 +344,7 @@ def describe_config() -> str:
         for f in dataclasses.fields(section.default_factory):  # type: ignore[arg-type]
             lines.append(f"{f.name} = {_toml_value(f.default)}  # {f.metadata['help']}")
         lines.append("")
-    renamed = ", ".join(f"[{section}] {old} -> {new}" for (section, old), new in RENAMED_KEYS.items())
-    lines.append(f"# Renamed keys, still read with a warning: {renamed}")
+    renamed = [f"[{section}] {old} -> {new}" for (section, old), new in RENAMED_KEYS.items()]
+    renamed += [f"[{s}] {key} = {old!r} -> {new!r}" for (s, key), values in RENAMED_VALUES.items() for old, new in values.items()]
+    lines.append(f"# Renamed, still read with a warning: {', '.join(renamed)}")
     return "\n".join(lines)

@@ -82,7 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     :class:`~eqc._cli_common.FlagError` the subcommand raises before its work.
     """
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    args.command_line = ["eqc", *argv]  # as typed: what output files record as the command that made them
     apply_threads(args)
     try:
         return int(args.run(args) or 0)

@@ -136,10 +136,8 @@ def _xp(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - start
     verified = verify_hle(games, policies, args.verify_hle, names) if args.verify_hle else 0
     described = [{"name": n, **describe_policy(a.policy, a.path, a.symmetrize)} for n, a in zip(names, agents, strict=True)]
-    command = ["eqc", "hanabi", "xp", *(f"--pool={p}" for p in args.pool), *(f"--symmetrize={g}" for g in args.symmetrize or []),
-               f"--hidden={args.hidden}", f"--games={args.games}", f"--out={args.out}", f"--verify-hle={args.verify_hle}",
-               f"--deck-seed={args.deck_seed}", f"--device={args.device}"]
-    extra = {"command": command, "hle_verified_games_per_pair": args.verify_hle, "wall_s": wall, "games_per_s": games.scores.numel() / wall}
+    extra = {"command": args.command_line, "hle_verified_games_per_pair": args.verify_hle, "wall_s": wall,
+             "games_per_s": games.scores.numel() / wall}
     paths = write_xp(args.out, games, described, extra=extra)
     summary = games.summary()
     print(
@@ -188,9 +186,7 @@ def _relabelled(args: argparse.Namespace) -> int:
         print(f"{agent.name} ({agent.policy.trained_moves:,} moves trained): {result}")
         rows.append({"name": agent.name, "path": str(agent.path), "moves": agent.policy.trained_moves, **result.as_dict()})
     if args.out is not None:
-        command = ["eqc", "hanabi", "relabelled", *(f"--pool={p}" for p in args.pool), f"--elements={args.elements}",
-                   f"--games={args.games}", f"--group={args.group}", f"--deck-seed={args.deck_seed}", f"--out={args.out}"]
-        record = {"group": args.group, "games": args.games, "deck_seed": args.deck_seed, "command": command, "agents": rows}
+        record = {"group": args.group, "games": args.games, "deck_seed": args.deck_seed, "command": args.command_line, "agents": rows}
         write_json_atomic(args.out, record)
         print(f"wrote {args.out}")
     return 0

@@ -107,7 +107,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     flags.prepare_output_dir(args.out)
     try:
         reproduce(args.table, args.scale, args.out, agents=args.agents, retrain=args.retrain, device=args.device,
-                  ray_address=address, use_ray=use_ray, obl=args.obl,
+                  ray_address=address, use_ray=use_ray, obl=args.obl, command=args.command_line,
                   overrides=[*args.overrides, *([f"run.threads={args.threads}"] if args.threads is not None and trained else [])])
     except CheckpointError as exc:
         raise flags.FlagError("--agents", str(exc)) from None

@@ -114,7 +114,8 @@ def test_xp_writes_results_and_checks_hle(tmp_path: Path, xp_pool: Path, capsys:
     assert "3 agents, 16 games per pair" in text and "XP " in text and "18 games replayed in HLE: identical" in text
     record = json.loads((out / "xp.json").read_text())
     assert [a["name"] for a in record["agents"]] == ["pool/seed_0", "pool/seed_1", f"{xp_pool.name}/single[C5]"]
-    assert record["games_per_pair"] == 16 and record["hle_verified_games_per_pair"] == 2 and "--verify-hle=2" in record["command"]
+    assert record["games_per_pair"] == 16 and record["hle_verified_games_per_pair"] == 2
+    assert record["command"] == ["eqc", *argv, "--verify-hle", "2", "--symmetrize", "none", "--symmetrize", "C5"]  # as typed
     assert len((out / "xp.csv").read_text().splitlines()) == 1 + 9 and (out / "xp.png").stat().st_size > 1000
     assert main([*argv[:-2], "--out", str(tmp_path / "xp2"), "--symmetrize", "D10"]) == 0  # one group for every pool
     assert json.loads((tmp_path / "xp2" / "xp.json").read_text())["agents"][0]["symmetrize"] == "D10"
@@ -166,6 +167,7 @@ def test_export_and_relabelled_self_play(tmp_path: Path, xp_pool: Path, capsys: 
     assert "sp/seed_0" in text and "relabelled partner" in text and "colour hints" in text
     record = json.loads(out.read_text())
     assert [len(a["relabelled"]) for a in record["agents"]] == [3, 3] and record["games"] == 12
+    assert record["command"] == ["eqc", *argv, "--out", str(out)] and record["deck_seed"] == 1
     _usage_error(capsys, [*argv[:-4], "--elements", "0"], "--elements")
     _usage_error(capsys, [*argv, "--out", str(tmp_path)], "--out", "JSON file path")
     _usage_error(capsys, ["hanabi", "relabelled", "--pool", str(tmp_path / "none")], "--pool")

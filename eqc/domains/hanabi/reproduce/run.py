@@ -17,7 +17,6 @@ with the smallest p its sample sizes allow.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -56,6 +55,7 @@ def reproduce(
     use_ray: bool | None = None,
     obl: list[Path] | None = None,
     overrides: tuple[str, ...] | list[str] = (),
+    command: list[str] | None = None,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Reproduce ``table`` ("table1", "table2", "table3") at ``scale`` ("smoke", "cpu", "paper") in ``out``.
@@ -63,7 +63,7 @@ def reproduce(
     ``agents``: the shipped pools to read at ``cpu`` scale (default :data:`SHIPPED_AGENTS`);
     ``retrain``: train the pools instead, their configs changed by ``overrides`` (``section.key=value``).
     ``obl``: public OBL agent files (``model0.pthw``), added to Table 2 as a column of their own (read
-    before anything is trained).
+    before anything is trained). ``command``: the command line to record (the CLI passes its own).
     """
     _check_names(table, scale, obl)
     spec, sc, out = TABLES[table], SCALES[scale], Path(out)
@@ -95,7 +95,7 @@ def reproduce(
         "tests": _tests(spec.tests, results, matrices), "relabelled": relabelled, "paper_only_pools_skipped": skipped,
         "pools": {p: describe_pool(p, sc) for p in pools},
         "pool_configs": {p: (configs[p] if trained else load_policy(r[0]).config).to_dict() for p, r in runs.items() if r},
-        "command": " ".join(["eqc", *sys.argv[1:]]) if sys.argv and sys.argv[0].endswith("eqc") else None,
+        "command": None if command is None else " ".join(command),
         "versions": versions(),
     }
     write_json_atomic(out / f"{table}.json", json_safe(record))

@@ -9,8 +9,8 @@ A problem only found when a command runs (an output directory that cannot be cre
 raised as :class:`FlagError`; ``eqc.cli.main`` turns it into the same usage error.
 
 Threads: torch defaults to one CPU thread per core. eqc's networks and batched environments are
-small, and on a shared 2-core machine under load ``HanabiBatch`` at 1024 games ran 48k steps/s
-with one thread and 5.6k with two (OpenMP threads spinning while they wait). So every command
+small, and on a busy machine ``HanabiBatch`` at 1024 games ran 48k steps/s with one thread and
+5.6k with two (OpenMP threads spinning while they wait; ``benchmarks/RESULTS.md``). So every command
 takes ``--threads`` (default 1) and ``eqc.cli.main`` calls ``torch.set_num_threads`` with it
 before the command does any work.
 """

@@ -107,7 +107,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     flags.prepare_output_dir(args.out)
     try:
         reproduce(args.table, args.scale, args.out, agents=args.agents, retrain=args.retrain, device=args.device,
-                  ray_address=address, use_ray=use_ray, obl=args.obl, command=args.command_line,
+                  ray_address=address, use_ray=use_ray, obl=args.obl, reuse=args.reuse, command=args.command_line,
                   overrides=[*args.overrides, *([f"run.threads={args.threads}"] if args.threads is not None and trained else [])])
     except CheckpointError as exc:
         raise flags.FlagError("--agents", str(exc)) from None
@@ -152,6 +152,9 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
                            help="shipped pools to read at --scale cpu (default: the repository's results/cpu/agents)")
     reproduce.add_argument("--retrain", action="store_true",
                            help="at --scale cpu, train the pools from scratch under OUT/pools instead of reading the shipped agents")
+    reproduce.add_argument("--reuse", action="store_true",
+                           help="take cells and relabelled self-play already in OUT for the same agent files, games and decks "
+                           "(hashed) instead of playing them again; only results of this eqc version")
     add_set_flag(reproduce)
     _add_ray_flags(reproduce)
     flags.add_threads_flag(reproduce, trains=True)

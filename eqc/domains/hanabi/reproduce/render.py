@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["render_markdown"]
+__all__ = ["format_number", "render_markdown"]
 
 
-def _num(value: float | None, digits: int = 2) -> str:
+def format_number(value: float | None, digits: int = 2) -> str:
+    """``value`` with ``digits`` decimals, or n/a for a missing or NaN value."""
     return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
@@ -37,14 +38,14 @@ def render_markdown(record: dict[str, Any]) -> str:
     for label, paper in record["paper"].items():
         r = record["cells"].get(label)
         ours = ("n/a",) * 5 if r is None else (
-            str(r["agents"]), _num(r["xp_mean"]), _num(r["xp_sem"]), _num(r["xp_sem_unordered"]), _rate(r["bomb_out_rate"]))
+            str(r["agents"]), *(format_number(r[k]) for k in ("xp_mean", "xp_sem", "xp_sem_unordered")), _rate(r["bomb_out_rate"]))
         pool = r["pool"] if r else "not available"
-        lines.append(f"| {label} | {pool} | {' | '.join(ours)} | {_num(paper['xp_mean'])} ± {_num(paper['xp_sem'])} | "
+        lines.append(f"| {label} | {pool} | {' | '.join(ours)} | {format_number(paper['xp_mean'])} ± {format_number(paper['xp_sem'])} | "
                      f"{_rate(paper.get('bomb_out_rate'))} |")
     for label, r in record["cells"].items():
         if label not in record["paper"]:
-            lines.append(f"| {label} | {r['pool']} | {r['agents']} | {_num(r['xp_mean'])} | {_num(r['xp_sem'])} | "
-                         f"{_num(r['xp_sem_unordered'])} | {_rate(r['bomb_out_rate'])} | n/a | n/a |")
+            lines.append(f"| {label} | {r['pool']} | {r['agents']} | {format_number(r['xp_mean'])} | {format_number(r['xp_sem'])} | "
+                         f"{format_number(r['xp_sem_unordered'])} | {_rate(r['bomb_out_rate'])} | n/a | n/a |")
     lines += ["", "Pools:", ""] + [f"- `{name}`: {text}" for name, text in record["pools"].items()]
     if record["paper_only_pools_skipped"]:
         lines += ["", f"Pools run at paper scale only (not at this scale): {', '.join(record['paper_only_pools_skipped'])}."]
@@ -66,7 +67,7 @@ def _relabelled_lines(record: dict[str, Any]) -> list[str]:
              "| pool | agents | mean loss ± SEM over agents | per agent (self-play, loss, colour-hint share) |", "|---|---:|---:|---|"]
     for pool, r in record["relabelled"].items():
         per = "; ".join(f"{a['self_play']:.1f}, {a['loss']:+.2f}, {a['colour_hint_share']:.0%}" for a in r["agents"])
-        lines.append(f"| {pool} | {len(r['agents'])} | {r['loss_mean']:+.2f} ± {_num(r['loss_sem'])} | {per} |")
+        lines.append(f"| {pool} | {len(r['agents'])} | {r['loss_mean']:+.2f} ± {format_number(r['loss_sem'])} | {per} |")
     return [*lines, "", _breaking_verdict(record["relabelled"])]
 
 

@@ -7,7 +7,9 @@ with fewer than two agents there leaves its cells empty (the table says so). Wit
 when finished, under ``DIR/pools/<pool>/``.
 
 Outputs. ``DIR/xp/<table>/<cell>/`` each cell's cross-play (``xp.json`` keeps the per-pair
-matrix); ``DIR/<table>.md`` and ``.json`` the table: XP mean with its SEM over ordered pairs (the
+matrix; ``cell.json`` the cell's numbers, which ``reuse=True`` takes instead of playing again when
+the agents' files, games and decks are the same: :mod:`.reuse`); ``DIR/relabelled/<pool>.json``
+each pool's relabelled self-play; ``DIR/<table>.md`` and ``.json`` the table: XP mean with its SEM over ordered pairs (the
 paper's convention) and over unordered pairs (the unit of evidence), bomb-out rate, the paper's
 numbers, each pool's relabelled-partner loss (:mod:`eqc.domains.hanabi.xp.relabelled`), and the
 table's tests by :func:`eqc.evaluation.compare_pools`: paired sign flips when both cells hold the
@@ -23,7 +25,8 @@ from typing import Any
 
 import torch
 
-from eqc.domains.hanabi.reproduce.render import render_markdown
+from eqc.domains.hanabi.reproduce.render import format_number, render_markdown
+from eqc.domains.hanabi.reproduce.reuse import agent_digests, load_result, save_result
 from eqc.domains.hanabi.reproduce.specs import PAPER, SCALES, TABLES, Cell, describe_pool, pool_config
 from eqc.domains.hanabi.training.checkpoint import versions
 from eqc.domains.hanabi.training.config_files import with_overrides
@@ -55,6 +58,7 @@ def reproduce(
     use_ray: bool | None = None,
     obl: list[Path] | None = None,
     overrides: tuple[str, ...] | list[str] = (),
+    reuse: bool = False,
     command: list[str] | None = None,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
@@ -63,7 +67,9 @@ def reproduce(
     ``agents``: the shipped pools to read at ``cpu`` scale (default :data:`SHIPPED_AGENTS`);
     ``retrain``: train the pools instead, their configs changed by ``overrides`` (``section.key=value``).
     ``obl``: public OBL agent files (``model0.pthw``), added to Table 2 as a column of their own (read
-    before anything is trained). ``command``: the command line to record (the CLI passes its own).
+    before anything is trained). ``reuse``: take cells and relabelled self-play already computed in
+``out`` for the same agent files, games and decks (see :mod:`.reuse`). ``command``: the command line
+to record (the CLI passes its own).
     """
     _check_names(table, scale, obl)
     spec, sc, out = TABLES[table], SCALES[scale], Path(out)
@@ -80,13 +86,13 @@ def reproduce(
     configs = {p: with_overrides(pool_config(p, sc), overrides) for p in pools} if trained else {}
     runs = {p: _trained_pool(p, configs[p], sc, out, device, ray_address, use_ray, log) if trained else _shipped_pool(p, agents)
             for p in pools}
-    results, matrices = _play_cells(cells, runs, sc.games, device, out / "xp" / table, log)
+    results, matrices = _play_cells(cells, runs, sc.games, device, out / "xp" / table, log, reuse)
     if obl_policies:
         for cell in (Cell("OBL", "obl"), Cell("OBL C5-symmetrized", "obl", "C5"), Cell("OBL D10-symmetrized", "obl", "D10")):
             policies = [load_policy(p, device=device, symmetrize=cell.symmetrize) for p in obl]
             where = out / "xp" / table / _slug(cell.label)
             results[cell.label], matrices[cell.label] = _cross_play(cell, obl, sc.games, device, where, policies)
-    relabelled = {p: _relabelled(runs[p], sc, device, log) for p in pools if runs[p]}
+    relabelled = {p: _relabelled(runs[p], sc, device, out / "relabelled" / f"{p}.json", log, reuse) for p in pools if runs[p]}
     record = {
         "table": table, "title": spec.title, "scale": scale, "games_per_pair": sc.games,
         "agents_per_pool": {p: len(r) for p, r in runs.items()},
@@ -113,7 +119,7 @@ def _check_names(table: str, scale: str, obl: list[Path] | None) -> None:
 
 
 def _play_cells(cells: list[Cell], runs: dict[str, list[Path]], games: int, device: str, where: Path,
-                log: Callable[[str], None]) -> tuple[dict[str, dict[str, Any]], dict[str, torch.Tensor]]:
+                log: Callable[[str], None], reuse: bool) -> tuple[dict[str, dict[str, Any]], dict[str, torch.Tensor]]:
     """Cross-play of every cell whose pool holds at least 2 agents: results and per-pair matrices by label."""
     results: dict[str, dict[str, Any]] = {}
     matrices: dict[str, torch.Tensor] = {}
@@ -121,8 +127,10 @@ def _play_cells(cells: list[Cell], runs: dict[str, list[Path]], games: int, devi
         if len(runs[cell.pool]) < 2:
             log(f"{cell.label}: pool {cell.pool!r} has {len(runs[cell.pool])} agents; cross-play needs 2")
             continue
-        results[cell.label], matrices[cell.label] = _cross_play(cell, runs[cell.pool], games, device, where / _slug(cell.label))
-        log(f"{cell.label}: XP {results[cell.label]['xp_mean']:.2f} ± {results[cell.label]['xp_sem_unordered']:.2f} (unordered pairs)")
+        result, matrices[cell.label] = _cross_play(cell, runs[cell.pool], games, device, where / _slug(cell.label), reuse=reuse)
+        results[cell.label] = result
+        reused = " (reused)" if result.get("reused") else ""
+        log(f"{cell.label}{reused}: XP {result['xp_mean']:.2f} ± {format_number(result['xp_sem_unordered'])} (unordered pairs)")
     return results, matrices
 
 
@@ -159,25 +167,38 @@ def _trained_pool(pool: str, config, scale, out: Path, device: str, ray_address:
     return [seed_dir(out / "pools" / pool, s) for s in seeds]
 
 
-def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, where: Path, policies: list | None = None
-                ) -> tuple[dict[str, Any], torch.Tensor]:
+#: Seed of the common decks of every cell.
+DECK_SEED = 1
+
+
+def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, where: Path, policies: list | None = None,
+                *, reuse: bool = False) -> tuple[dict[str, Any], torch.Tensor]:
+    key = {"cell": cell.label, "pool": cell.pool, "symmetrize": cell.symmetrize, "hidden": cell.hidden, "games": games,
+           "deck_seed": DECK_SEED, "agents": agent_digests(runs)}
+    if reuse and (saved := load_result(where / "cell.json", key)) is not None:
+        return {**saved, "reused": True}, torch.tensor(saved["matrix"], dtype=torch.float64)
     policies = policies or [load_policy(r, device=device, symmetrize=cell.symmetrize, hidden=cell.hidden) for r in runs]
-    played = cross_play_games(policies, games, seed=1)
+    played = cross_play_games(policies, games, seed=DECK_SEED)
     agents = [describe_policy(p, r, cell.symmetrize) for p, r in zip(policies, runs, strict=True)]
     write_xp(where, played, agents, extra={"cell": cell.label, "hidden": cell.hidden})
     summary = played.summary()
     pairs = pair_summary(summary.mean)
-    return (
-        {"xp_mean": pairs.ordered.mean, "xp_sem": pairs.ordered.sem, "xp_sem_unordered": pairs.unordered.sem,
-         "ordered_pairs": pairs.ordered.n, "unordered_pairs": pairs.unordered.n, "bomb_out_rate": summary.xp_bomb_out_rate,
-         "perfect_rate": summary.xp_perfect_rate, "sp_mean": summary.sp.mean, "agents": len(policies),
-         "symmetrize": cell.symmetrize, "hidden": cell.hidden, "pool": cell.pool, "matrix": summary.mean.tolist()},
-        summary.mean,
-    )
+    result = {
+        "xp_mean": pairs.ordered.mean, "xp_sem": pairs.ordered.sem, "xp_sem_unordered": pairs.unordered.sem,
+        "ordered_pairs": pairs.ordered.n, "unordered_pairs": pairs.unordered.n, "bomb_out_rate": summary.xp_bomb_out_rate,
+        "perfect_rate": summary.xp_perfect_rate, "sp_mean": summary.sp.mean, "agents": len(policies),
+        "symmetrize": cell.symmetrize, "hidden": cell.hidden, "pool": cell.pool, "matrix": summary.mean.tolist(),
+    }
+    save_result(where / "cell.json", key, result)
+    return result, summary.mean
 
 
-def _relabelled(runs: list[Path], scale, device: str, log: Callable[[str], None]) -> dict[str, Any]:
+def _relabelled(runs: list[Path], scale, device: str, where: Path, log: Callable[[str], None], reuse: bool) -> dict[str, Any]:
     """Relabelled self-play of every plain agent of a pool: per-agent results and the pool's mean loss ± SEM over agents."""
+    key = {"elements": scale.relabel_elements, "games": scale.relabel_games, "agents": agent_digests(runs)}
+    if reuse and (saved := load_result(where, key)) is not None:
+        log(f"{where.stem}: relabelled self-play reused from {where}")
+        return saved
     rows = []
     for run in runs:
         result = relabelled_self_play(load_policy(run, device=device), elements=scale.relabel_elements, games=scale.relabel_games)
@@ -185,6 +206,8 @@ def _relabelled(runs: list[Path], scale, device: str, log: Callable[[str], None]
         log(f"{run}: {result}")
     losses = [r["loss"] for r in rows]
     summary = mean_sem(losses, "losses") if len(losses) >= 2 else None
-    return {"elements": scale.relabel_elements, "games": scale.relabel_games, "agents": rows,
-            "loss_mean": summary.mean if summary else (losses[0] if losses else float("nan")),
-            "loss_sem": summary.sem if summary else float("nan")}
+    result = {"elements": scale.relabel_elements, "games": scale.relabel_games, "agents": rows,
+              "loss_mean": summary.mean if summary else (losses[0] if losses else float("nan")),
+              "loss_sem": summary.sem if summary else float("nan")}
+    save_result(where, key, result)
+    return result

@@ -9,6 +9,7 @@ import pytest
 
 from eqc.cli import main
 from eqc.domains.hanabi.reproduce import PAPER, reproduce
+from eqc.io import json_safe
 
 
 def test_table1_then_table2_reuse_pools(tmp_path: Path) -> None:
@@ -36,6 +37,28 @@ def test_table1_then_table2_reuse_pools(tmp_path: Path) -> None:
     assert record["cells"]["SAD D10-symmetrized"]["symmetrize"] == "D10"
     assert record["tests"]["SAD D10-symmetrized > SAD"]["paired"]  # the same agents, plain and symmetrized
     assert not record["tests"]["OP > SAD"]["paired"]  # Other-Play against self-play: two pools, pair means permuted
+
+
+def test_reuse_takes_only_results_of_the_same_agents(tmp_path: Path) -> None:
+    from eqc.domains.hanabi.training.policy_file import export_policy
+
+    reproduce("table1", "smoke", tmp_path / "smoke", use_ray=False, log=lambda _: None)
+    agents = tmp_path / "agents"
+    for pool in ("op", "gop_c5", "gop_d10"):
+        for seed in (0, 1):
+            export_policy(tmp_path / "smoke" / "pools" / pool / f"seed_{seed}", agents / pool / f"seed_{seed}")
+    first = reproduce("table1", "cpu", tmp_path / "cpu", agents=agents, log=lambda _: None)
+    messages: list[str] = []
+    again = reproduce("table1", "cpu", tmp_path / "cpu", agents=agents, reuse=True, log=messages.append)
+    assert all(cell.pop("reused") for cell in again["cells"].values())
+    assert json_safe(again["cells"]) == json_safe(first["cells"])  # NaN is saved as null
+    assert again["tests"] == first["tests"] and sum("reused" in m for m in messages) == 3 + 3  # 3 cells, 3 pools
+    (agents / "op" / "seed_1").rename(tmp_path / "moved")  # another agent in the pool: its cell is played again
+    export_policy(tmp_path / "smoke" / "pools" / "gop_c5" / "seed_1", agents / "op" / "seed_1")
+    messages.clear()
+    changed = reproduce("table1", "cpu", tmp_path / "cpu", agents=agents, reuse=True, log=messages.append)
+    assert "reused" not in changed["cells"]["OP"] and changed["cells"]["C5-equivariant"]["reused"]
+    assert changed["cells"]["OP"]["matrix"] != first["cells"]["OP"]["matrix"]
 
 
 def test_table3_compares_hidden_schemes_of_recurrent_agents(tmp_path: Path) -> None:

@@ -54,6 +54,7 @@ class Symmetry:
         action: Layout | None = None,
         state: Layout | None = None,
     ) -> None:
+        # Over 60 lines on purpose: it validates a user's declaration, naming the layout or label set that is wrong.
         observation = _one_of(observation_layout, observation, "observation_layout", "observation")
         action = _one_of(action_layout, action, "action_layout", "action")
         state = _one_of(state_layout, state, "state_layout", "state", required=False)

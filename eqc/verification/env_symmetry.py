@@ -195,6 +195,7 @@ def check_env_symmetry(
     ``symmetry`` was declared for observation or action vectors of another size than ``env``'s
     (e.g. for another number of players).
     """
+    # Over 60 lines on purpose: most of it validates the arguments before any episode is played.
     if not isinstance(symmetry, Symmetry):
         raise TypeError(f"symmetry must be an eqc Symmetry, got {type(symmetry).__name__}")
     check_int(episodes, "episodes", low=1)

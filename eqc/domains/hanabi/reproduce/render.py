@@ -52,7 +52,11 @@ def render_markdown(record: dict[str, Any]) -> str:
     lines += _relabelled_lines(record)
     lines += _test_lines(record)
     lines += ["", f"Produced by `{record['command'] or 'eqc.domains.hanabi.reproduce.reproduce(...)'}` with eqc "
-              f"{record['versions']['eqc']}, torch {record['versions']['torch']}.", ""]
+              f"{record['versions']['eqc']}, torch {record['versions']['torch']}."]
+    reused = [label for label, r in record["cells"].items() if r.get("reused")]
+    if reused:
+        lines.append(f"Cells taken from an earlier run of this eqc on the same agent files (`--reuse`): {', '.join(reused)}.")
+    lines.append("")
     return "\n".join(lines)
 
 

@@ -53,6 +53,8 @@ def test_reuse_takes_only_results_of_the_same_agents(tmp_path: Path) -> None:
     assert all(cell.pop("reused") for cell in again["cells"].values())
     assert json_safe(again["cells"]) == json_safe(first["cells"])  # NaN is saved as null
     assert again["tests"] == first["tests"] and sum("reused" in m for m in messages) == 3 + 3  # 3 cells, 3 pools
+    assert "taken from an earlier run of this eqc on the same agent files (`--reuse`): OP, C5-equivariant" in (
+        tmp_path / "cpu" / "table1.md").read_text()
     (agents / "op" / "seed_1").rename(tmp_path / "moved")  # another agent in the pool: its cell is played again
     export_policy(tmp_path / "smoke" / "pools" / "gop_c5" / "seed_1", agents / "op" / "seed_1")
     messages.clear()

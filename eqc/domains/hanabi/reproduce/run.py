@@ -8,8 +8,8 @@ when finished, under ``DIR/pools/<pool>/``.
 
 Outputs. ``DIR/xp/<table>/<cell>/`` each cell's cross-play (``xp.json`` keeps the per-pair
 matrix; ``cell.json`` the cell's numbers, which ``reuse=True`` takes instead of playing again when
-the agents' files, games and decks are the same: :mod:`.reuse`); ``DIR/relabelled/<pool>.json``
-each pool's relabelled self-play; ``DIR/<table>.md`` and ``.json`` the table: XP mean with its SEM over ordered pairs (the
+the agents' files, games and decks are the same: :mod:`.reuse`); ``DIR/relabelled/<pool>/`` each
+agent's relabelled self-play; ``DIR/<table>.md`` and ``.json`` the table: XP mean with its SEM over ordered pairs (the
 paper's convention) and over unordered pairs (the unit of evidence), bomb-out rate, the paper's
 numbers, each pool's relabelled-partner loss (:mod:`eqc.domains.hanabi.xp.relabelled`), and the
 table's tests by :func:`eqc.evaluation.compare_pools`: paired sign flips when both cells hold the
@@ -92,7 +92,7 @@ to record (the CLI passes its own).
             policies = [load_policy(p, device=device, symmetrize=cell.symmetrize) for p in obl]
             where = out / "xp" / table / _slug(cell.label)
             results[cell.label], matrices[cell.label] = _cross_play(cell, obl, sc.games, device, where, policies)
-    relabelled = {p: _relabelled(runs[p], sc, device, out / "relabelled" / f"{p}.json", log, reuse) for p in pools if runs[p]}
+    relabelled = {p: _relabelled(runs[p], sc, device, out / "relabelled" / p, log, reuse) for p in pools if runs[p]}
     record = {
         "table": table, "title": spec.title, "scale": scale, "games_per_pair": sc.games,
         "agents_per_pool": {p: len(r) for p, r in runs.items()},
@@ -195,19 +195,20 @@ def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, where: Pa
 
 def _relabelled(runs: list[Path], scale, device: str, where: Path, log: Callable[[str], None], reuse: bool) -> dict[str, Any]:
     """Relabelled self-play of every plain agent of a pool: per-agent results and the pool's mean loss ± SEM over agents."""
-    key = {"elements": scale.relabel_elements, "games": scale.relabel_games, "agents": agent_digests(runs)}
-    if reuse and (saved := load_result(where, key)) is not None:
-        log(f"{where.stem}: relabelled self-play reused from {where}")
-        return saved
     rows = []
-    for run in runs:
+    for run, digest in zip(runs, agent_digests(runs), strict=True):
+        key = {"elements": scale.relabel_elements, "games": scale.relabel_games, "agent": digest}
+        path = where / f"{digest[:16]}.json"
+        if reuse and (saved := load_result(path, key)) is not None:
+            rows.append({**saved, "agent": str(run)})
+            log(f"{run}: relabelled self-play reused from {path}")
+            continue
         result = relabelled_self_play(load_policy(run, device=device), elements=scale.relabel_elements, games=scale.relabel_games)
         rows.append({"agent": str(run), **result.as_dict()})
+        save_result(path, key, rows[-1])
         log(f"{run}: {result}")
     losses = [r["loss"] for r in rows]
     summary = mean_sem(losses, "losses") if len(losses) >= 2 else None
-    result = {"elements": scale.relabel_elements, "games": scale.relabel_games, "agents": rows,
-              "loss_mean": summary.mean if summary else (losses[0] if losses else float("nan")),
-              "loss_sem": summary.sem if summary else float("nan")}
-    save_result(where, key, result)
-    return result
+    return {"elements": scale.relabel_elements, "games": scale.relabel_games, "agents": rows,
+            "loss_mean": summary.mean if summary else (losses[0] if losses else float("nan")),
+            "loss_sem": summary.sem if summary else float("nan")}

@@ -52,7 +52,7 @@ def test_reuse_takes_only_results_of_the_same_agents(tmp_path: Path) -> None:
     again = reproduce("table1", "cpu", tmp_path / "cpu", agents=agents, reuse=True, log=messages.append)
     assert all(cell.pop("reused") for cell in again["cells"].values())
     assert json_safe(again["cells"]) == json_safe(first["cells"])  # NaN is saved as null
-    assert again["tests"] == first["tests"] and sum("reused" in m for m in messages) == 3 + 3  # 3 cells, 3 pools
+    assert again["tests"] == first["tests"] and sum("reused" in m for m in messages) == 3 + 6  # 3 cells, 6 agents
     assert "taken from an earlier run of this eqc on the same agent files (`--reuse`): OP, C5-equivariant" in (
         tmp_path / "cpu" / "table1.md").read_text()
     (agents / "op" / "seed_1").rename(tmp_path / "moved")  # another agent in the pool: its cell is played again
@@ -60,6 +60,7 @@ def test_reuse_takes_only_results_of_the_same_agents(tmp_path: Path) -> None:
     messages.clear()
     changed = reproduce("table1", "cpu", tmp_path / "cpu", agents=agents, reuse=True, log=messages.append)
     assert "reused" not in changed["cells"]["OP"] and changed["cells"]["C5-equivariant"]["reused"]
+    assert sum("relabelled self-play reused" in m for m in messages) == 5  # all but the new agent
     assert changed["cells"]["OP"]["matrix"] != first["cells"]["OP"]["matrix"]
 
 

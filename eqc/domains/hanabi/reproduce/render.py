@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["format_number", "render_markdown"]
@@ -99,10 +100,17 @@ def _test_lines(record: dict[str, Any]) -> list[str]:
              "games per pair; it is given beside each p.", ""]
     if not record["tests"]:
         return [*lines, "No test: too few cells with at least 2 agents."]
-    lines += ["| test | kind | pairs | difference | p | how | smallest attainable p |", "|---|---|---:|---:|---:|---|---:|"]
-    for name, t in record["tests"].items():
+    lines += _test_table(record["tests"], lambda d: f"{d:+.2f}")
+    lines += ["", "The same tests on bomb-out rates (H1: the first cell's pairs bomb out less often; difference in "
+              "percentage points, first minus second):", ""]
+    return lines + _test_table(record.get("bomb_out_tests", {}), lambda d: f"{100 * d:+.1f}")
+
+
+def _test_table(tests: dict[str, dict[str, Any]], difference: Callable[[float], str]) -> list[str]:
+    lines = ["| test | kind | pairs | difference | p | how | smallest attainable p |", "|---|---|---:|---:|---:|---|---:|"]
+    for name, t in tests.items():
         kind = "paired" if t["paired"] else "unpaired"
         how = "exact" if t["exact"] else f"Monte Carlo {t['resamples']:,}, 99% [{_p(t['interval'][0])}, {_p(t['interval'][1])}]"
         units = f"{t['units'][0]}" if t["paired"] else f"{t['units'][0]} vs {t['units'][1]}"
-        lines.append(f"| {name} | {kind} | {units} | {t['difference']:+.2f} | {_p(t['p_value'])} | {how} | {_p(t['min_p'])} |")
+        lines.append(f"| {name} | {kind} | {units} | {difference(t['difference'])} | {_p(t['p_value'])} | {how} | {_p(t['min_p'])} |")
     return lines

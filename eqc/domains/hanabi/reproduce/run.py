@@ -14,7 +14,8 @@ paper's convention) and over unordered pairs (the unit of evidence), bomb-out ra
 numbers, each pool's relabelled-partner loss (:mod:`eqc.domains.hanabi.xp.relabelled`), and the
 table's tests by :func:`eqc.evaluation.compare_pools`: paired sign flips when both cells hold the
 same agents (plain against symmetrized), else a permutation test of unordered-pair means, each
-with the smallest p its sample sizes allow.
+with the smallest p its sample sizes allow. Each test is run twice: on XP (``tests``, H1: the first
+cell is higher) and on per-pair bomb-out rates (``bomb_out_tests``, H1: the first cell bombs out less).
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ to record (the CLI passes its own).
         "agents_per_pool": {p: len(r) for p, r in runs.items()},
         "agents_source": "trained" if trained else (str(agents) if agents else "results/cpu/agents, shipped"),
         "cells": results, "paper": {k: dict(zip(("xp_mean", "xp_sem", "bomb_out_rate"), v, strict=True)) for k, v in PAPER[table].items()},
-        "tests": _tests(spec.tests, results, matrices), "relabelled": relabelled, "paper_only_pools_skipped": skipped,
+        "tests": _tests(spec.tests, results, matrices),
+        "bomb_out_tests": _tests(spec.tests, results, matrices, "bomb_out"), "relabelled": relabelled, "paper_only_pools_skipped": skipped,
         "pools": {p: describe_pool(p, sc) for p in pools},
         "pool_configs": {p: (configs[p] if trained else load_policy(r[0]).config).to_dict() for p, r in runs.items() if r},
         "command": None if command is None else " ".join(command),
@@ -134,14 +136,22 @@ def _play_cells(cells: list[Cell], runs: dict[str, list[Path]], games: int, devi
     return results, matrices
 
 
-def _tests(pairs: tuple[tuple[str, str], ...], results: dict[str, dict[str, Any]], matrices: dict[str, torch.Tensor]) -> dict[str, dict]:
-    """The table's one-sided tests between cells that were played: paired when both cells hold the same agents."""
+def _tests(pairs: tuple[tuple[str, str], ...], results: dict[str, dict[str, Any]], matrices: dict[str, torch.Tensor],
+           measure: str = "xp") -> dict[str, dict]:
+    """The table's one-sided tests between cells that were played: paired when both cells hold the same agents.
+    ``measure``: "xp" (``"better > worse"``, H1: better cross-plays higher) or "bomb_out" (``"better < worse"``,
+    H1: better's pairs bomb out less often, from the cells' per-pair bomb-out rates)."""
     tests = {}
     for better, worse in pairs:
         if better in matrices and worse in matrices:
             paired = results[better]["pool"] == results[worse]["pool"]
-            test = compare_pools(matrices[better], matrices[worse], paired=paired, generator=torch.Generator().manual_seed(0))
-            tests[f"{better} > {worse}"] = test.as_dict()
+            if measure == "xp":
+                a, b, alternative = matrices[better], matrices[worse], "greater"
+            else:
+                a, b = (torch.tensor(results[c]["bomb_out_matrix"], dtype=torch.float64) for c in (better, worse))
+                alternative = "less"
+            test = compare_pools(a, b, paired=paired, alternative=alternative, generator=torch.Generator().manual_seed(0))
+            tests[f"{better} {'>' if measure == 'xp' else '<'} {worse}"] = test.as_dict()
     return tests
 
 
@@ -175,7 +185,8 @@ def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, where: Pa
                 *, reuse: bool = False) -> tuple[dict[str, Any], torch.Tensor]:
     key = {"cell": cell.label, "pool": cell.pool, "symmetrize": cell.symmetrize, "hidden": cell.hidden, "games": games,
            "deck_seed": DECK_SEED, "agents": agent_digests(runs)}
-    if reuse and (saved := load_result(where / "cell.json", key)) is not None:
+    saved = load_result(where / "cell.json", key) if reuse else None
+    if saved is not None and "bomb_out_matrix" in saved:  # cells saved before bomb-out tests are played again
         return {**saved, "reused": True}, torch.tensor(saved["matrix"], dtype=torch.float64)
     policies = policies or [load_policy(r, device=device, symmetrize=cell.symmetrize, hidden=cell.hidden) for r in runs]
     played = cross_play_games(policies, games, seed=DECK_SEED)
@@ -188,6 +199,7 @@ def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, where: Pa
         "ordered_pairs": pairs.ordered.n, "unordered_pairs": pairs.unordered.n, "bomb_out_rate": summary.xp_bomb_out_rate,
         "perfect_rate": summary.xp_perfect_rate, "sp_mean": summary.sp.mean, "agents": len(policies),
         "symmetrize": cell.symmetrize, "hidden": cell.hidden, "pool": cell.pool, "matrix": summary.mean.tolist(),
+        "bomb_out_matrix": summary.bomb_out_rate.tolist(),
     }
     save_result(where / "cell.json", key, result)
     return result, summary.mean

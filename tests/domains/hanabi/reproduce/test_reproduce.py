@@ -19,6 +19,10 @@ def test_table1_then_table2_reuse_pools(tmp_path: Path) -> None:
     assert set(record["tests"]) == {"D10-equivariant > OP", "C5-equivariant > OP", "D10-equivariant > C5-equivariant"}
     for test in record["tests"].values():  # different pools, 1 unordered pair each: 2 arrangements, exact
         assert not test["paired"] and test["units"] == [1, 1] and test["exact"] and test["min_p"] == 0.5
+    assert set(record["bomb_out_tests"]) == {"D10-equivariant < OP", "C5-equivariant < OP", "D10-equivariant < C5-equivariant"}
+    test, cells = record["bomb_out_tests"]["C5-equivariant < OP"], record["cells"]
+    pair_rate = {label: (cells[label]["bomb_out_matrix"][0][1] + cells[label]["bomb_out_matrix"][1][0]) / 2 for label in cells}
+    assert test["alternative"] == "less" and test["difference"] == pytest.approx(pair_rate["C5-equivariant"] - pair_rate["OP"])
     for cell in record["cells"].values():
         assert cell["agents"] == 2 and 0 <= cell["xp_mean"] <= 25 and cell["unordered_pairs"] == 1 and cell["ordered_pairs"] == 2
     assert set(record["relabelled"]) == {"op", "gop_c5", "gop_d10"} and len(record["relabelled"]["op"]["agents"]) == 2
@@ -27,6 +31,7 @@ def test_table1_then_table2_reuse_pools(tmp_path: Path) -> None:
     text = (tmp_path / "table1.md").read_text()
     assert "| D10-equivariant |" in text and "16.08 ± 0.42" in text
     assert "smallest attainable p" in text and "relabelled-partner loss" in text
+    assert "| D10-equivariant < OP | unpaired | 1 vs 1 |" in text  # the bomb-out tests
     assert (tmp_path / "xp" / "table1" / "op" / "xp.json").exists()
 
     messages.clear()
@@ -37,6 +42,7 @@ def test_table1_then_table2_reuse_pools(tmp_path: Path) -> None:
     assert record["cells"]["SAD D10-symmetrized"]["symmetrize"] == "D10"
     assert record["tests"]["SAD D10-symmetrized > SAD"]["paired"]  # the same agents, plain and symmetrized
     assert not record["tests"]["OP > SAD"]["paired"]  # Other-Play against self-play: two pools, pair means permuted
+    assert record["bomb_out_tests"]["SAD D10-symmetrized < SAD"]["paired"]
 
 
 def test_reuse_takes_only_results_of_the_same_agents(tmp_path: Path) -> None:

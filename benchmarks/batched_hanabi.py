@@ -1,7 +1,7 @@
 """Throughput of the batched torch Hanabi (``HanabiBatch``) against HLE's pyhanabi, in one run.
 
 One env step of a batch of B games counts B steps. What is timed per step, for both:
-both players' canonical observations (658 floats each), the legal-move mask, one uniformly random
+both players' canonical observations (658 floats each in the full game), the legal-move mask, one uniformly random
 legal move per game, applying it and dealing the drawn card; finished games are restarted.
 
 - batched: ``HanabiBatch(B, rules, check=False, auto_reset=True)``, observations and legal masks
@@ -10,8 +10,9 @@ legal move per game, applying it and dealing the drawn card; finished games are 
 - HLE: pyhanabi's C++ state and ``ObservationEncoder`` for both players, ``legal_moves``, a
   random legal move (Python ``random``), HLE's own random dealing.
 
-Usage: ``python benchmarks/batched_hanabi.py [--batch-sizes 1 64 1024 8192] [--seconds 2]
-[--repeats 3] [--threads 1] [--hle-steps 20000] [--knowledge canonical] [--sad off]``. Prints a
+Usage: ``python benchmarks/batched_hanabi.py [--preset full] [--batch-sizes 1 64 1024 8192] [--seconds 2]
+[--repeats 3] [--threads 1] [--hle-steps 20000] [--knowledge canonical] [--sad off]``; ``--preset``
+names the game (``eqc.domains.hanabi.rules.PRESETS``: full, small, mini), for both envs. Prints a
 markdown table (best of ``repeats``): wall-clock steps/s and process-CPU steps/s (the latter is
 robust to other jobs on a shared machine).
 
@@ -31,7 +32,7 @@ import time
 import torch
 
 from eqc.domains.hanabi.batched import HanabiBatch
-from eqc.domains.hanabi.rules import KNOWLEDGE, SAD_VARIANTS, HanabiRules
+from eqc.domains.hanabi.rules import KNOWLEDGE, PRESETS, SAD_VARIANTS, HanabiRules
 
 DEFAULT_THREADS = 1
 """Measured (see the module docstring): one torch thread is fastest on a shared 2-core machine."""
@@ -65,11 +66,14 @@ def time_batched(batch: int, seconds: float, repeats: int, rules: HanabiRules, s
     return best_wall, best_cpu
 
 
-def time_hle(steps: int, repeats: int, seed: int = 0) -> tuple[float, float]:
-    """Best (wall, cpu) steps/s of pyhanabi with both players' canonical encodings."""
+def time_hle(steps: int, repeats: int, rules: HanabiRules, seed: int = 0) -> tuple[float, float]:
+    """Best (wall, cpu) steps/s of pyhanabi, in the game of ``rules``, with both players' canonical encodings."""
     from hanabi_learning_environment import pyhanabi
 
-    game = pyhanabi.HanabiGame({"players": 2, "random_start_player": False, "seed": seed})
+    game = pyhanabi.HanabiGame({
+        "players": 2, "colors": rules.num_colours, "ranks": rules.num_ranks, "hand_size": rules.hand_size,
+        "max_information_tokens": rules.max_info_tokens, "max_life_tokens": rules.max_lives, "random_start_player": False, "seed": seed,
+    })
     encoder = pyhanabi.ObservationEncoder(game, pyhanabi.ObservationEncoderType.CANONICAL)
     rng = random.Random(seed)
 
@@ -99,6 +103,7 @@ def time_hle(steps: int, repeats: int, seed: int = 0) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--preset", choices=list(PRESETS), default="full", help="the game (HanabiRules.preset), for both envs")
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 64, 1024, 8192])
     parser.add_argument("--seconds", type=float, default=2.0, help="rough duration of one repeat")
     parser.add_argument("--repeats", type=int, default=3)
@@ -112,14 +117,14 @@ def main() -> None:
     if args.threads < 1:
         parser.error("--threads must be at least 1")
     torch.set_num_threads(args.threads)
-    rules = HanabiRules(knowledge=args.knowledge, sad=args.sad)
+    rules = HanabiRules.preset(args.preset, knowledge=args.knowledge, sad=args.sad)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"torch {torch.__version__}, {args.threads} torch thread(s), load average {load:.1f} at start; batched rules: {rules}")
     print("| env | batch | steps/s (wall) | steps/s (process CPU) |")
     print("|---|---|---|---|")
     if args.hle_steps:
-        wall, cpu = time_hle(args.hle_steps, args.repeats)
+        wall, cpu = time_hle(args.hle_steps, args.repeats, rules)
         print(f"| HLE pyhanabi + encoder | 1 | {wall:,.0f} | {cpu:,.0f} |", flush=True)
     for batch in args.batch_sizes:
         wall, cpu = time_batched(batch, args.seconds, args.repeats, rules)

@@ -62,8 +62,8 @@ def hanabi_symmetry(group: PermutationGroup) -> Symmetry:
     from eqc.domains.hanabi.symmetry import colour_symmetry
 
     sym = colour_symmetry(group)
-    if (sym.observation.dim, sym.action.dim) != (OBS_DIM, ACT_DIM):
-        raise RuntimeError(f"expected Hanabi dims ({OBS_DIM}, {ACT_DIM}), got ({sym.observation.dim}, {sym.action.dim})")
+    if (sym.observation_rep.dim, sym.action_rep.dim) != (OBS_DIM, ACT_DIM):
+        raise RuntimeError(f"expected Hanabi dims ({OBS_DIM}, {ACT_DIM}), got ({sym.observation_rep.dim}, {sym.action_rep.dim})")
     return sym
 
 
@@ -81,7 +81,7 @@ class LoopSymmetrizer(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         total = torch.zeros(x.shape[0], self.out_rep.dim)
         for g in range(self.in_rep.group.order):
-            total = total + self.out_rep.act_inverse(self.module(self.in_rep.act(x, g)), g)
+            total = total + self.out_rep.act(self.module(self.in_rep.act(x, g)), g, inverse=True)
         return total / self.in_rep.group.order
 
 
@@ -115,9 +115,9 @@ def escnn_mlp(sym: Symmetry, hidden_fields: int) -> tuple[nn.Module, float]:
     from eqc.groups.escnn_bridge import field_type
 
     start = time.perf_counter()
-    in_type = field_type(sym.observation)
+    in_type = field_type(sym.observation_rep)
     hidden_type = enn.FieldType(in_type.gspace, [in_type.fibergroup.regular_representation] * hidden_fields)
-    out_type = field_type(sym.action)
+    out_type = field_type(sym.action_rep)
     net = enn.SequentialModule(
         enn.Linear(in_type, hidden_type), enn.ReLU(hidden_type), enn.Linear(hidden_type, out_type)
     )
@@ -204,7 +204,7 @@ class Row:
 def bench_group(name: str, args: argparse.Namespace, rows: list[Row], breakdown: list[str]) -> None:
     group = GROUPS[name]()
     sym = hanabi_symmetry(group)
-    in_rep, out_rep = sym.observation, sym.action
+    in_rep, out_rep = sym.observation_rep, sym.action_rep
     order, batch = group.order, args.batch
     torch.manual_seed(0)
     net = mlp(in_rep.dim, args.hidden, out_rep.dim)

@@ -7,7 +7,8 @@ other jobs on a shared machine), with the machine's load average before and afte
 R2D2 first fills its replay (untimed) until it learns, so its timed iterations include updates.
 
 Usage: ``python benchmarks/training_throughput.py [--configs configs/hanabi/vdn_cpu.toml ...]
-[--device cpu] [--threads 1] [--seconds 30] [--warmup 3]``. Prints a markdown table.
+[--variants "pqn, Other-Play (S5)" ...] [--device cpu] [--threads 1] [--seconds 30] [--warmup 3]``.
+Prints a markdown table.
 
 Threads: ``torch.set_num_threads(--threads)``, default 1 (on the shared 2-core machine of
 ``RESULTS.md`` one thread is fastest; see the README).
@@ -67,11 +68,15 @@ def measure(config: TrainConfig, device: torch.device, seconds: float, warmup: i
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--configs", nargs="+", type=Path, default=None, help="config files (default: the variants above)")
+    parser.add_argument("--variants", nargs="+", choices=list(variants()), default=None,
+                        help="measure only these of the default learners (by name)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--warmup", type=int, default=3)
     args = parser.parse_args()
+    if args.configs and args.variants:
+        parser.error("--variants picks among the default learners; it cannot be combined with --configs")
     torch.set_num_threads(args.threads)
     device = check_device(args.device)
     load_before = os.getloadavg()
@@ -79,6 +84,8 @@ def main() -> None:
     print("| config | moves/s | updates/s | CPU-time steps/s |")
     print("|---|---:|---:|---:|")
     configs = {p.name: load_config(p) for p in args.configs} if args.configs else variants()
+    if args.variants:
+        configs = {name: configs[name] for name in args.variants}
     for name, config in configs.items():
         r = measure(config, device, args.seconds, args.warmup)
         print(f"| {name} | {r['steps_per_s']:,.0f} | {r['updates_per_s']:,.1f} | {r['cpu_steps_per_s']:,.0f} |")

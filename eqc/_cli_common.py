@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -31,7 +29,6 @@ from eqc._checks import check_device, check_float
 __all__ = [
     "MAX_SEED",
     "FlagError",
-    "add_renamed_flag",
     "add_threads_flag",
     "apply_threads",
     "device",
@@ -46,18 +43,6 @@ __all__ = [
 
 #: Largest seed accepted by ``--seed`` (``torch.Generator.manual_seed`` takes 64-bit values).
 MAX_SEED = 2**63 - 1
-
-
-def add_renamed_flag(parser: argparse.ArgumentParser, old: str, new: str, type: Callable[[str], Any], command: str) -> None:
-    """``old``, the former name of the flag ``new``: hidden from ``--help``, the same value, a one-line note on stderr."""
-
-    class Renamed(argparse.Action):
-        def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: Any = None) -> None:
-            print(f"{old} is deprecated for {command}; use {new}", file=sys.stderr)
-            setattr(namespace, self.dest, values)
-
-    dest = new.removeprefix("--").replace("-", "_")
-    parser.add_argument(old, dest=dest, type=type, action=Renamed, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 class FlagError(Exception):
@@ -154,6 +139,18 @@ def device(text: str) -> str:
     return str(device)
 
 
+def device_name(text: str) -> str:
+    """``type=`` for the name of a device used on other machines (Ray workers): ``cpu`` or ``cuda[:i]``, checked
+    for its form only; :func:`device` checks one used here. Returns the canonical name (``"cuda:1"``, ``"cuda"``)."""
+    try:
+        device = torch.device(text)
+    except RuntimeError:
+        raise argparse.ArgumentTypeError(f"must be a torch device such as 'cpu', 'cuda' or 'cuda:1', got {text!r}") from None
+    if device.type not in ("cpu", "cuda"):
+        raise argparse.ArgumentTypeError(f"must be 'cpu' or 'cuda[:i]' (eqc's commands run on those), got {text!r}")
+    return str(device)
+
+
 def output_dir(text: str) -> Path:
     """``type=`` for an output directory: not empty, not a file, and creatable and writable by this user.
 
@@ -204,6 +201,14 @@ def add_threads_flag(parser: argparse.ArgumentParser, *, trains: bool = False) -
         help=f"torch CPU threads (default {default}: faster than one per core for eqc's small networks, "
         "much faster on a shared machine)",
     )
+
+
+def add_precision_flag(parser: argparse.ArgumentParser, *, trains: bool = False) -> None:
+    """Add ``--precision fp32|bf16``: where the networks' matrix products run (bf16: bfloat16 autocast). For
+    commands that train the default is the config's ``[run] precision``; otherwise each agent's training precision."""
+    default = "the config's [run] precision" if trains else "the precision each agent was trained in"
+    parser.add_argument("--precision", choices=("fp32", "bf16"), default=None,
+                        help=f"network precision: fp32, or bf16 (bfloat16 autocast; Q-values stay float32) (default {default})")
 
 
 def apply_threads(args: argparse.Namespace) -> int | None:

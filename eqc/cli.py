@@ -41,9 +41,9 @@ def _check(args: argparse.Namespace) -> int:
     for group in (cyclic(5), dihedral(5), alternating(5), symmetric(5)):
         try:
             check_group(group)
-            sym = Symmetry(group, acts_on=colour, observation=obs, action=act)
-            check_representation(sym.observation)
-            check_representation(sym.action)
+            sym = Symmetry(group, acts_on=colour, observation_layout=obs, action_layout=act)
+            check_representation(sym.observation_rep)
+            check_representation(sym.action_rep)
         except AssertionError as err:
             print(f"{group.name:>15}: FAILED: {err}", file=sys.stderr)
             return 1

@@ -2,13 +2,14 @@
 
 - ``eqc hanabi train --config FILE --seed N --device DEV --out DIR [--max-minutes M]``: train, or
   resume the run already in ``DIR`` (see ``eqc.domains.hanabi.training.run``).
-- ``eqc hanabi eval --checkpoint PATH [--symmetrize GROUP] [--hidden average|identity] --games N [--deck-seed S] [--hle]``:
+- ``eqc hanabi eval --checkpoint PATH [--symmetrize GROUP] [--hidden-scheme average|identity] --games N [--deck-seed S] [--hle]``:
   greedy self-play score ± SEM, bomb-out and perfect-score rates on HanabiBatch, or in HLE itself.
-- ``eqc hanabi xp --pool DIR... [--symmetrize GROUP] [--hidden average|identity] --games N --out DIR [--verify-hle K]``:
+- ``eqc hanabi xp --pool DIR... [--symmetrize GROUP] [--hidden-scheme average|identity] --games N --out DIR [--verify-hle K]``:
   greedy cross-play of every ordered pair of the pools' agents on common decks; ``xp.json``,
   ``xp.csv``, ``xp.png`` in ``DIR`` (see ``eqc.domains.hanabi.xp``).
 - ``eqc hanabi actions --checkpoint PATH --games 1000 --out DIR``: conditional action matrices of
-  one agent, unsymmetrized and C5/D10-symmetrized (``actions.png``, ``actions.json``).
+  one agent, unsymmetrized and symmetrized over C5 and D10 (C3 and D6 for 3 colours, ...), or as trained for an agent
+  trained symmetrized (``actions.png``, ``actions.json``).
 - ``eqc hanabi relabelled --pool DIR... --elements K --games N [--out FILE]``: each agent with copies of
   itself in colour-relabelled worlds (the measure of colour symmetry breaking, see
   ``eqc.domains.hanabi.xp.relabelled``): plain self-play, relabelled-partner loss, colour-hint share.
@@ -26,9 +27,10 @@ import sys
 from pathlib import Path
 
 from eqc import _cli_common as flags
-from eqc.domains.hanabi.training.config import GROUP_NAMES
+from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES
+from eqc.domains.hanabi.training.config import TrainConfig
 
-__all__ = ["add_hanabi_parser", "add_set_flag", "config_source"]
+__all__ = ["add_hanabi_parser", "add_set_flag", "config_source", "load_config_flags"]
 
 
 
@@ -50,17 +52,31 @@ def add_set_flag(parser: argparse.ArgumentParser) -> None:
                         help="override a config key (repeatable), e.g. --set run.num_envs=64; keys: eqc hanabi config")
 
 
-def _train(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.training.checkpoint import CheckpointError
+def load_config_flags(args: argparse.Namespace) -> TrainConfig:
+    """The config of ``--config`` with the ``--set`` overrides; a malformed override is blamed on ``--set``."""
     from eqc.domains.hanabi.training.config import ConfigError, load_config
-    from eqc.domains.hanabi.training.run import RunDirectoryError, TrainingDiverged, train
+    from eqc.domains.hanabi.training.config_files import check_overrides
 
     try:
-        config = load_config(args.config, args.overrides)
+        check_overrides(args.overrides)
+    except ConfigError as exc:
+        raise flags.FlagError("--set", str(exc)) from None
+    try:
+        return load_config(args.config, args.overrides)
     except ConfigError as exc:
         raise flags.FlagError("--set" if args.overrides and "--set" in str(exc) else "--config", str(exc)) from None
+
+
+def _train(args: argparse.Namespace) -> int:
+    from eqc.domains.hanabi.training.checkpoint import CheckpointError
+    from eqc.domains.hanabi.training.config import ConfigError
+    from eqc.domains.hanabi.training.run import RunDirectoryError, TrainingDiverged, train
+
+    config = load_config_flags(args)
     if args.threads is not None:
         config = config.replace(run={"threads": args.threads})
+    if args.precision is not None:
+        config = config.replace(run={"precision": args.precision})
     flags.prepare_output_dir(args.out)
     try:
         summary = train(config, args.out, seed=args.seed, device=args.device, max_minutes=args.max_minutes, progress=not args.no_progress)
@@ -84,7 +100,8 @@ def _eval(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.training.policy import load_policy
 
     try:
-        policy = load_policy(args.checkpoint, device=args.device, symmetrize=args.symmetrize, hidden=args.hidden)
+        policy = load_policy(args.checkpoint, device=args.device, symmetrize=args.symmetrize, hidden_scheme=args.hidden_scheme,
+                             precision=args.precision)
     except CheckpointError as exc:
         raise flags.FlagError("--checkpoint", str(exc)) from None
     except ValueError as exc:  # another group than the one the agent was trained symmetrized over
@@ -102,10 +119,19 @@ def _eval(args: argparse.Namespace) -> int:
         result = evaluate_agent(policy.agent, policy.rules, args.games, args.deck_seed, policy.device)
         where = "HanabiBatch"
     symmetrized = f", symmetrized over {args.symmetrize}" if args.symmetrize else ""
-    name = f"{args.checkpoint} ({policy.trained_moves:,} moves trained{symmetrized})"
+    name = f"{args.checkpoint} ({policy.trained_moves:,} moves trained{symmetrized}, run in {policy.agent.precision})"
     print(f"{name}, greedy self-play on {where}: {result}")
+    record = {"checkpoint": str(args.checkpoint), "where": where, "symmetrize": args.symmetrize, "precision": policy.agent.precision,
+              **result.as_dict()}
+    trained = policy.config.run.precision
+    if policy.agent.precision != trained:  # say how many moves the other precision changes
+        from eqc.domains.hanabi.training.greedy_eval import precision_difference
+
+        difference = precision_difference(policy.agent, trained, policy.rules, args.games, args.deck_seed, policy.device)
+        print(f"trained in {trained}: {difference}")
+        record["precision_difference"] = difference.as_dict()
     if args.json:
-        print(json.dumps({"checkpoint": str(args.checkpoint), "where": where, "symmetrize": args.symmetrize, **result.as_dict()}))
+        print(json.dumps(record))
     return 0
 
 
@@ -118,7 +144,8 @@ def _xp(args: argparse.Namespace) -> int:
     if len(groups) not in (1, len(args.pool)):
         raise flags.FlagError("--symmetrize", f"give one group for every pool, or one per --pool ({len(args.pool)}), got {len(groups)}")
     try:
-        agents = load_pools(args.pool, groups if len(groups) > 1 else groups[0], hidden=args.hidden, device=args.device)
+        agents = load_pools(args.pool, groups if len(groups) > 1 else groups[0], hidden_scheme=args.hidden_scheme, device=args.device,
+                            precision=args.precision)
     except PoolError as exc:
         raise flags.FlagError("--pool", str(exc)) from None
     if len(agents) < 2:
@@ -161,11 +188,11 @@ def _actions(args: argparse.Namespace) -> int:
     except CheckpointError as exc:
         raise flags.FlagError("--checkpoint", str(exc)) from None
     flags.prepare_output_dir(args.out)
-    result = action_matrices(policy, args.games, seed=args.deck_seed, hidden=args.hidden)
+    result = action_matrices(policy, args.games, seed=args.deck_seed, hidden_scheme=args.hidden_scheme)
     title = f"{args.checkpoint}: P(a_t | partner's a_(t-1)) over {args.games} self-play games"
     plot_action_matrices(result, args.out / "actions.png", title=title)
     write_json_atomic(args.out / "actions.json", {"checkpoint": str(args.checkpoint), "moves": policy.trained_moves, **result.as_dict()})
-    scores = ", ".join(f"{'unsymmetrized' if k == 'none' else k} {v:.2f}" for k, v in result.scores.items())
+    scores = ", ".join(f"{result.caption(k)} {v:.2f}" for k, v in result.scores.items())
     print(f"self-play scores: {scores}; wrote {args.out / 'actions.png'}, {args.out / 'actions.json'}")
     return 0
 
@@ -175,18 +202,22 @@ def _relabelled(args: argparse.Namespace) -> int:
     from eqc.io import write_json_atomic
 
     try:
-        agents = load_pools(args.pool, device=args.device)
+        agents = load_pools(args.pool, device=args.device, precision=args.precision)
     except PoolError as exc:
         raise flags.FlagError("--pool", str(exc)) from None
     if args.out is not None and (args.out.is_dir() or not args.out.parent.is_dir()):
         raise flags.FlagError("--out", f"must be a JSON file path in an existing directory, got {str(args.out)!r}")
     rows = []
     for agent in agents:
-        result = relabelled_self_play(agent.policy, elements=args.elements, games=args.games, seed=args.deck_seed, group=args.group)
+        try:
+            result = relabelled_self_play(agent.policy, elements=args.elements, games=args.games, seed=args.deck_seed, group=args.group)
+        except ValueError as exc:  # a group on another number of colours than the agent's game
+            raise flags.FlagError("--group", f"{agent.name}: {exc}") from None
         print(f"{agent.name} ({agent.policy.trained_moves:,} moves trained): {result}")
         rows.append({"name": agent.name, "path": str(agent.path), "moves": agent.policy.trained_moves, **result.as_dict()})
     if args.out is not None:
-        record = {"group": args.group, "games": args.games, "deck_seed": args.deck_seed, "command": args.command_line, "agents": rows}
+        group = args.group or f"S{agents[0].policy.rules.num_colours}"
+        record = {"group": group, "games": args.games, "deck_seed": args.deck_seed, "command": args.command_line, "agents": rows}
         write_json_atomic(args.out, record)
         print(f"wrote {args.out}")
     return 0
@@ -194,13 +225,14 @@ def _relabelled(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.training.checkpoint import CheckpointError
-    from eqc.domains.hanabi.training.policy_file import export_policy
+    from eqc.domains.hanabi.training.policy_file import PolicyDirectoryError, export_policy
 
-    flags.prepare_output_dir(args.out)
-    try:
+    try:  # everything is checked before --out is created
         out = export_policy(args.checkpoint, args.out)
     except CheckpointError as exc:
         raise flags.FlagError("--checkpoint", str(exc)) from None
+    except PolicyDirectoryError as exc:
+        raise flags.FlagError("--out", str(exc)) from None
     size = sum(p.stat().st_size for p in out.iterdir()) / 1e6
     print(f"exported {args.checkpoint} to {out} ({size:.2f} MB): " + ", ".join(sorted(p.name for p in out.iterdir())))
     return 0
@@ -241,26 +273,26 @@ def _add_train_parser(sub: argparse._SubParsersAction) -> None:
     train.add_argument("--max-minutes", type=flags.float_in(0, low_open=True), default=None,
                        help="stop after this many minutes of this invocation (resume later)")
     flags.add_threads_flag(train, trains=True)
+    flags.add_precision_flag(train, trains=True)
     train.add_argument("--no-progress", action="store_true", help="no progress bar; one line per evaluation")
-    train.add_argument("--quiet", action="store_true", dest="no_progress", help=argparse.SUPPRESS)  # the older spelling
     train.set_defaults(run=_train)
 
 
 def _add_eval_parser(sub: argparse._SubParsersAction) -> None:
     evaluate = sub.add_parser("eval", help="greedy self-play of a trained agent")
     evaluate.add_argument("--checkpoint", type=Path, required=True, help="run directory or checkpoint file")
-    evaluate.add_argument("--symmetrize", choices=GROUP_NAMES, default=None,
+    evaluate.add_argument("--symmetrize", choices=COLOUR_GROUP_NAMES, default=None,
                           help="symmetrize the agent at test time over this colour group")
-    evaluate.add_argument("--hidden", choices=("average", "identity"), default=None,
-                          help="recurrent symmetrizer's hidden scheme (default: the one it was trained with, else average)")
+    evaluate.add_argument("--hidden-scheme", choices=("average", "identity"), default=None,
+                          help="recurrent symmetrizer's hidden-state scheme (default: the one it was trained with, else average)")
     evaluate.add_argument("--games", type=flags.int_in(2), default=1000, help="games, at least 2 (default 1000)")
     evaluate.add_argument("--deck-seed", type=flags.seed, default=None,
                           help="seed of the evaluation decks (default: the config's [run] eval_seed, the decks of metrics.csv)")
-    flags.add_renamed_flag(evaluate, "--seed", "--deck-seed", flags.seed, "eqc hanabi eval")
     evaluate.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
     evaluate.add_argument("--hle", action="store_true", help="play in the Hanabi Learning Environment itself")
     evaluate.add_argument("--json", action="store_true", help="also print the result as one JSON line")
     flags.add_threads_flag(evaluate)
+    flags.add_precision_flag(evaluate)
     evaluate.set_defaults(run=_eval)
 
 
@@ -268,31 +300,31 @@ def _add_xp_parser(sub: argparse._SubParsersAction) -> None:
     xp = sub.add_parser("xp", help="cross-play of every ordered pair of the pools' agents on common decks")
     xp.add_argument("--pool", type=Path, action="append", required=True,
                     help="pool directory of runs seed_<n>/, or one run directory (repeat to pool several)")
-    xp.add_argument("--symmetrize", choices=(*GROUP_NAMES, "none"), action="append", default=None,
+    xp.add_argument("--symmetrize", choices=(*COLOUR_GROUP_NAMES, "none"), action="append", default=None,
                     help="symmetrize at test time over this colour group: once for all pools, or once per --pool in order "
                     "('none' = as trained)")
-    xp.add_argument("--hidden", choices=("average", "identity"), default=None,
-                          help="recurrent symmetrizer's hidden scheme (default: the one it was trained with, else average)")
+    xp.add_argument("--hidden-scheme", choices=("average", "identity"), default=None,
+                          help="recurrent symmetrizer's hidden-state scheme (default: the one it was trained with, else average)")
     xp.add_argument("--games", type=flags.positive_int, required=True, help="games per ordered pair (the paper: 5000)")
     xp.add_argument("--out", type=flags.output_dir, required=True, help="directory for xp.json, xp.csv and xp.png")
     xp.add_argument("--verify-hle", type=flags.non_negative_int, default=0, metavar="K",
                     help="replay the first K games of every pair in HLE and fail if any differs (default 0)")
     xp.add_argument("--deck-seed", type=flags.seed, default=1, help="seed of the common decks (default 1)")
-    flags.add_renamed_flag(xp, "--seed", "--deck-seed", flags.seed, "eqc hanabi xp")
     xp.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
     flags.add_threads_flag(xp)
+    flags.add_precision_flag(xp)
     xp.set_defaults(run=_xp)
 
 
 def _add_actions_parser(sub: argparse._SubParsersAction) -> None:
-    actions = sub.add_parser("actions", help="conditional action matrices of one agent, unsymmetrized and C5/D10-symmetrized")
+    actions = sub.add_parser("actions", help="conditional action matrices of one agent, unsymmetrized and C5/D10-symmetrized "
+                             "(an agent trained symmetrized: as trained)")
     actions.add_argument("--checkpoint", type=Path, required=True, help="run directory or checkpoint file")
     actions.add_argument("--games", type=flags.positive_int, default=1000, help="self-play games per matrix (default 1000, as the paper)")
     actions.add_argument("--out", type=flags.output_dir, required=True, help="directory for actions.png and actions.json")
-    actions.add_argument("--hidden", choices=("average", "identity"), default=None,
-                          help="recurrent symmetrizer's hidden scheme (default: the one it was trained with, else average)")
+    actions.add_argument("--hidden-scheme", choices=("average", "identity"), default=None,
+                          help="recurrent symmetrizer's hidden-state scheme (default: the one it was trained with, else average)")
     actions.add_argument("--deck-seed", type=flags.seed, default=1, help="seed of the decks (default 1)")
-    flags.add_renamed_flag(actions, "--seed", "--deck-seed", flags.seed, "eqc hanabi actions")
     actions.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
     flags.add_threads_flag(actions)
     actions.set_defaults(run=_actions)
@@ -305,19 +337,22 @@ def _add_relabelled_parser(sub: argparse._SubParsersAction) -> None:
     relabelled.add_argument("--elements", type=flags.int_in(1, 119), default=12,
                             help="non-identity group elements drawn (seeded) for the relabelled copies (default 12)")
     relabelled.add_argument("--games", type=flags.int_in(2), default=500, help="games per element and for plain self-play (default 500)")
-    relabelled.add_argument("--group", choices=GROUP_NAMES, default="S5", help="colour group the elements come from (default S5)")
+    relabelled.add_argument("--group", choices=COLOUR_GROUP_NAMES, default=None,
+                            help="colour group the elements come from (default: every permutation of the agents' colours, "
+                                 "S5 in the full game)")
     relabelled.add_argument("--deck-seed", type=flags.seed, default=1, help="seed of the common decks (default 1)")
-    flags.add_renamed_flag(relabelled, "--seed", "--deck-seed", flags.seed, "eqc hanabi relabelled")
     relabelled.add_argument("--out", type=Path, default=None, help="also write the results to this JSON file")
     relabelled.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
     flags.add_threads_flag(relabelled)
+    flags.add_precision_flag(relabelled)
     relabelled.set_defaults(run=_relabelled)
 
 
 def _add_export_parser(sub: argparse._SubParsersAction) -> None:
     export = sub.add_parser("export", help="a run's network as a small shipped policy directory (no pickle)")
     export.add_argument("--checkpoint", type=Path, required=True, help="run directory or checkpoint file")
-    export.add_argument("--out", type=flags.output_dir, required=True, help="policy directory to write (created)")
+    export.add_argument("--out", type=flags.output_dir, required=True,
+                        help="policy directory to write: new or empty (an existing policy or run is never overwritten)")
     export.set_defaults(run=_export)
 
 

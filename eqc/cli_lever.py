@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from eqc._cli_common import (
-    add_renamed_flag,
     add_threads_flag,
     device,
     float_in,
@@ -71,8 +70,6 @@ def add_lever_parser(subparsers: Any) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--agents", type=int_in(2), default=16, help="agents per pool, each independently seeded (>= 2; default 16)")
-    # the old name, kept working but hidden: `eqc hanabi pool --seeds` is a range of seeds, not a count
-    add_renamed_flag(parser, "--seeds", "--agents", int_in(2), "eqc lever")
     parser.add_argument("--out", type=output_dir, default="runs/lever", help="output directory, created if needed (default runs/lever)")
     parser.add_argument("--device", type=device, default="cpu", help="torch device: cpu, cuda or cuda:N (default cpu)")
     parser.add_argument("--steps", type=positive_int, default=defaults.steps, help=f"Adam steps per pool (default {defaults.steps})")

@@ -10,10 +10,11 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 from eqc import _cli_common as flags
-from eqc.cli_hanabi import add_set_flag, config_source
+from eqc.cli_hanabi import add_set_flag, config_source, load_config_flags
 
 __all__ = ["add_reproduce_parsers"]
 
@@ -53,25 +54,35 @@ def _check_ray_address(address: str) -> None:
 
 
 def _pool(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.training.config import ConfigError, load_config
     from eqc.domains.hanabi.training.pool import train_pool
 
-    try:
-        config = load_config(args.config, args.overrides)
-    except ConfigError as exc:
-        raise flags.FlagError("--set" if args.overrides and "--set" in str(exc) else "--config", str(exc)) from None
+    config = load_config_flags(args)
     if args.threads is not None:  # the flag wins in every worker, not only in this process
         config = config.replace(run={"threads": args.threads})
     address, use_ray = _ray_flags(args)
+    _check_pool_device(args, address, use_ray)
     flags.prepare_output_dir(args.out)
     record = train_pool(
-        config, args.seeds, args.out, device=args.device, max_minutes=args.max_minutes, ray_address=address, use_ray=use_ray
+        config, args.seeds, args.out, device=args.device, max_minutes=args.max_minutes, ray_address=address, use_ray=use_ray,
+        gpus_per_seed=1.0 if args.gpus_per_seed is None else args.gpus_per_seed,
     )
     for seed, status in record["status"].items():
         score = f", greedy score {status['eval_score']:.2f}" if "eval_score" in status else ""
         print(f"seed {seed}: {status['state']}{score}")
     print(f"pool status in {args.out / 'pool.json'}")
     return 0
+
+
+def _check_pool_device(args: argparse.Namespace, address: str | None, use_ray: bool | None) -> None:
+    """``--device`` is checked here when the seeds train on this machine; with ``--ray ADDRESS`` the workers check
+    it (this machine may have no GPU). ``--gpus-per-seed`` needs a CUDA device and Ray."""
+    if address is None:
+        try:
+            flags.device(args.device)
+        except argparse.ArgumentTypeError as exc:
+            raise flags.FlagError("--device", f"{exc} (the seeds train on this machine; with --ray ADDRESS the workers check it)") from None
+    if args.gpus_per_seed is not None and (use_ray is False or not args.device.startswith("cuda")):
+        raise flags.FlagError("--gpus-per-seed", "shares GPUs between Ray tasks: it needs --device cuda and Ray (not --no-ray)")
 
 
 def _reproduce(args: argparse.Namespace) -> int:
@@ -104,26 +115,35 @@ def _reproduce(args: argparse.Namespace) -> int:
             load_policy(path, device=args.device)
         except CheckpointError as exc:
             raise flags.FlagError("--obl", str(exc)) from None
+    from eqc.domains.hanabi.reproduce.reuse import ResultFileError
+    from eqc.domains.hanabi.reproduce.run import shipped_pools
+    from eqc.domains.hanabi.xp import PoolError
+
+    if not trained:  # before --out is created: agents that make no cell of the table are refused
+        try:
+            shipped_pools(args.table, args.agents, obl=bool(args.obl))
+        except PoolError as exc:
+            raise flags.FlagError("--agents", str(exc)) from None
     flags.prepare_output_dir(args.out)
     try:
-        reproduce(args.table, args.scale, args.out, agents=args.agents, retrain=args.retrain, device=args.device,
+        reproduce(args.table, args.scale, args.out, agents=args.agents, retrain=args.retrain, device=args.device, precision=args.precision,
                   ray_address=address, use_ray=use_ray, obl=args.obl, reuse=args.reuse, command=args.command_line,
                   overrides=[*args.overrides, *([f"run.threads={args.threads}"] if args.threads is not None and trained else [])])
     except CheckpointError as exc:
         raise flags.FlagError("--agents", str(exc)) from None
-    except ValueError as exc:
-        if "no shipped agents" not in str(exc):
-            raise
-        raise flags.FlagError("--agents", str(exc)) from None
+    except ResultFileError as exc:
+        raise flags.FlagError("--out", str(exc)) from None
     print((args.out / f"{args.table}.md").read_text())
     return 0
 
 
-def _add_ray_flags(parser: argparse.ArgumentParser) -> None:
+def _add_ray_flags(parser: argparse.ArgumentParser, device: Callable[[str], str] = flags.device) -> None:
+    """``--ray``, ``--no-ray`` and ``--device`` (parsed by ``device``: :func:`flags.device_name` where workers check it)."""
     parser.add_argument("--ray", metavar="ADDRESS", default=None,
                         help="join a Ray cluster ('auto' or host:port); default: a local Ray instance when Ray is installed")
     parser.add_argument("--no-ray", action="store_true", help="train the seeds one after another in this process")
-    parser.add_argument("--device", type=flags.device, default="cpu", help="torch device of every run (default cpu)")
+    where = " (checked on the Ray workers with --ray ADDRESS: each trains on its own GPU)" if device is flags.device_name else ""
+    parser.add_argument("--device", type=device, default="cpu", help=f"torch device of every run (default cpu){where}")
 
 
 def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
@@ -136,7 +156,10 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
                       help="pool directory (seed_<n>/ runs; reachable by every Ray worker)")
     pool.add_argument("--max-minutes", type=flags.float_in(0, low_open=True), default=None,
                       help="bound each seed's run to this many minutes (re-run to resume)")
-    _add_ray_flags(pool)
+    _add_ray_flags(pool, device=flags.device_name)
+    pool.add_argument("--gpus-per-seed", type=flags.float_in(0, 1, low_open=True), default=None, metavar="SHARE",
+                      help="share of a GPU each seed's Ray task asks for with --device cuda, in (0, 1] (default 1; 0.25: four "
+                      "seeds per GPU)")
     flags.add_threads_flag(pool, trains=True)
     pool.set_defaults(run=_pool)
 
@@ -152,6 +175,7 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
                            help="shipped pools to read at --scale cpu (default: the repository's results/cpu/agents)")
     reproduce.add_argument("--retrain", action="store_true",
                            help="at --scale cpu, train the pools from scratch under OUT/pools instead of reading the shipped agents")
+    flags.add_precision_flag(reproduce)
     reproduce.add_argument("--reuse", action="store_true",
                            help="take cells and relabelled self-play already in OUT for the same agent files, games and decks "
                            "(hashed) instead of playing them again; only results of this eqc version")

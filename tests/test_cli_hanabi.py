@@ -39,7 +39,7 @@ def test_train_resume_and_eval(tmp_path: Path, config_file: Path, capsys: pytest
     out = tmp_path / "run"
     assert main(["hanabi", "train", "--config", str(config_file), "--seed", "1", "--out", str(out), "--no-progress"]) == 0
     assert "1,024 moves" in capsys.readouterr().out
-    assert main(["hanabi", "train", "--config", str(config_file), "--seed", "1", "--out", str(out), "--quiet"]) == 0
+    assert main(["hanabi", "train", "--config", str(config_file), "--seed", "1", "--out", str(out), "--no-progress"]) == 0
     assert "resuming" in capsys.readouterr().out
     assert main(["hanabi", "eval", "--checkpoint", str(out), "--games", "20", "--json"]) == 0
     text = capsys.readouterr().out
@@ -47,10 +47,9 @@ def test_train_resume_and_eval(tmp_path: Path, config_file: Path, capsys: pytest
     assert main(["hanabi", "eval", "--checkpoint", str(out / "checkpoint.pt"), "--games", "20", "--symmetrize", "C5"]) == 0
     assert "symmetrized over C5" in capsys.readouterr().out
     assert main(["hanabi", "eval", "--checkpoint", str(out), "--games", "20", "--deck-seed", "7"]) == 0
-    on_seven = capsys.readouterr()
-    assert main(["hanabi", "eval", "--checkpoint", str(out), "--games", "20", "--seed", "7"]) == 0  # the old spelling
-    old = capsys.readouterr()
-    assert old.out == on_seven.out and "--seed is deprecated for eqc hanabi eval; use --deck-seed" in old.err
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["hanabi", "eval", "--checkpoint", str(out), "--games", "20", "--seed", "7"])  # one spelling: --deck-seed
 
 
 def test_config_lists_every_key(capsys: pytest.CaptureFixture[str]) -> None:
@@ -174,6 +173,39 @@ def test_export_and_relabelled_self_play(tmp_path: Path, xp_pool: Path, capsys: 
     _usage_error(capsys, ["hanabi", "export", "--checkpoint", str(tmp_path / "none"), "--out", str(tmp_path / "e")], "--checkpoint")
 
 
+def test_export_refuses_to_overwrite_and_a_refusal_leaves_nothing(
+    tmp_path: Path, xp_pool: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run, other = xp_pool / "pool" / "seed_0", tmp_path / "other"
+    assert main(["hanabi", "export", "--checkpoint", str(xp_pool / "pool" / "seed_1"), "--out", str(other)]) == 0
+    before = {p.name: p.read_bytes() for p in other.iterdir()}
+    _usage_error(capsys, ["hanabi", "export", "--checkpoint", str(run), "--out", str(other)],
+                 "argument --out: out", "is another agent's policy directory", "export never overwrites files")
+    assert {p.name: p.read_bytes() for p in other.iterdir()} == before
+    _usage_error(capsys, ["hanabi", "export", "--checkpoint", str(run), "--out", str(run)], "argument --out", "is the run directory itself")
+    assert not (run / "policy.json").exists()
+    _usage_error(capsys, ["hanabi", "export", "--checkpoint", str(tmp_path / "none"), "--out", str(tmp_path / "e")], "--checkpoint")
+    assert not (tmp_path / "e").exists()  # no empty --out left behind
+    config = tmp_path / "tiny.toml"
+    config.write_text(TINY.to_toml())
+    _usage_error(capsys, ["hanabi", "train", "--config", str(config), "--out", str(other), "--no-progress"],
+                 "argument --out", "is a policy directory", "would overwrite its metrics.csv")
+    assert {p.name: p.read_bytes() for p in other.iterdir()} == before
+    (other / "policy.json").write_text((other / "policy.json").read_text().replace('"moves": ', '"moves": -'))
+    _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(other)], "argument --checkpoint", "was edited after export")
+    out = tmp_path / "relabelled.json"
+    _usage_error(capsys, ["hanabi", "relabelled", "--pool", str(other), "--out", str(out)], "argument --pool", "was edited after export")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("override", ["=1", "run.", "game=3", "run.num_envs=16\n[game]\nnum_players = 3"])
+def test_a_malformed_set_is_blamed_on_set(tmp_path: Path, config_file: Path, capsys: pytest.CaptureFixture[str], override: str) -> None:
+    for command in (["train"], ["pool", "--seeds", "0", "--no-ray"]):
+        _usage_error(capsys, ["hanabi", *command, "--config", str(config_file), "--set", override, "--out", str(tmp_path / "x")],
+                     "argument --set: override")
+    assert not (tmp_path / "x").exists()
+
+
 def test_train_by_shipped_name_with_set_overrides(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
@@ -201,6 +233,34 @@ def test_eval_refuses_another_group_for_an_agent_trained_symmetrized(tmp_path: P
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--symmetrize", "D10"], "--symmetrize", "trained symmetrized over C5")
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--games", "1"], "--games")
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--device", "meta"], "--device", "'cpu' or 'cuda[:i]'")
+
+
+def test_actions_of_an_agent_trained_symmetrized_show_the_agent_as_trained(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before, the bare network was labelled "unsymmetrized" and the network over C5 "C5": neither is the trained agent."""
+    import json
+
+    from eqc.domains.hanabi.evaluate import common_decks
+    from eqc.domains.hanabi.training.greedy_eval import greedy_games
+    from eqc.domains.hanabi.training.policy import load_policy
+    from eqc.domains.hanabi.xp import action_matrices
+
+    config = tmp_path / "sym.toml"
+    config.write_text(TINY.replace(rule={"symmetrize": "D10"}).to_toml())
+    run = tmp_path / "run"
+    assert main(["hanabi", "train", "--config", str(config), "--out", str(run), "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["hanabi", "actions", "--checkpoint", str(run), "--games", "12", "--out", str(tmp_path / "actions")]) == 0
+    assert "self-play scores: D10-symmetrized (as trained)" in capsys.readouterr().out
+    record = json.loads((tmp_path / "actions" / "actions.json").read_text())
+    assert list(record["matrices"]) == ["D10"] and record["trained"] == "D10"
+    policy = load_policy(run)
+    decks = torch.tensor(common_decks(12, 1, rules=policy.rules), dtype=torch.long)
+    as_trained = greedy_games(policy.agent, policy.rules, policy.device, decks=decks)
+    assert record["scores"]["D10"] == float(as_trained.scores.double().mean())
+    with pytest.raises(ValueError, match="trained symmetrized over D10 and stays so; symmetrizing over C5 would replace its group"):
+        action_matrices(policy, 4, groups=["C5"])
+    with pytest.raises(ValueError, match="trained symmetrized over D10"):
+        action_matrices(policy, 4, groups=["D10", "C5"])
 
 
 @pytest.mark.parametrize("command", [["hanabi"], *(["hanabi", c] for c in ("train", "relabelled", "pool", "reproduce"))])

@@ -31,9 +31,6 @@ class Symmetry:
     ``state_layout``, kept as attributes of the same names; the derived representations are
     :attr:`observation_rep`, :attr:`action_rep` and :attr:`state_rep`.
 
-    Older names kept as aliases: the keywords ``observation=``, ``action=``, ``state=`` (layouts)
-    and the attributes ``observation``, ``action``, ``state`` (representations).
-
     Args:
         group: the group; its points are the acted-on label sets, concatenated in order.
         acts_on: the :class:`~eqc.dec_pomdp.Labels` the group permutes (one, or a list).
@@ -49,15 +46,11 @@ class Symmetry:
         observation_layout: Layout | None = None,
         action_layout: Layout | None = None,
         state_layout: Layout | None = None,
-        *,
-        observation: Layout | None = None,
-        action: Layout | None = None,
-        state: Layout | None = None,
     ) -> None:
         # Over 60 lines on purpose: it validates a user's declaration, naming the layout or label set that is wrong.
-        observation = _one_of(observation_layout, observation, "observation_layout", "observation")
-        action = _one_of(action_layout, action, "action_layout", "action")
-        state = _one_of(state_layout, state, "state_layout", "state", required=False)
+        observation = _required(observation_layout, "observation_layout")
+        action = _required(action_layout, "action_layout")
+        state = state_layout
         if not isinstance(group, PermutationGroup):
             raise TypeError(f"group must be a PermutationGroup, got {type(group).__name__}")
         if isinstance(acts_on, Labels):
@@ -150,21 +143,6 @@ class Symmetry:
             raise AttributeError("this Symmetry was declared without a state layout")
         return self._representation(self.state_layout, "state")
 
-    @property
-    def observation(self) -> PermutationRepresentation:
-        """Alias of :attr:`observation_rep`."""
-        return self.observation_rep
-
-    @property
-    def action(self) -> PermutationRepresentation:
-        """Alias of :attr:`action_rep`."""
-        return self.action_rep
-
-    @property
-    def state(self) -> PermutationRepresentation:
-        """Alias of :attr:`state_rep`."""
-        return self.state_rep
-
     def label_permutations(self, g: int | torch.Tensor) -> dict[str, torch.Tensor]:
         """How element ``g`` relabels each acted-on label set: ``{name: LongTensor [size]}``, label ``c`` -> ``[c]``.
 
@@ -181,7 +159,7 @@ class Symmetry:
                 raise ValueError(f"g = {perm.tolist()} is not an element of {self.group.name}")
             return perm
         index = self.group._check_index(g, "g")
-        if index.dim() != 0:
+        if isinstance(index, torch.Tensor) and index.dim() != 0:
             raise ValueError("g must be a single element (an int index or one permutation [degree])")
         return self.group.elements[index]
 
@@ -201,11 +179,7 @@ class Symmetry:
         )
 
 
-def _one_of(new: Layout | None, old: Layout | None, new_name: str, old_name: str, *, required: bool = True) -> Layout | None:
-    """The layout given under its name or under its older alias, never both."""
-    if new is not None and old is not None:
-        raise TypeError(f"give {new_name} or its older alias {old_name}, not both")
-    value = new if new is not None else old
-    if value is None and required:
-        raise TypeError(f"Symmetry needs {new_name}: the Layout of one agent's {new_name.split('_')[0]} vector")
+def _required(value: Layout | None, name: str) -> Layout:
+    if value is None:
+        raise TypeError(f"Symmetry needs {name}: the Layout of one agent's {name.split('_')[0]} vector")
     return value

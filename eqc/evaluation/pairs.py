@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from eqc._checks import check_int
+from eqc._checks import check_float, check_int
 from eqc.evaluation.stats import _ALTERNATIVES, Alternative, MeanSEM, clopper_pearson
 
 __all__ = ["PairSummary", "PoolComparison", "compare_pools", "pair_summary", "unordered_pair_means"]
@@ -143,6 +143,7 @@ def compare_pools(
     resamples: int = 10_000,
     generator: torch.Generator | None = None,
     confidence: float = 0.99,
+    chunk_elements: int = 1 << 22,
 ) -> PoolComparison:
     """Test whether pool a cross-plays better than pool b, with the unordered pair as the unit.
 
@@ -151,23 +152,31 @@ def compare_pools(
     of the two sizes. ``paired=True`` (the same agents in both, so equal sizes): the mean of per-pair
     differences, over all ``2^pairs`` sign flips. When the arrangements number at most ``resamples``
     the test enumerates them (exact); otherwise it draws ``resamples`` of them with ``generator``.
-    ``alternative``: "greater" (H1: a > b), "less" or "two-sided".
+    ``alternative``: "greater" (H1: a > b), "less" or "two-sided". ``confidence`` in (0, 1): of the
+    Monte Carlo interval. ``chunk_elements`` bounds the memory of one batch of arrangements (as in
+    :func:`~eqc.evaluation.permutation_test`), exact or drawn.
     """
     matrix_a, matrix_b = _as_xp_matrix(xp_a, "xp_a"), _as_xp_matrix(xp_b, "xp_b")
     a, b = unordered_pair_means(matrix_a, "xp_a"), unordered_pair_means(matrix_b, "xp_b")
     if alternative not in _ALTERNATIVES:
         raise ValueError(f"alternative must be one of {_ALTERNATIVES}, got {alternative!r}")
     check_int(resamples, "resamples", low=1)
+    check_int(chunk_elements, "chunk_elements", low=1)
+    check_float(confidence, "confidence", low=0, high=1, low_open=True, high_open=True)
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
     if not isinstance(paired, bool):
         raise TypeError(f"paired must be True or False, got {paired!r}")
+    for name, matrix, means in (("xp_a", matrix_a, a), ("xp_b", matrix_b, b)):
+        if not math.isfinite(float(means.abs().sum())):
+            raise ValueError(f"{name}'s scores are too large to average in float64: pair means or their sum overflow to "
+                             f"infinity (largest |score| {float(matrix.abs().max()):.3g}); rescale the scores")
     if paired:
         if a.numel() != b.numel():
             raise ValueError("paired=True compares the same agents, so xp_a and xp_b must be the same size; "
                              f"got {matrix_a.shape[0]} and {matrix_b.shape[0]} agents")
-        return _sign_flip_test(a - b, alternative, resamples, generator, confidence)
-    return _permutation_test(a, b, alternative, resamples, generator, confidence)
+        return _sign_flip_test(a - b, alternative, resamples, generator, confidence, chunk_elements)
+    return _permutation_test(a, b, alternative, resamples, generator, confidence, chunk_elements)
 
 
 def _result(observed: float, stats_hits: int, drawn: int, total: int, exact: bool, units: tuple[int, int], paired: bool,
@@ -182,25 +191,34 @@ def _result(observed: float, stats_hits: int, drawn: int, total: int, exact: boo
     return PoolComparison(observed, p, interval, exact, min_p, units, total, paired, alternative, 0 if exact else drawn, float(confidence))
 
 
+def _blocks(rows: int, n: int, chunk_elements: int) -> list[tuple[int, int]]:
+    """``[start, stop)`` ranges covering ``rows`` arrangements, each at most ``chunk_elements / n`` long."""
+    per_chunk = max(1, chunk_elements // n)
+    return [(start, min(rows, start + per_chunk)) for start in range(0, rows, per_chunk)]
+
+
 def _sign_flip_test(
-    d: torch.Tensor, alternative: str, resamples: int, generator: torch.Generator | None, confidence: float
+    d: torch.Tensor, alternative: str, resamples: int, generator: torch.Generator | None, confidence: float, chunk_elements: int
 ) -> PoolComparison:
     n = d.numel()
     observed = float(d.mean())
     tolerance = 1e-9 * max(1.0, float(d.abs().sum()))
     total = 2**n
     exact = total <= resamples
-    if exact:
-        bits = (torch.arange(total).unsqueeze(1) >> torch.arange(n)) & 1
+    hits = 0
+    for start, stop in _blocks(total if exact else resamples, n, chunk_elements):
+        if exact:
+            bits = (torch.arange(start, stop).unsqueeze(1) >> torch.arange(n)) & 1
+        else:
+            bits = torch.randint(0, 2, (stop - start, n), generator=generator)
         signs = 1.0 - 2.0 * bits.double()
-    else:
-        signs = 1.0 - 2.0 * torch.randint(0, 2, (resamples, n), generator=generator).double()
-    hits = int(_extreme(signs @ d / n, observed, alternative, tolerance).sum())
+        hits += int(_extreme(signs @ d / n, observed, alternative, tolerance).sum())
     return _result(observed, hits, resamples, total, exact, (n, n), True, alternative, confidence, symmetric=True)
 
 
 def _permutation_test(
-    a: torch.Tensor, b: torch.Tensor, alternative: str, resamples: int, generator: torch.Generator | None, confidence: float
+    a: torch.Tensor, b: torch.Tensor, alternative: str, resamples: int, generator: torch.Generator | None, confidence: float,
+    chunk_elements: int,
 ) -> PoolComparison:
     pooled = torch.cat([a, b])
     n, n_a = pooled.numel(), a.numel()
@@ -209,14 +227,17 @@ def _permutation_test(
     tolerance = 1e-9 * max(1.0, float(pooled.abs().sum()))
     total = math.comb(n, n_a)
     exact = total <= resamples
-    if exact:
-        chosen = torch.zeros(total, n, dtype=torch.float64)
-        for row, subset in enumerate(itertools.combinations(range(n), n_a)):
-            chosen[row, list(subset)] = 1.0
-    else:
-        keys = torch.rand(resamples, n, generator=generator, dtype=torch.float64)
-        chosen = torch.zeros_like(keys).scatter_(1, keys.argsort(dim=1)[:, :n_a], 1.0)
-    sums_a = chosen @ pooled
-    stats = sums_a / n_a - (total_sum - sums_a) / (n - n_a)
-    hits = int(_extreme(stats, observed, alternative, tolerance).sum())
+    subsets = itertools.combinations(range(n), n_a)
+    hits = 0
+    for start, stop in _blocks(total if exact else resamples, n, chunk_elements):
+        if exact:
+            chosen = torch.zeros(stop - start, n, dtype=torch.float64)
+            for row, subset in enumerate(itertools.islice(subsets, stop - start)):
+                chosen[row, list(subset)] = 1.0
+        else:
+            keys = torch.rand(stop - start, n, generator=generator, dtype=torch.float64)
+            chosen = torch.zeros_like(keys).scatter_(1, keys.argsort(dim=1)[:, :n_a], 1.0)
+        sums_a = chosen @ pooled
+        stats = sums_a / n_a - (total_sum - sums_a) / (n - n_a)
+        hits += int(_extreme(stats, observed, alternative, tolerance).sum())
     return _result(observed, hits, resamples, total, exact, (n_a, n - n_a), False, alternative, confidence, symmetric=n_a == n - n_a)

@@ -9,7 +9,7 @@ the product ``g * h`` are as defined in :mod:`eqc.groups.permutations`.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 
 import torch
@@ -65,9 +65,11 @@ class PermutationGroup:
     convert             :meth:`permutation_to_index`     :meth:`index_to_permutation`
     ==================  ===============================  ==========================================
 
-    Index-form methods need the group to be listable (``order <= enumeration_limit``).
-    Older names kept as aliases: ``random_elements`` (= :meth:`random_indices`), ``compose``
-    (= :meth:`compose_indices`), ``index_of`` (= :meth:`permutation_to_index`).
+    Index-form methods need the group to be listable (``order <= enumeration_limit``). Element
+    indices given as ints or CPU tensors are range-checked; index tensors on another device (cuda,
+    meta) are not, since reading their values would wait for the device: there an index out of
+    range fails in the device's own indexing. Tables are copied to a device once and kept, and
+    random draws happen on the generator's device.
 
     Attributes:
         elements: all elements as permutations, ``torch.long [order, degree]``, sorted
@@ -98,6 +100,7 @@ class PermutationGroup:
         self.enumeration_limit = enumeration_limit
         sympy_generators = [to_sympy(g) for g in self._generators] if degree else [Permutation([])]
         self._sympy = SympyGroup(sympy_generators)
+        self._device_tables: dict[tuple[str, torch.device], torch.Tensor] = {}
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -233,7 +236,20 @@ class PermutationGroup:
     def index_to_permutation(self, index: int | torch.Tensor) -> torch.Tensor:
         """Permutations ``[..., degree]`` of element indices ``[...]`` (``elements[index]``)."""
         index_t = self._check_index(index, "index")
-        return self.elements.to(index_t.device)[index_t]
+        return self.device_table("elements", _device_of(index_t))[index_t]
+
+    def device_table(self, name: str, device: torch.device | str) -> torch.Tensor:
+        """:attr:`elements` (``name="elements"``) or :attr:`inverse` (``"inverse"``) on ``device``, copied there once."""
+        if name not in ("elements", "inverse"):
+            raise ValueError(f"name must be 'elements' or 'inverse', got {name!r}")
+        return self._on_device(name, device, lambda: getattr(self, name))
+
+    def _on_device(self, key: str, device: torch.device | str, table: Callable[[], torch.Tensor]) -> torch.Tensor:
+        """``table()`` copied to ``device`` on first use and kept."""
+        where = (key, torch.device(device))
+        if where not in self._device_tables:
+            self._device_tables[where] = table().to(where[1])
+        return self._device_tables[where]
 
     def __contains__(self, perm: object) -> bool:
         try:
@@ -250,7 +266,7 @@ class PermutationGroup:
     def inverse_indices(self, index: int | torch.Tensor) -> torch.Tensor:
         """Index of the inverse of each element index in ``index`` (broadcasts like a tensor of indices)."""
         index_t = self._check_index(index, "index")
-        return self.inverse.to(index_t.device)[index_t]
+        return self.device_table("inverse", _device_of(index_t))[index_t]
 
     @cached_property
     def multiplication_table(self) -> torch.Tensor:
@@ -266,31 +282,38 @@ class PermutationGroup:
     def compose_indices(self, i: int | torch.Tensor, j: int | torch.Tensor) -> torch.Tensor:
         """Index of ``elements[i] * elements[j]`` (apply ``j`` first); broadcasts over tensors of indices."""
         i_t, j_t = self._check_index(i, "i"), self._check_index(j, "j")
-        device = i_t.device
-        i_t, j_t = torch.broadcast_tensors(i_t.cpu(), j_t.cpu())
+        device = _device_of(i_t)
+        i_t, j_t = torch.broadcast_tensors(torch.as_tensor(i_t).cpu(), torch.as_tensor(j_t).cpu())
         return self.permutation_to_index(compose_permutations(self.elements[i_t], self.elements[j_t])).to(device)
 
-    def _check_index(self, index: int | torch.Tensor, name: str) -> torch.Tensor:
-        """Validate element indices (ints or integer tensors) against ``order``."""
+    def _check_index(self, index: int | torch.Tensor, name: str) -> int | torch.Tensor:
+        """Validate element indices: an int is returned as it is, a tensor as a LongTensor on its device.
+
+        Values are range-checked for ints and CPU tensors only (see the class docstring): no tensor is
+        built for an int and nothing is read back from another device, so acting in a hot loop costs no sync.
+        """
         if isinstance(index, bool) or not isinstance(index, (int, torch.Tensor)):
             raise TypeError(
                 f"{name} must be an element index (an int, or a LongTensor of indices into group.elements), "
                 f"got {type(index).__name__}"
             )
-        t = torch.as_tensor(index)
-        if t.dtype.is_floating_point or t.dtype == torch.bool:
-            raise TypeError(f"{name} must hold integer element indices, got dtype {t.dtype}")
+        if isinstance(index, torch.Tensor) and (index.dtype.is_floating_point or index.dtype.is_complex or index.dtype == torch.bool):
+            raise TypeError(f"{name} must hold integer element indices, got dtype {index.dtype}")
         self._require_enumerable("indexing elements")
-        if t.numel() and (int(t.min()) < 0 or int(t.max()) >= self.order):
+        if isinstance(index, int):
+            out_of_range = not 0 <= index < self.order
+        else:
+            out_of_range = index.device.type == "cpu" and index.numel() > 0 and (int(index.min()) < 0 or int(index.max()) >= self.order)
+        if out_of_range:
             raise ValueError(f"{name} holds element indices outside 0..{self.order - 1} (the group has order {self.order})")
-        return t.long()
+        return index if isinstance(index, int) else index.long()
 
     # ------------------------------------------------------------------ sampling
     def random_indices(self, n: int, generator: torch.Generator | None = None) -> torch.Tensor:
         """``n`` uniformly random element indices, ``torch.long [n]``, drawn from ``generator``."""
         _check_count(n)
         self._require_enumerable("random_indices (which returns element indices)")
-        return torch.randint(self.order, (n,), generator=generator)
+        return torch.randint(self.order, (n,), generator=generator, device=_device_of_generator(generator))
 
     @cached_property
     def _transversals(self) -> list[torch.Tensor]:
@@ -301,16 +324,18 @@ class PermutationGroup:
         ]
 
     def random_permutations(self, n: int, generator: torch.Generator | None = None) -> torch.Tensor:
-        """``n`` uniformly random elements as permutations ``[n, degree]``, for any group size.
+        """``n`` uniformly random elements as permutations ``[n, degree]``, for any group size, on ``generator``'s device.
 
         Uses the stabiliser chain: every element is uniquely ``u_1 * u_2 * ... * u_k`` with
         ``u_i`` from the i-th basic transversal, so independent uniform ``u_i`` give a uniform element.
         """
         _check_count(n)
-        result = identity_permutation(self.degree).expand(n, self.degree).clone()
-        for level in reversed(self._transversals):
-            choice = level[torch.randint(level.shape[0], (n,), generator=generator)]
-            result = compose_permutations(choice, result)
+        device = _device_of_generator(generator)
+        result = torch.arange(self.degree, device=device).expand(n, self.degree).clone()
+        for k in range(len(self._transversals) - 1, -1, -1):
+            level = self._on_device(f"transversal {k}", device, lambda k=k: self._transversals[k])
+            draw = torch.randint(level.shape[0], (n,), generator=generator, device=device)
+            result = compose_permutations(level[draw], result)
         return result
 
     # ------------------------------------------------------------------ subgroups
@@ -338,19 +363,6 @@ class PermutationGroup:
     def __hash__(self) -> int:
         return hash((self.degree, self.order))
 
-    # ------------------------------------------------------------------ aliases (older names, kept working)
-    def random_elements(self, n: int, generator: torch.Generator | None = None) -> torch.Tensor:
-        """Alias of :meth:`random_indices`."""
-        return self.random_indices(n, generator)
-
-    def compose(self, i: int | torch.Tensor, j: int | torch.Tensor) -> torch.Tensor:
-        """Alias of :meth:`compose_indices`."""
-        return self.compose_indices(i, j)
-
-    def index_of(self, perms: PermutationLike | torch.Tensor) -> torch.Tensor:
-        """Alias of :meth:`permutation_to_index`."""
-        return self.permutation_to_index(perms)
-
 
 def _format_order(order: int) -> str:
     """``order`` with thousands separators, or in scientific notation when it has more than 30 digits."""
@@ -363,6 +375,16 @@ def _format_order(order: int) -> str:
 
 def _check_count(n: int) -> None:
     check_int(n, "n", low=0)
+
+
+def _device_of(index: int | torch.Tensor) -> torch.device:
+    """The device of an index tensor; the CPU for an int."""
+    return index.device if isinstance(index, torch.Tensor) else torch.device("cpu")
+
+
+def _device_of_generator(generator: torch.Generator | None) -> torch.device:
+    """Where ``generator`` draws (the CPU for the global RNG)."""
+    return generator.device if generator is not None else torch.device("cpu")
 
 
 def _lexsort(rows: torch.Tensor) -> torch.Tensor:

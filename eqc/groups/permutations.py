@@ -18,8 +18,7 @@ so ``compose_permutations(g, h) == g[h]``. sympy's ``Permutation`` multiplies th
 cross that boundary.
 
 The functions here follow one naming pattern (``identity_*``, ``compose_*``, ``inverse_*``);
-:class:`~eqc.groups.PermutationGroup` offers the same verbs for indices. The older names
-``identity``, ``compose`` and ``invert`` remain as aliases.
+:class:`~eqc.groups.PermutationGroup` offers the same verbs for indices.
 """
 
 from __future__ import annotations
@@ -34,13 +33,10 @@ from eqc._checks import check_int, check_tensor
 __all__ = [
     "PermutationLike",
     "as_permutation",
-    "compose",
     "compose_permutations",
     "from_sympy",
-    "identity",
     "identity_permutation",
     "inverse_permutations",
-    "invert",
     "to_sympy",
 ]
 
@@ -106,10 +102,3 @@ def from_sympy(p: Permutation, degree: int) -> torch.Tensor:
     image.extend(range(len(image), degree))
     return torch.tensor(image, dtype=torch.long)
 
-
-#: Alias of :func:`identity_permutation` (older name, kept working).
-identity = identity_permutation
-#: Alias of :func:`compose_permutations` (older name, kept working).
-compose = compose_permutations
-#: Alias of :func:`inverse_permutations` (older name, kept working).
-invert = inverse_permutations

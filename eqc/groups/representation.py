@@ -13,7 +13,11 @@ label ``g(c)``.
 A representation is stored as a vectorised map from group permutations ``[k, degree]`` to
 coordinate permutations ``[k, dim]``, so it works for any group, also one too large to
 list. For listable groups the map is evaluated once into :attr:`coordinate_permutations`
-``[order, dim]`` and applying ``rho(g)`` is a single gather; no dense matrix is formed.
+``[order, dim]`` and applying ``rho(g)`` is a single gather; no dense matrix is formed. The tables
+are copied once to each device they are used on (:meth:`PermutationRepresentation.device_table`);
+acting with element indices on that device, or with one int element, never goes through the host
+(index checks: see :class:`~eqc.groups.PermutationGroup`). Elements given as permutations are
+mapped to coordinates on the CPU.
 """
 
 from __future__ import annotations
@@ -68,10 +72,6 @@ class PermutationRepresentation:
     ``g []`` (one for all) is fine; ``x [B, P, d]`` with ``g [B, 1]`` (one per row, shared
     over ``P``) is fine; ``x [B, d]`` with ``g [B, 1]``, which numpy would broadcast to
     ``[B, B, d]``, is refused. Use :meth:`act_all` for every element on each vector.
-
-    Older names kept as aliases: ``act_inverse(x, g)`` = ``act(x, g, inverse=True)``;
-    ``act_all_inverse(y, elements)`` = ``act_all(y, elements, inverse=True)``;
-    ``act_by_permutations`` = :meth:`act_permutations`; ``permute_index`` = :meth:`act_index`.
     """
 
     def __init__(self, group: PermutationGroup, dim: int, coordinate_map: CoordinateMap, *, name: str = "rho") -> None:
@@ -161,11 +161,15 @@ class PermutationRepresentation:
         """``[order, dim]``: ``(rho(g) x)[j] = x[gather_index[g, j]]`` (the inverse permutations)."""
         return inverse_permutations(self.coordinate_permutations).contiguous()
 
-    def _table(self, kind: str, device: torch.device) -> torch.Tensor:
-        key = (device, kind)
+    def device_table(self, kind: str, device: torch.device | str) -> torch.Tensor:
+        """:attr:`gather_index` (``kind="gather"``) or :attr:`coordinate_permutations` (``"coordinates"``) on
+        ``device``, copied there once and kept: acting gathers rows of it and never leaves the device."""
+        key = (torch.device(device), kind)
         if key not in self._device_tables:
+            if kind not in ("gather", "coordinates"):
+                raise ValueError(f"kind must be 'gather' or 'coordinates', got {kind!r}")
             table = self.gather_index if kind == "gather" else self.coordinate_permutations
-            self._device_tables[key] = table.to(device)
+            self._device_tables[key] = table.to(key[0])
         return self._device_tables[key]
 
     def matrices(self) -> torch.Tensor:
@@ -188,13 +192,15 @@ class PermutationRepresentation:
                 f"{name} must have last dimension {self.dim} (the dimension of {self.name}), got shape {tuple(x.shape)}"
             )
 
-    def _element_index(self, g: int | torch.Tensor, device: torch.device, name: str = "g") -> torch.Tensor:
-        return self.group._check_index(g, name).to(device)
+    def _element_index(self, g: int | torch.Tensor, device: torch.device, name: str = "g") -> int | torch.Tensor:
+        """Checked element indices on ``device``; an int stays an int (one row of a table: no tensor is built)."""
+        index = self.group._check_index(g, name)
+        return index if isinstance(index, int) else index.to(device)
 
     def _element_rows(self, indices: torch.Tensor, device: torch.device, name: str = "indices") -> torch.Tensor:
         rows = self._element_index(indices, device, name)
-        if rows.dim() != 1:
-            raise ValueError(f"{name} must be a 1-D LongTensor of element indices, got shape {tuple(rows.shape)}")
+        if not isinstance(rows, torch.Tensor) or rows.dim() != 1:
+            raise ValueError(f"{name} must be a 1-D LongTensor of element indices, got shape {_shape(rows)}")
         return rows
 
     def act(self, x: torch.Tensor, g: int | torch.Tensor, *, inverse: bool = False) -> torch.Tensor:
@@ -206,8 +212,8 @@ class PermutationRepresentation:
         self._check_input(x)
         check_bool(inverse, "inverse")
         index = self._element_index(g, x.device)
-        _check_one_element_per_vector(x.shape[:-1], index.shape, "g")
-        return broadcast_gather(x, self._table("coordinates" if inverse else "gather", x.device)[index])
+        _check_one_element_per_vector(x.shape[:-1], _shape(index), "g")
+        return broadcast_gather(x, self.device_table("coordinates" if inverse else "gather", x.device)[index])
 
     def act_permutations(self, x: torch.Tensor, perms: torch.Tensor, *, inverse: bool = False) -> torch.Tensor:
         """``rho(p) x`` (``rho(p)^-1 x`` with ``inverse=True``) for group elements given as permutations
@@ -232,7 +238,7 @@ class PermutationRepresentation:
         """
         self._check_input(x)
         check_bool(inverse, "inverse")
-        table = self._table("coordinates" if inverse else "gather", x.device)
+        table = self.device_table("coordinates" if inverse else "gather", x.device)
         if indices is not None:
             table = table[self._element_rows(indices, x.device)]
         k = table.shape[0]
@@ -250,8 +256,8 @@ class PermutationRepresentation:
         idx = self._check_coordinate_index(index)
         check_bool(inverse, "inverse")
         element = self._element_index(g, idx.device)
-        _check_one_element_per_vector(idx.shape, element.shape, "g", what="index")
-        return self._table("gather" if inverse else "coordinates", idx.device)[element, idx]
+        _check_one_element_per_vector(idx.shape, _shape(element), "g", what="index")
+        return self.device_table("gather" if inverse else "coordinates", idx.device)[element, idx]
 
     def act_index_permutations(self, index: int | torch.Tensor, perms: torch.Tensor, *, inverse: bool = False) -> torch.Tensor:
         """:meth:`act_index` for group elements given as permutations ``[..., degree]``."""
@@ -269,26 +275,9 @@ class PermutationRepresentation:
         idx = torch.as_tensor(index)
         if idx.dtype.is_floating_point or idx.dtype.is_complex or idx.dtype == torch.bool:
             raise TypeError(f"index must hold integers, got dtype {idx.dtype}")
-        if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= self.dim):
+        if idx.device.type == "cpu" and idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= self.dim):  # no device read
             raise ValueError(f"index holds values outside 0..{self.dim - 1} (the coordinates of {self.name})")
         return idx.long()
-
-    # aliases (older names, kept working)
-    def act_inverse(self, x: torch.Tensor, g: int | torch.Tensor) -> torch.Tensor:
-        """Alias of ``act(x, g, inverse=True)``."""
-        return self.act(x, g, inverse=True)
-
-    def act_all_inverse(self, y: torch.Tensor, elements: torch.Tensor | None = None) -> torch.Tensor:
-        """Alias of ``act_all(y, elements, inverse=True)``."""
-        return self.act_all(y, elements, inverse=True)
-
-    def act_by_permutations(self, x: torch.Tensor, perms: torch.Tensor, *, inverse: bool = False) -> torch.Tensor:
-        """Alias of :meth:`act_permutations`."""
-        return self.act_permutations(x, perms, inverse=inverse)
-
-    def permute_index(self, index: int | torch.Tensor, g: int | torch.Tensor) -> torch.Tensor:
-        """Alias of :meth:`act_index`."""
-        return self.act_index(index, g)
 
     # ------------------------------------------------------------------ derived representations
     def restrict(self, subgroup: PermutationGroup) -> PermutationRepresentation:
@@ -313,6 +302,11 @@ class PermutationRepresentation:
         from eqc.groups.escnn_bridge import to_escnn
 
         return to_escnn(self, **kwargs)
+
+
+def _shape(index: int | torch.Tensor) -> torch.Size:
+    """The batch shape of element indices (``[]`` for one int)."""
+    return index.shape if isinstance(index, torch.Tensor) else torch.Size()
 
 
 def _check_one_element_per_vector(batch: torch.Size, elements: torch.Size, name: str, what: str = "x") -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 _LAZY: dict[str, str] = {
     "EpisodeStart": "eqc.pettingzoo.outcomes",
+    "HookError": "eqc.pettingzoo.adapter",
     "PettingZooDecPOMDP": "eqc.pettingzoo.adapter",
     "StepRecord": "eqc.pettingzoo.outcomes",
     "assert_pettingzoo_symmetry": "eqc.pettingzoo.check",

@@ -18,21 +18,30 @@ Constructing the adapter refuses what it cannot replay exactly (see :func:`eqc.p
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
 from eqc._checks import check_int
-from eqc.pettingzoo.api import is_parallel, observer
+from eqc.pettingzoo.api import cached_observations, is_parallel, observer
 from eqc.pettingzoo.chance import chance_control
 from eqc.pettingzoo.outcomes import EpisodeStart, StepRecord, compose_labels, labels_as_tensors
-from eqc.pettingzoo.spaces import action_mask, observation_vector, read_spaces
+from eqc.pettingzoo.spaces import action_mask, check_action, observation_vector, read_spaces
 
-__all__ = ["PettingZooDecPOMDP", "RelabelChance", "RelabelState"]
+__all__ = ["HookError", "PettingZooDecPOMDP", "RelabelChance", "RelabelState"]
 
 RelabelState = Callable[[Any, dict[str, torch.Tensor]], None]
 RelabelChance = Callable[[int, dict[str, torch.Tensor]], int]
+
+#: Largest seed ``torch.Generator.manual_seed`` takes.
+MAX_SEED = 2**64 - 1
+
+
+class HookError(RuntimeError):
+    """An exception raised inside a user's hook (``relabel_state``, ``relabel_chance``), raised again naming the hook
+    (a failing hook is a bug to fix, not a counterexample to the declared symmetry); the original is its ``__cause__``."""
 
 
 class PettingZooDecPOMDP:
@@ -43,6 +52,8 @@ class PettingZooDecPOMDP:
         relabel_state: ``(env.unwrapped, labels) -> None``, applies the labels to the state drawn by
             ``reset`` (needed when the environment draws anything at reset that the group moves). A
             parallel env is observed again afterwards through ``observe(agent)``; its ``infos`` are not.
+            So is an AEC env made by PettingZoo's ``parallel_to_aec``, whose ``observe`` returns the
+            observations cached by the parallel env's ``reset``.
         relabel_chance: ``(outcome, labels) -> outcome`` for OpenSpiel games through Shimmy.
         seed: seeds the generator of the episodes' reset seeds.
         observation_key, mask_key: the entries of a ``Dict`` observation (the mask may also sit in ``info``).
@@ -71,14 +82,18 @@ class PettingZooDecPOMDP:
         self.num_agents = len(self.agents)
         self.spaces = read_spaces(env, self.agents, observation_key, mask_key)
         self.reward_ulps = check_int(reward_ulps, "reward_ulps", low=0)
-        self._generator = torch.Generator().manual_seed(check_int(seed, "seed"))
+        self._generator = torch.Generator().manual_seed(check_int(seed, "seed", low=0, high=MAX_SEED))
         self._chance = chance_control(env, relabel_chance)
-        self._observe = observer(env) if self.parallel else None
-        if self.parallel and relabel_state is not None and self._observe is None:
+        self._cached = None if self.parallel else cached_observations(env)
+        self._observe = observer(env) if self.parallel else None if self._cached is None else observer(self._cached.env)
+        if relabel_state is not None and (self.parallel or self._cached is not None) and self._observe is None:
+            what = "parallel env" if self.parallel else "AEC env made by parallel_to_aec (it replays the observations of reset)"
             raise ValueError(
-                f"relabel_state changes the state after reset, so the parallel env {env} must be observed again, but "
-                f"neither env.aec_env nor env.unwrapped has observe(agent); wrap an AEC version of the env instead"
+                f"relabel_state changes the state after reset, so the {what} {env} must be observed again, but neither "
+                f"env.aec_env nor env.unwrapped has observe(agent): give the env an observe(agent) method returning the "
+                f"observation of its current state, or pass an AEC env that observes its current state"
             )
+        self._started = False
         self._outcome: Any = None
         self._status: dict[str, tuple[bool, bool]] = {}
         self._rewards: dict[str, float] = {}
@@ -97,12 +112,19 @@ class PettingZooDecPOMDP:
             raise TypeError(f"outcome must be an EpisodeStart or None, got {type(outcome).__name__}")
         self._begin_chance(outcome.chance)
         result = self.env.reset(seed=outcome.seed)
+        self._started = True
         if self.parallel:
             self._obs, self._infos = result
         if outcome.labels is not None and self.relabel_state is not None:
-            self.relabel_state(self.env.unwrapped, labels_as_tensors(outcome.labels))
+            labels = labels_as_tensors(outcome.labels)
+            try:
+                self.relabel_state(self.env.unwrapped, labels)
+            except Exception as exc:
+                raise HookError(f"relabel_state raised {type(exc).__name__}: {exc} (labels {_short(labels)})") from exc
             if self.parallel:
                 self._obs = {agent: self._observe(agent) for agent in self._obs}
+            elif self._cached is not None:
+                self._cached._observations = {agent: self._observe(agent) for agent in self._cached._observations}
         self._status = {agent: (False, False) for agent in self.agents}
         self._rewards = dict.fromkeys(self.agents, 0.0)
         if not self.parallel:
@@ -111,6 +133,7 @@ class PettingZooDecPOMDP:
 
     def step(self, actions: Sequence[int], outcome: tuple[int, ...] | None = None) -> float:
         """One move of the agent to act (AEC) or of every agent still in the game (parallel); the summed reward."""
+        self._check_started()
         if self.terminal:
             raise ValueError("the episode has ended: call reset() first")
         if len(actions) != self.num_agents:
@@ -118,11 +141,13 @@ class PettingZooDecPOMDP:
         self._begin_chance(outcome)
         self._rewards = dict.fromkeys(self.agents, 0.0)
         if self.parallel:
-            moves = {agent: int(actions[i]) for i, agent in enumerate(self.agents) if agent in self.env.agents}
+            moves = {agent: check_action(actions[i], agent, self.spaces.num_actions)
+                     for i, agent in enumerate(self.agents) if agent in self.env.agents}
             self._obs, rewards, terminations, truncations, self._infos = self.env.step(moves)
             self._note(rewards, terminations, truncations)
         else:
-            self.env.step(int(actions[self.agents.index(self.env.agent_selection)]))
+            agent = self.env.agent_selection
+            self.env.step(check_action(actions[self.agents.index(agent)], agent, self.spaces.num_actions))
             self._note(self.env.rewards, self.env.terminations, self.env.truncations)
             self._skip_dead()
         self._outcome = self._end_chance()
@@ -130,6 +155,7 @@ class PettingZooDecPOMDP:
 
     def observations(self) -> torch.Tensor:
         """``float64 [num_agents, observation_dim]``; zeros for agents that have left the game."""
+        self._check_started()
         rows = torch.zeros(self.num_agents, self.spaces.observation_dim, dtype=torch.float64)
         for i, agent in enumerate(self.agents):
             if agent in self.env.agents:
@@ -139,6 +165,7 @@ class PettingZooDecPOMDP:
 
     def legal_actions(self) -> torch.Tensor:
         """``bool [num_agents, num_actions]``: the masks of the agents that may act now."""
+        self._check_started()
         legal = torch.zeros(self.num_agents, self.spaces.num_actions, dtype=torch.bool)
         live = self.env.agents if self.parallel else ([self.env.agent_selection] if self.env.agents else [])
         for agent in live:
@@ -182,9 +209,16 @@ class PettingZooDecPOMDP:
         )
 
     # ------------------------------------------------------------------ internals
+    def _check_started(self) -> None:
+        if not self._started:
+            raise RuntimeError("call reset() before stepping or observing a PettingZooDecPOMDP")
+
     def _note(self, rewards: dict, terminations: dict, truncations: dict) -> None:
         for agent in self.agents:
-            self._rewards[agent] += float(rewards.get(agent, 0.0))
+            reward = float(rewards.get(agent, 0.0))
+            if math.isnan(reward):
+                raise ValueError(f"agent {agent!r}: the env gave a NaN reward; eqc compares rewards exactly and NaN equals nothing")
+            self._rewards[agent] += reward
             if agent in terminations:
                 self._status[agent] = (bool(terminations[agent]), bool(truncations.get(agent, False)))
 
@@ -207,9 +241,16 @@ class PettingZooDecPOMDP:
             return outcomes
         result = []
         for a in outcomes:
-            b = self.relabel_chance(a, perms)
+            try:
+                b = self.relabel_chance(a, perms)
+            except Exception as exc:
+                raise HookError(f"relabel_chance raised {type(exc).__name__}: {exc} (outcome {a}, labels {_short(perms)})") from exc
             if isinstance(b, bool) or not hasattr(b, "__index__"):
                 raise TypeError(f"relabel_chance must return an int chance outcome, got {type(b).__name__} {b!r} for {a}")
             result.append(int(b))
         return tuple(result)
 
+
+def _short(labels: dict[str, torch.Tensor]) -> str:
+    """Labels as ``{name: [..]}`` for a message."""
+    return "{" + ", ".join(f"{name!r}: {perm.tolist()}" for name, perm in labels.items()) + "}"

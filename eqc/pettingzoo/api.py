@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["is_parallel", "observer"]
+__all__ = ["cached_observations", "is_parallel", "observer"]
 
 
 def is_parallel(env: Any) -> bool:
@@ -27,4 +27,16 @@ def observer(env: Any) -> Callable[[str], Any] | None:
     for source in (getattr(env, "aec_env", None), getattr(env, "unwrapped", None)):
         if source is not None and callable(getattr(source, "observe", None)):
             return source.observe
+    return None
+
+
+def cached_observations(env: Any) -> Any:
+    """The ``parallel_to_aec`` wrapper inside the AEC env ``env`` (whose ``observe`` replays observations cached at
+    the parallel env's last reset or step), or None."""
+    from pettingzoo.utils.conversions import parallel_to_aec_wrapper
+
+    while env is not None:
+        if isinstance(env, parallel_to_aec_wrapper):
+            return env
+        env = getattr(env, "env", None)
     return None

@@ -17,7 +17,7 @@ import torch
 
 from eqc._checks import check_int
 from eqc.dec_pomdp import Symmetry
-from eqc.pettingzoo.adapter import PettingZooDecPOMDP, RelabelChance, RelabelState
+from eqc.pettingzoo.adapter import MAX_SEED, PettingZooDecPOMDP, RelabelChance, RelabelState
 from eqc.verification import Counterexample, check_env_symmetry
 from eqc.verification.env_symmetry import DEFAULT_MAX_STEPS
 
@@ -52,8 +52,10 @@ def check_pettingzoo_symmetry(
     """
     if not isinstance(symmetry, Symmetry):
         raise TypeError(f"symmetry must be an eqc Symmetry, got {type(symmetry).__name__}")
-    check_int(seed, "seed")
+    check_int(seed, "seed", low=0, high=MAX_SEED)
     if isinstance(env, PettingZooDecPOMDP):
+        _check_unused(env, relabel_state=relabel_state, relabel_chance=relabel_chance, reward_ulps=reward_ulps,
+                      observation_key=observation_key, mask_key=mask_key)
         adapter = env
     else:
         adapter = PettingZooDecPOMDP(
@@ -65,18 +67,31 @@ def check_pettingzoo_symmetry(
         adapter, symmetry, episodes=episodes, generator=torch.Generator().manual_seed(seed), elements=elements,
         max_steps=max_steps, atol=0.0, invariants=PettingZooDecPOMDP.record, reward_ulps=adapter.reward_ulps,
     )
-    return _with_rounding_hint(found)
+    return _with_rounding_hint(found, built=adapter is env)
 
 
-def _with_rounding_hint(found: Counterexample | None) -> Counterexample | None:
+def _check_unused(adapter: PettingZooDecPOMDP, **given: Any) -> None:
+    """Refuse adapter settings passed beside an adapter already built with other ones (they would be ignored)."""
+    defaults = {"relabel_state": None, "relabel_chance": None, "reward_ulps": 0, "observation_key": "observation",
+                "mask_key": "action_mask"}
+    built = {"relabel_state": adapter.relabel_state, "relabel_chance": adapter.relabel_chance, "reward_ulps": adapter.reward_ulps,
+             "observation_key": adapter.spaces.observation_key or "observation", "mask_key": adapter.spaces.mask_key}
+    ignored = [name for name, value in given.items() if value != defaults[name] and value != built[name]]
+    if ignored:
+        raise ValueError(f"env is a PettingZooDecPOMDP already built with its own {', '.join(ignored)}; pass "
+                         f"{', '.join(f'{n}=' for n in ignored)} to PettingZooDecPOMDP(...) when building it, or pass the env itself")
+
+
+def _with_rounding_hint(found: Counterexample | None, *, built: bool) -> Counterexample | None:
     """Say so when a reward differs only by rounding (a few units in the last place)."""
     if found is None or found.kind != "reward" or not all(math.isfinite(v) for v in (found.expected, found.actual)):
         return found
     ulps = abs(found.expected - found.actual) / math.ulp(max(abs(found.expected), abs(found.actual)))
     if ulps > 16:
         return found
+    where = "to PettingZooDecPOMDP(...) when building it" if built else ""
     hint = (f"{ulps:.0f} unit(s) in the last place apart: if the env adds per-label terms (a sum over landmarks) in "
-            f"another order once relabelled, pass reward_ulps={max(4, int(ulps))}")
+            f"another order once relabelled, pass reward_ulps={max(4, int(ulps))}" + (f" {where}" if where else ""))
     return dataclasses.replace(found, detail=hint)
 
 

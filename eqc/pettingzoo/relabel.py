@@ -14,7 +14,7 @@ import torch
 from eqc._checks import check_int
 from eqc.dec_pomdp import Symmetry
 from eqc.groups import PermutationGroup, identity_permutation
-from eqc.pettingzoo.spaces import read_spaces
+from eqc.pettingzoo.spaces import check_action, read_spaces
 from eqc.symmetrize import OtherPlay, Relabelling
 
 __all__ = ["Labeller"]
@@ -35,7 +35,7 @@ class Labeller:
                 raise ValueError(f"symmetry: its {what} layout has {declared} coordinates but {env}'s {what}s have {actual}")
         if identity_agent is not None and identity_agent != "random" and identity_agent not in self.agents:
             raise ValueError(f"identity_agent must be None, 'random' or one of {list(self.agents)}, got {identity_agent!r}")
-        self.seed, self.identity_agent = check_int(seed, "seed", low=0), identity_agent
+        self.seed, self.identity_agent = check_int(seed, "seed", low=0, high=2**64 - 1), identity_agent
         self.generator = torch.Generator().manual_seed(seed)
         self.other_play = OtherPlay.from_symmetry(symmetry, self.generator, subgroup=subgroup)
         self.relabelling: Relabelling | None = None
@@ -59,6 +59,8 @@ class Labeller:
 
     def of(self, agent: str) -> Relabelling:
         """``agent``'s relabelling in this episode (``RuntimeError`` before the first reset)."""
+        if agent not in self.agents:
+            raise ValueError(f"unknown agent {agent!r}; the env's agents are {list(self.agents)}")
         if agent not in self._by_agent:
             raise RuntimeError("call reset() before observing or stepping an Other-Play env")
         return self._by_agent[agent]
@@ -80,9 +82,10 @@ class Labeller:
 
     def action(self, agent: str, action: Any) -> Any:
         """The real game's action ``g^-1(a')`` for ``agent``'s action ``a'`` (``None``, a dead step, passes)."""
+        relabelling = self.of(agent)
         if action is None:
             return None
-        return int(self.of(agent).to_env_actions(torch.tensor(int(action))))
+        return int(relabelling.to_env_actions(torch.tensor(check_action(action, agent, self.spaces.num_actions))))
 
 
 def _gather(x: Any, relabel: Any) -> np.ndarray:

@@ -9,6 +9,7 @@ Every agent must have the same sizes: one :class:`~eqc.dec_pomdp.Symmetry` descr
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["AgentSpaces", "action_mask", "observation_vector", "read_spaces"]
+__all__ = ["AgentSpaces", "action_mask", "check_action", "observation_vector", "read_spaces"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ class AgentSpaces:
 
 def read_spaces(env: Any, agents: Sequence[str], observation_key: str, mask_key: str) -> AgentSpaces:
     """The :class:`AgentSpaces` of ``env`` (``TypeError``/``ValueError`` naming what is unsupported)."""
+    if not agents:
+        raise ValueError(f"{env} has no agents (possible_agents is empty); eqc relabels the observations and actions of its agents")
     found = [_one_agent(env, agent, observation_key, mask_key) for agent in agents]
     if any(f != found[0] for f in found):
         sizes = {agent: (f.observation_dim, f.num_actions) for agent, f in zip(agents, found, strict=True)}
@@ -56,6 +59,12 @@ def _one_agent(env: Any, agent: str, observation_key: str, mask_key: str) -> Age
                 f"agent {agent!r}: the Dict observation has keys {sorted(space.spaces)} but no {observation_key!r}; "
                 f"pass observation_key= naming the entry that holds the observation vector"
             )
+        others = sorted(set(space.spaces) - {observation_key})
+        if others and mask_key not in space.spaces:
+            raise ValueError(
+                f"agent {agent!r}: the Dict observation has keys {sorted(space.spaces)} but no {mask_key!r}; pass mask_key= "
+                f"naming the entry that holds the action mask (an entry beside the observation is read as the mask)"
+            )
         key, in_obs, space = observation_key, mask_key in space.spaces, space.spaces[observation_key]
     if not isinstance(space, spaces.Box):
         raise TypeError(f"agent {agent!r}: eqc reads Box observations (or a Box inside a Dict); got {space}")
@@ -72,7 +81,23 @@ def observation_vector(obs: Any, spaces: AgentSpaces, agent: str) -> torch.Tenso
     vector = torch.as_tensor(np.asarray(obs), dtype=torch.float64).reshape(-1)
     if vector.numel() != spaces.observation_dim:
         raise ValueError(f"agent {agent!r}: observation has {vector.numel()} values, its space {spaces.observation_dim}")
+    if bool(vector.isnan().any()):
+        where = vector.isnan().nonzero().flatten()[:5].tolist()
+        raise ValueError(f"agent {agent!r}: observation holds NaN (at coordinates {where}); eqc compares observations exactly "
+                         "and NaN equals nothing, not even itself")
     return vector
+
+
+def check_action(action: object, agent: str, num_actions: int) -> int:
+    """``action`` as an int if it is an integer (Python, numpy, 0-d tensor) in ``[0, num_actions)``; else an error naming ``agent``."""
+    try:
+        value = operator.index(action)
+    except TypeError:
+        raise TypeError(f"agent {agent!r}: an action must be an integer in [0, {num_actions}), "
+                        f"got {type(action).__name__} {action!r}") from None
+    if isinstance(action, bool) or not 0 <= value < num_actions:
+        raise ValueError(f"agent {agent!r}: an action must be an integer in [0, {num_actions}), got {action!r}")
+    return value
 
 
 def action_mask(obs: Any, info: Mapping[str, Any] | None, spaces: AgentSpaces, agent: str) -> torch.Tensor:

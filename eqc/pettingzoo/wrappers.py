@@ -53,6 +53,8 @@ class OtherPlayAEC(_Relabelled, BaseWrapper):
         return {agent: self._labeller.info(agent, info) for agent, info in self.env.infos.items()}
 
     def step(self, action: Any) -> None:
+        if self._labeller.relabelling is None:
+            raise RuntimeError("call reset() before observing or stepping an Other-Play env")
         self.env.step(self._labeller.action(self.env.agent_selection, action))
 
 
@@ -65,6 +67,15 @@ class OtherPlayParallel(_Relabelled, BaseParallelWrapper):
         return self._relabel(obs, infos)
 
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        if self._labeller.relabelling is None:
+            raise RuntimeError("call reset() before observing or stepping an Other-Play env")
+        if not isinstance(actions, dict):
+            raise TypeError(f"actions must be a dict {{agent: action}}, got {type(actions).__name__}")
+        unknown = [a for a in actions if a not in self.env.agents]
+        missing = [a for a in self.env.agents if a not in actions]
+        if unknown or missing:
+            raise ValueError(f"actions must hold one action for each agent in the game, {list(self.env.agents)}; "
+                             + (f"unknown or finished: {unknown}" if unknown else f"missing: {missing}"))
         obs, rewards, terminations, truncations, infos = self.env.step(
             {agent: self._labeller.action(agent, a) for agent, a in actions.items()}
         )

@@ -7,7 +7,10 @@ played in the real game as ``g^-1(a')``. Other-Play draws from the full symmetry
 G-OP draws from a chosen subgroup G and deploys the policy symmetrized over G
 (:class:`~eqc.symmetrize.Symmetrizer`). Elements are sampled as permutations (see
 :mod:`eqc.groups.permutations`), so groups too large to list (e.g. symmetric(9)) work; the
-direction of ``rho`` is the one of :mod:`eqc.groups.representation`.
+direction of ``rho`` is the one of :mod:`eqc.groups.representation`. A training loop on an
+accelerator keeps element *indices* on its device and builds relabellings with
+:meth:`OtherPlay.relabelling_indices` (row gathers, no host round trip);
+:meth:`OtherPlay.relabelling` of permutations maps them on the CPU.
 """
 
 from __future__ import annotations
@@ -32,9 +35,7 @@ class Relabelling:
     ``(rho(g) x)[j] = x[index[j]]`` and ``action_coordinates[a] = g(a)``.
 
     Its methods are verbs: :meth:`relabel_observations`, :meth:`relabel_legal_actions`,
-    :meth:`to_env_actions`, :meth:`to_agent_actions`, :meth:`where`. Older names kept as aliases:
-    ``observations`` (= :meth:`relabel_observations`), ``legal_actions``
-    (= :meth:`relabel_legal_actions`) and the field ``perms`` (= :attr:`permutations`).
+    :meth:`to_env_actions`, :meth:`to_agent_actions`, :meth:`where`.
     """
 
     permutations: torch.Tensor
@@ -74,20 +75,6 @@ class Relabelling:
             torch.where(c, other.action_coordinates, self.action_coordinates),
         )
 
-    # aliases (older names, kept working)
-    @property
-    def perms(self) -> torch.Tensor:
-        """Alias of :attr:`permutations`."""
-        return self.permutations
-
-    def observations(self, obs: torch.Tensor) -> torch.Tensor:
-        """Alias of :meth:`relabel_observations`."""
-        return self.relabel_observations(obs)
-
-    def legal_actions(self, legal: torch.Tensor) -> torch.Tensor:
-        """Alias of :meth:`relabel_legal_actions`."""
-        return self.relabel_legal_actions(legal)
-
 
 def _gather(x: torch.Tensor, index: torch.Tensor, name: str) -> torch.Tensor:
     check_tensor(x, name, last=index.shape[-1])
@@ -110,8 +97,7 @@ class OtherPlay:
     Args:
         group: the group to draw from.
         observation_rep, action_rep: its representations on one agent's observation and action
-            vectors (``Symmetry.observation_rep`` and ``.action_rep``). Older keyword names
-            ``observation=`` / ``action=`` still work, as do the attributes ``observation`` / ``action``.
+            vectors (``Symmetry.observation_rep`` and ``.action_rep``).
         generator: the seeded ``torch.Generator`` that draws elements (never the global RNG).
         device: where the index tables live (the training device).
     """
@@ -119,16 +105,13 @@ class OtherPlay:
     def __init__(
         self,
         group: PermutationGroup,
-        observation_rep: PermutationRepresentation | None = None,
-        action_rep: PermutationRepresentation | None = None,
+        observation_rep: PermutationRepresentation,
+        action_rep: PermutationRepresentation,
         generator: torch.Generator | None = None,
         device: torch.device | str = "cpu",
-        *,
-        observation: PermutationRepresentation | None = None,
-        action: PermutationRepresentation | None = None,
     ) -> None:
-        observation_rep = _one_of(observation_rep, observation, "observation_rep", "observation")
-        action_rep = _one_of(action_rep, action, "action_rep", "action")
+        _check_rep(observation_rep, "observation_rep")
+        _check_rep(action_rep, "action_rep")
         if not isinstance(generator, torch.Generator):
             raise TypeError("generator must be a seeded torch.Generator (Other-Play never uses the global RNG)")
         if not isinstance(group, PermutationGroup):
@@ -137,16 +120,6 @@ class OtherPlay:
             raise ValueError(f"observation_rep and action_rep must be representations of {group.name}")
         self.group, self.observation_rep, self.action_rep = group, observation_rep, action_rep
         self.generator, self.device = generator, check_device(device)
-
-    @property
-    def observation(self) -> PermutationRepresentation:
-        """Alias of :attr:`observation_rep`."""
-        return self.observation_rep
-
-    @property
-    def action(self) -> PermutationRepresentation:
-        """Alias of :attr:`action_rep`."""
-        return self.action_rep
 
     @classmethod
     def from_symmetry(
@@ -174,8 +147,32 @@ class OtherPlay:
         perms = self.group.random_permutations(count, self.generator).reshape(*shape, self.group.degree)
         return self.relabelling(perms)
 
+    def relabelling_indices(self, indices: torch.Tensor, *, check: bool = True) -> Relabelling:
+        """The :class:`Relabelling` for group elements given as indices ``[...]`` (rows of ``group.elements``;
+        the group must be listable), on ``indices``' device.
+
+        Every field is one row gather from tables copied to that device once, so a hot loop that keeps
+        its element indices on the device never goes through the host. ``check=False`` skips the range
+        check (which reads the indices back on the CPU; on other devices it is skipped anyway).
+        """
+        check_tensor(indices, "indices")
+        check_bool(check, "check")
+        if check:
+            index = self.group._check_index(indices, "indices")
+        elif indices.dtype == torch.long:
+            index = indices
+        else:
+            raise TypeError(f"with check=False, indices must be a LongTensor of element indices, got dtype {indices.dtype}")
+        device = index.device
+        return Relabelling(
+            self.group.device_table("elements", device)[index],
+            self.observation_rep.device_table("gather", device)[index],
+            self.action_rep.device_table("gather", device)[index],
+            self.action_rep.device_table("coordinates", device)[index],
+        )
+
     def relabelling(self, perms: torch.Tensor) -> Relabelling:
-        """The :class:`Relabelling` for given group elements (permutations ``[..., degree]``)."""
+        """The :class:`Relabelling` for given group elements (permutations ``[..., degree]``, any group size)."""
         check_tensor(perms, "perms")
         obs_coords = self.observation_rep.coordinate_map(perms)
         act_coords = self.action_rep.coordinate_map(perms)
@@ -185,13 +182,6 @@ class OtherPlay:
         )
 
 
-def _one_of(new: object, old: object, new_name: str, old_name: str) -> PermutationRepresentation:
-    """A representation given under its name or under its older alias, never both."""
-    if new is not None and old is not None:
-        raise TypeError(f"give {new_name} or its older alias {old_name}, not both")
-    value = new if new is not None else old
+def _check_rep(value: object, name: str) -> None:
     if not isinstance(value, PermutationRepresentation):
-        raise TypeError(
-            f"{new_name} must be a PermutationRepresentation (e.g. Symmetry.{new_name}), got {type(value).__name__}"
-        )
-    return value
+        raise TypeError(f"{name} must be a PermutationRepresentation (e.g. Symmetry.{name}), got {type(value).__name__}")

@@ -3,9 +3,9 @@
 At each step the |G| copies ``rho_in(g) x_t`` share the incoming state; each copy returns
 its own next state, and the copies' states are combined into one:
 
-- ``hidden="average"`` (the paper's choice): the mean of the copies' states. The combined
+- ``hidden_scheme="average"`` (the paper's choice): the mean of the copies' states. The combined
   state is G-invariant, so the whole sequence map is G-equivariant.
-- ``hidden="identity"``: the identity copy's state (element row 0). Each step is
+- ``hidden_scheme="identity"``: the identity copy's state (element row 0). Each step is
   equivariant given its incoming state, but that state depends on how the history was
   labelled, so the sequence map is in general not equivariant.
 
@@ -51,7 +51,7 @@ class RecurrentSymmetrizer(nn.Module):
         in_rep: PermutationRepresentation,
         out_rep: PermutationRepresentation,
         *,
-        hidden: HiddenScheme = "average",
+        hidden_scheme: HiddenScheme = "average",
         state_batch_dim: int = 1,
         average: Average = "outputs",
         mask_value: float = float("-inf"),
@@ -59,11 +59,11 @@ class RecurrentSymmetrizer(nn.Module):
         super().__init__()
         if not callable(module):
             raise TypeError(f"module must be an nn.Module or a callable, got {type(module).__name__}")
-        check_choice(hidden, "hidden", _SCHEMES)
+        check_choice(hidden_scheme, "hidden_scheme", _SCHEMES)
         check_int(state_batch_dim, "state_batch_dim", low=0)
         self.module = module
         self.averager = GroupAverager(in_rep, out_rep, average=average, mask_value=mask_value)
-        self.hidden = hidden
+        self.hidden_scheme = hidden_scheme
         self.state_batch_dim = state_batch_dim
 
     def _map_state(self, state: State, fn, name: str = "state") -> State:
@@ -116,7 +116,7 @@ class RecurrentSymmetrizer(nn.Module):
     def _combine(self, s: torch.Tensor) -> torch.Tensor:
         d, k = self.state_batch_dim, self.averager.group_size
         split = s.reshape(*s.shape[:d], s.shape[d] // k, k, *s.shape[d + 1 :])
-        return split.mean(dim=d + 1) if self.hidden == "average" else split.select(d + 1, 0)
+        return split.mean(dim=d + 1) if self.hidden_scheme == "average" else split.select(d + 1, 0)
 
     def step(self, x: torch.Tensor, state: State = None, legal_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, State]:
         """One step: ``x [B, d_in]`` -> (``y [B, d_out]``, combined next state)."""

@@ -82,15 +82,10 @@ class OutputError:
 @dataclass(frozen=True)
 class EquivarianceReport:
     """Result of :func:`equivariance_error`: the tested elements as permutations ``[k, degree]``
-    (``elements`` is an alias) and one entry per checked output."""
+    and one entry per checked output."""
 
     permutations: torch.Tensor
     outputs: tuple[OutputError, ...]
-
-    @property
-    def elements(self) -> torch.Tensor:
-        """Alias of :attr:`permutations`."""
-        return self.permutations
 
     @property
     def max_error(self) -> float:

@@ -29,7 +29,7 @@ from eqc.groups import (
     trivial,
 )
 
-__all__ = ["element_indices", "element_permutations", "group_elements", "groups", "networks", "observations", "representations"]
+__all__ = ["element_indices", "element_permutations", "groups", "networks", "observations", "representations"]
 
 
 @st.composite
@@ -62,10 +62,6 @@ def element_permutations(draw: st.DrawFn, group: PermutationGroup) -> torch.Tens
     """An element of ``group`` as a permutation ``[degree]`` (uniform, any group size)."""
     seed = draw(st.integers(0, 2**32 - 1))
     return group.random_permutations(1, torch.Generator().manual_seed(seed))[0]
-
-
-#: Alias of :func:`element_indices` (older name, kept working).
-group_elements = element_indices
 
 
 @st.composite

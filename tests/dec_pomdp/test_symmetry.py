@@ -89,18 +89,15 @@ def test_label_permutations_checks_membership():
         sym.label_permutations(torch.tensor([0, 0, 0, 0, 0]))
 
 
-def test_layouts_and_representations_have_distinct_names_and_the_old_ones_are_aliases():
+def test_layouts_and_representations_have_distinct_names():
     sym = Symmetry(dihedral(5), acts_on=colour, observation_layout=OBS, action_layout=ACT)
     assert sym.observation_layout is OBS and sym.action_layout is ACT
-    assert sym.observation is sym.observation_rep and sym.action is sym.action_rep
-    old = Symmetry(dihedral(5), acts_on=colour, observation=OBS, action=ACT)  # the older keywords
-    assert old.observation_layout is OBS and torch.equal(
-        old.observation_rep.coordinate_permutations, sym.observation_rep.coordinate_permutations
-    )
+    assert not hasattr(sym, "observation") and not hasattr(sym, "action")  # one spelling: observation_rep, action_rep
     positional = Symmetry(dihedral(5), colour, OBS, ACT)
     assert positional.action_rep.dim == ACT.dim
-    with pytest.raises(TypeError, match="give observation_layout or its older alias observation, not both"):
-        Symmetry(dihedral(5), acts_on=colour, observation_layout=OBS, observation=OBS, action_layout=ACT)
+    assert torch.equal(positional.observation_rep.coordinate_permutations, sym.observation_rep.coordinate_permutations)
+    with pytest.raises(TypeError, match="observation"):
+        Symmetry(dihedral(5), acts_on=colour, observation=OBS, action=ACT)
     with pytest.raises(TypeError, match="Symmetry needs action_layout"):
         Symmetry(dihedral(5), acts_on=colour, observation_layout=OBS)
     with pytest.raises(TypeError, match="observation_layout must be a Layout, got PermutationRepresentation"):

@@ -118,8 +118,29 @@ def test_alternatives_are_mirror_images_and_no_difference_gives_p_one():
         (torch.zeros(3, 3), torch.zeros(3, 3), {"alternative": "bigger"}, "alternative must be one of"),
         (torch.zeros(3, 3), torch.zeros(3, 3), {"resamples": 0}, "resamples"),
         ("abc", torch.zeros(3, 3), {}, "xp_a must be a square matrix"),
+        (torch.zeros(3, 3), torch.zeros(3, 3), {"confidence": 1.5}, r"confidence must be in \(0, 1\), got 1.5"),  # exact path
+        (torch.zeros(3, 3), torch.zeros(3, 3), {"confidence": float("nan")}, "confidence must be a finite number"),
+        (torch.zeros(3, 3), torch.zeros(3, 3), {"confidence": 0}, "confidence must be in"),
+        (torch.zeros(3, 3), torch.zeros(3, 3), {"chunk_elements": 0}, "chunk_elements"),
+        (torch.full((3, 3), 1e308, dtype=torch.float64), torch.zeros(3, 3), {}, "xp_a's scores are too large to average in float64"),
+        (torch.zeros(3, 3), torch.full((3, 3), -1.5e308, dtype=torch.float64), {"paired": True}, "xp_b's scores are too large"),
     ],
 )
 def test_bad_input_is_a_clear_error(xp_a, xp_b, kwargs, message):
     with pytest.raises((ValueError, TypeError), match=message):
         compare_pools(xp_a, xp_b, **kwargs)
+
+
+@pytest.mark.parametrize("paired", [False, True])
+@pytest.mark.parametrize("resamples", [50, 5_000])  # Monte Carlo and exact
+def test_arrangements_are_counted_in_chunks_with_the_same_answer(paired: bool, resamples: int) -> None:
+    """A chunk of one arrangement at a time gives the p of one batch: memory is bounded, nothing else changes."""
+    xa, xb = _random_xp(4, 31, shift=0.3), _random_xp(4, 32)
+    whole, chunked = (compare_pools(xa, xb, paired=paired, resamples=resamples, generator=torch.Generator().manual_seed(0),
+                                    chunk_elements=c) for c in (1 << 22, 1))
+    assert chunked.exact == whole.exact == (resamples == 5_000)
+    if whole.exact:
+        assert chunked.p_value == whole.p_value
+    else:
+        assert chunked.interval[0] <= whole.p_value <= chunked.interval[1]
+

@@ -195,10 +195,41 @@ def test_index_and_permutation_forms_share_their_verbs():
         g.permutation_to_index(None)
 
 
-def test_older_names_are_aliases():
-    g = symmetric(4)
-    i, j = torch.tensor([3, 5]), torch.tensor([7, 0])
-    assert torch.equal(g.compose(i, j), g.compose_indices(i, j))
-    assert torch.equal(g.index_of(g.elements[i]), g.permutation_to_index(g.elements[i]))
-    gen = lambda: torch.Generator().manual_seed(1)  # noqa: E731
-    assert torch.equal(g.random_elements(6, gen()), g.random_indices(6, gen()))
+# ---------------------------------------------------------------- devices
+def _spy_randint(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Record, for every ``torch.randint`` with a generator, whether it draws on the generator's device (one
+    without ``device=`` draws on the CPU, which a CUDA generator refuses)."""
+    draws: list[bool] = []
+    randint = torch.randint
+
+    def spy(*args, generator=None, device=None, **kwargs):
+        if generator is not None:
+            draws.append(device is not None and torch.device(device) == generator.device)
+        return randint(*args, generator=generator, device=device, **kwargs)
+
+    monkeypatch.setattr(torch, "randint", spy)
+    return draws
+
+
+def test_random_draws_happen_on_the_generators_device(monkeypatch: pytest.MonkeyPatch):
+    draws = _spy_randint(monkeypatch)
+    gen = torch.Generator().manual_seed(0)
+    symmetric(5).random_indices(4, gen)
+    symmetric(5).random_permutations(4, gen)
+    assert len(draws) > 1 and all(draws)
+
+
+def test_index_tensors_on_another_device_are_not_read_back():
+    """Checking meta (or CUDA) indices against the order would read them back to the host: they go straight to the
+    device's own indexing. CPU indices and ints are still checked."""
+    group = symmetric(5)
+    index = torch.zeros(3, dtype=torch.long, device="meta")
+    assert group.inverse_indices(index).device.type == "meta"
+    assert group.index_to_permutation(index).shape == (3, 5)
+    assert group.device_table("elements", "meta") is group.device_table("elements", torch.device("meta"))
+    with pytest.raises(ValueError, match=r"outside 0\.\.119"):
+        group.inverse_indices(torch.tensor([120]))
+    with pytest.raises(ValueError, match=r"outside 0\.\.119"):
+        group.inverse_indices(120)
+    with pytest.raises(ValueError, match="'elements' or 'inverse'"):
+        group.device_table("table", "cpu")

@@ -157,18 +157,6 @@ def test_act_family_is_one_grid_with_one_spelling_of_inverse():
     assert torch.equal(rep.act(torch.eye(rep.dim, dtype=torch.float64)[index], g).argmax(-1), moved)
 
 
-def test_older_act_names_are_aliases():
-    group = cyclic(4)
-    rep = PermutationRepresentation.standard(group)
-    x, g = torch.randn(3, 4), torch.tensor([1, 2, 3])
-    assert torch.equal(rep.act_inverse(x, g), rep.act(x, g, inverse=True))
-    assert torch.equal(rep.act_all_inverse(rep.act_all(x)), rep.act_all(rep.act_all(x), inverse=True))
-    assert torch.equal(
-        rep.act_by_permutations(x, group.elements[g], inverse=True), rep.act_permutations(x, group.elements[g], inverse=True)
-    )
-    assert torch.equal(rep.permute_index(torch.tensor([0, 1, 2]), g), rep.act_index(torch.tensor([0, 1, 2]), g))
-
-
 def test_a_trailing_one_that_would_multiply_the_batch_is_refused():
     group = cyclic(4)
     rep = PermutationRepresentation.standard(group)
@@ -196,3 +184,29 @@ def test_a_numpy_array_is_refused_as_not_a_tensor():
         rep.act_all(torch.randn(2, 133).numpy())
     with pytest.raises(TypeError, match="inverse must be a bool"):
         rep.act(torch.randn(2, 133), 0, inverse=1)
+
+
+def test_acting_on_another_device_never_reads_back():
+    """The meta device has no values: a hidden copy to the host or a read of an index raises there."""
+    rep = PermutationRepresentation.standard(symmetric(5))
+    x = torch.empty(4, 5, device="meta")
+    g = torch.zeros(4, dtype=torch.long, device="meta")
+    for inverse in (False, True):
+        assert rep.act(x, g, inverse=inverse).device.type == "meta"
+        assert rep.act(x, 3, inverse=inverse).shape == (4, 5)
+        assert rep.act_index(torch.zeros(4, dtype=torch.long, device="meta"), g, inverse=inverse).device.type == "meta"
+    assert rep.act_all(x, torch.arange(3, device="meta")).shape == (4, 3, 5)
+    assert rep.device_table("gather", "meta") is rep.device_table("gather", torch.device("meta"))
+    with pytest.raises(ValueError, match="'gather' or 'coordinates'"):
+        rep.device_table("matrices", "cpu")
+
+
+def test_acting_with_one_int_element_builds_no_tensor(host_traffic):
+    """An int element is a row of the table: no index tensor is made from it (on a GPU: a host-to-device copy)."""
+    rep = PermutationRepresentation.standard(symmetric(5))
+    x = torch.randn(4, 5)
+    rep.act(x, 3)  # tables built once
+    with host_traffic() as traffic:
+        rep.act(x, 3)
+        rep.act(x, 3, inverse=True)
+    assert traffic.events == []

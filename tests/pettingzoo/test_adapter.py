@@ -6,6 +6,7 @@ import pytest
 
 pytest.importorskip("pettingzoo")
 
+import numpy as np
 import torch
 from pettingzoo.utils.conversions import aec_to_parallel
 
@@ -110,3 +111,128 @@ def test_the_adapter_is_a_dec_pomdp_for_the_plain_check(colour_match, colour_sym
     game = PettingZooDecPOMDP(colour_match(colour_bonus=True), relabel_state=relabel_secret, seed=1)
     again = check_env_symmetry(game, colour_symmetry(), generator=torch.Generator().manual_seed(1), **kwargs)
     assert found is not None and str(found) == str(again)
+
+
+def native_parallel_env(observable: bool = True):
+    """A natively parallel env (not made by aec_to_parallel): one agent sees a colour drawn at reset and is
+    rewarded for naming it; ``observe(agent)`` returns the observation of its current state when ``observable``."""
+    from gymnasium import spaces
+    from pettingzoo import ParallelEnv
+
+    class Native(ParallelEnv):
+        metadata = {"name": "native_v0"}  # noqa: RUF012
+
+        def __init__(self):
+            self.possible_agents, self.render_mode = ["a"], None
+
+        def observation_space(self, agent):
+            return spaces.Box(0.0, 1.0, (4,), np.float32)
+
+        def action_space(self, agent):
+            return spaces.Discrete(4)
+
+        def _observe(self, agent):
+            return np.eye(4, dtype=np.float32)[self.secret]
+
+        def reset(self, seed=None, options=None):
+            self.agents, self.secret = ["a"], int(np.random.default_rng(seed).integers(4))
+            return {"a": self._observe("a")}, {"a": {}}
+
+        def step(self, actions):
+            self.agents = []
+            return {}, {"a": float(actions["a"] == self.secret)}, {"a": True}, {"a": False}, {"a": {}}
+
+    if observable:
+        Native.observe = Native._observe
+    return Native()
+
+
+def native_symmetry():
+    from eqc.dec_pomdp import Block, Labels, Layout, Symmetry
+    from eqc.groups import symmetric
+
+    colour = Labels("colour", 4)
+    return Symmetry(symmetric(4), acts_on=colour, observation_layout=Layout([Block("secret", colour)]),
+                    action_layout=Layout([Block("colour", colour)]))
+
+
+def test_an_aec_env_from_parallel_to_aec_is_observed_again_after_relabel_state():
+    """parallel_to_aec's observe replays the observations cached at reset: before, a true symmetry was reported wrong."""
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    env = parallel_to_aec(native_parallel_env())
+    assert check_pettingzoo_symmetry(env, native_symmetry(), relabel_state=relabel_secret, episodes=20) is None
+    stale = PettingZooDecPOMDP(env, relabel_state=relabel_secret)
+    stale._cached = None  # what the adapter did before: the cached observation of the unrelabelled secret
+    assert check_pettingzoo_symmetry(stale, native_symmetry(), episodes=20).kind == "observation"
+
+
+def test_an_env_that_cannot_be_observed_again_is_refused_with_advice_that_works():
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    for env, what in ((native_parallel_env(observable=False), "parallel env"),
+                      (parallel_to_aec(native_parallel_env(observable=False)), "AEC env made by parallel_to_aec")):
+        with pytest.raises(ValueError, match=f"so the {what}.* must be observed again.*give the env an observe\\(agent\\) method"):
+            PettingZooDecPOMDP(env, relabel_state=relabel_secret)
+
+
+def test_keywords_beside_a_built_adapter_are_refused_not_ignored(colour_match, colour_symmetry):
+    adapter = PettingZooDecPOMDP(colour_match(), relabel_state=relabel_secret)
+    with pytest.raises(ValueError, match=r"built with its own reward_ulps, mask_key; pass reward_ulps=, mask_key= to PettingZooDecPOMDP"):
+        check_pettingzoo_symmetry(adapter, colour_symmetry(), reward_ulps=4, mask_key="mask")
+    assert check_pettingzoo_symmetry(adapter, colour_symmetry(), relabel_state=relabel_secret, episodes=5) is None  # the same: fine
+
+
+def test_an_exception_in_a_hook_is_raised_naming_the_hook(colour_match, colour_symmetry):
+    """Before, it was reported as a counterexample ("error differs ... expected None, got None")."""
+    from eqc.pettingzoo import HookError
+
+    def broken(env, labels):
+        raise KeyError("secret")
+
+    with pytest.raises(HookError, match=r"relabel_state raised KeyError: 'secret' \(labels \{'colour': \[") as info:
+        check_pettingzoo_symmetry(colour_match(), colour_symmetry(), relabel_state=broken, episodes=2)
+    assert isinstance(info.value.__cause__, KeyError)
+
+
+def test_nan_observations_and_rewards_are_named_as_such(colour_match, colour_symmetry):
+    """Before, NaN (which equals nothing) made the probe report "cannot be replayed exactly"."""
+
+    class NaNObservation(colour_match):
+        def observe(self, agent):
+            obs = super().observe(agent)
+            obs[-1] = np.nan
+            return obs
+
+    class NaNReward(colour_match):
+        def step(self, action):
+            super().step(action)
+            self.rewards = {a: float("nan") for a in self.rewards}
+
+    with pytest.raises(ValueError, match=r"agent 'sender': observation holds NaN \(at coordinates \[14\]\)"):
+        PettingZooDecPOMDP(NaNObservation(), relabel_state=relabel_secret)
+    with pytest.raises(ValueError, match="agent 'sender': the env gave a NaN reward"):
+        PettingZooDecPOMDP(NaNReward(), relabel_state=relabel_secret)
+
+
+def test_adapter_misuse_is_a_clear_error(colour_match, colour_symmetry):
+    with pytest.raises(ValueError, match=r"seed must be in \[0, 18446744073709551615\], got 18446744073709551616"):
+        PettingZooDecPOMDP(colour_match(), relabel_state=relabel_secret, seed=2**64)
+    with pytest.raises(ValueError, match=r"seed must be in \[0, 18446744073709551615\]"):
+        check_pettingzoo_symmetry(colour_match(), colour_symmetry(), relabel_state=relabel_secret, seed=2**64)
+
+    class Empty(colour_match):
+        def __init__(self):
+            super().__init__()
+            self.possible_agents = []
+
+    with pytest.raises(ValueError, match=r"has no agents \(possible_agents is empty\)"):
+        PettingZooDecPOMDP(Empty())
+    adapter = PettingZooDecPOMDP(colour_match(), relabel_state=relabel_secret, probe_steps=0)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before stepping or observing"):
+        adapter.step([0, 0])
+    adapter.reset()
+    with pytest.raises(TypeError, match=r"agent 'sender': an action must be an integer in \[0, 4\), got float 1.7"):
+        adapter.step([1.7, 0])
+    with pytest.raises(ValueError, match=r"keys \['action_mask', 'obs'\] but no 'mask'"):
+        PettingZooDecPOMDP(colour_match(dict_observations=True), relabel_state=relabel_secret, observation_key="obs", mask_key="mask")

@@ -186,3 +186,39 @@ def test_bad_input_is_a_clear_error(colour_match, colour_symmetry):
 
     with pytest.raises(ValueError, match="observation space's low bounds are not invariant under the group"):
         other_play(Bounded(), colour_symmetry())
+
+
+def test_actions_must_be_integers_in_range_and_agents_known(colour_match, colour_symmetry):
+    """Before, 1.7 and "2" were played as 1 and 2; a partial action dict reached the env's own error."""
+    from pettingzoo.utils.conversions import aec_to_parallel
+
+    wrapped = other_play(colour_match(), colour_symmetry(), seed=0)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before observing or stepping"):
+        wrapped.step(1)
+    wrapped.reset(seed=3)
+    for action, error, message in ((1.7, TypeError, "got float 1.7"), ("2", TypeError, "got str '2'"), (4, ValueError, "got 4"),
+                                   (True, ValueError, "got True")):
+        with pytest.raises(error, match=r"agent 'sender': an action must be an integer in \[0, 4\), " + message):
+            wrapped.step(action)
+    wrapped.step(np.int64(2))  # numpy integers are integers
+    with pytest.raises(ValueError, match=r"unknown agent 'nobody'; the env's agents are \['sender', 'guesser'\]"):
+        wrapped.observe("nobody")
+    parallel = other_play(aec_to_parallel(colour_match()), colour_symmetry(), seed=0)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before"):
+        parallel.step({"sender": 0, "guesser": 0})
+    parallel.reset(seed=3)
+    with pytest.raises(ValueError, match=r"one action for each agent in the game, \['sender', 'guesser'\]; missing: \['guesser'\]"):
+        parallel.step({"sender": 0})
+    with pytest.raises(ValueError, match=r"unknown or finished: \['nobody'\]"):
+        parallel.step({"sender": 0, "guesser": 0, "nobody": 1})
+    with pytest.raises(TypeError, match="an action must be an integer"):
+        parallel.step({"sender": 0.5, "guesser": 0})
+    with pytest.raises(ValueError, match=r"seed must be in \[0, 18446744073709551615\]"):
+        other_play(colour_match(), colour_symmetry(), seed=2**64)
+
+
+def test_a_mask_key_missing_from_the_dict_is_refused(colour_match, colour_symmetry):
+    """Before, every action was treated as legal and the real, unrelabelled mask was passed through."""
+    env = colour_match(dict_observations=True)
+    with pytest.raises(ValueError, match=r"keys \['action_mask', 'obs'\] but no 'mask'; pass mask_key="):
+        other_play(env, colour_symmetry(), observation_key="obs", mask_key="mask")

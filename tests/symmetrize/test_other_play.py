@@ -3,7 +3,7 @@ import torch
 
 from eqc.dec_pomdp import Block, Labels, Layout, Symmetry
 from eqc.groups import cyclic, dihedral, symmetric
-from eqc.symmetrize import OtherPlay
+from eqc.symmetrize import OtherPlay, Relabelling
 
 colour = Labels("colour", 5)
 OBS = Layout([Block("hand", 3, colour), Block("hint", colour), Block("tokens", 2)])
@@ -93,23 +93,15 @@ def test_bad_arguments():
         rel.relabel_observations(torch.randn(2, 3))
 
 
-def test_relabelling_methods_are_verbs_and_the_old_names_are_aliases():
-    rel = OtherPlay.from_symmetry(SYM, torch.Generator().manual_seed(4)).sample(3, 2)
-    obs, legal = torch.randn(3, 2, OBS.dim), torch.rand(3, 2, ACT.dim) > 0.5
-    assert rel.perms is rel.permutations
-    assert torch.equal(rel.observations(obs), rel.relabel_observations(obs))
-    assert torch.equal(rel.legal_actions(legal), rel.relabel_legal_actions(legal))
-
-
-def test_other_play_takes_representations_under_rep_names_and_old_keywords():
+def test_other_play_takes_representations_under_rep_names():
     gen = lambda: torch.Generator().manual_seed(5)  # noqa: E731
-    new = OtherPlay(SYM.group, observation_rep=SYM.observation_rep, action_rep=SYM.action_rep, generator=gen())
-    old = OtherPlay(SYM.group, observation=SYM.observation_rep, action=SYM.action_rep, generator=gen())
-    assert new.observation is new.observation_rep and new.action is new.action_rep
-    assert torch.equal(new.sample(4).permutations, old.sample(4).permutations)
+    by_keyword = OtherPlay(SYM.group, observation_rep=SYM.observation_rep, action_rep=SYM.action_rep, generator=gen())
+    by_position = OtherPlay(SYM.group, SYM.observation_rep, SYM.action_rep, gen())
+    assert torch.equal(by_keyword.sample(4).permutations, by_position.sample(4).permutations)
+    assert not hasattr(by_keyword, "observation") and not hasattr(Relabelling, "perms")  # one spelling each
     with pytest.raises(TypeError, match=r"observation_rep must be a PermutationRepresentation .*got Layout"):
         OtherPlay(SYM.group, OBS, ACT, gen())
-    with pytest.raises(TypeError, match="not both"):
+    with pytest.raises(TypeError, match="observation"):
         OtherPlay(SYM.group, SYM.observation_rep, SYM.action_rep, gen(), observation=SYM.observation_rep)
 
 
@@ -125,3 +117,54 @@ def test_bad_devices_inputs_and_shapes_are_clear():
         OtherPlay.from_symmetry(SYM, torch.Generator()).sample(2, 1.0)
     with pytest.raises(TypeError, match="symmetry must be an eqc Symmetry"):
         OtherPlay.from_symmetry(SYM.observation_rep, torch.Generator())
+
+
+# ---------------------------------------------------------------- element indices kept on the device
+def _fields(rel) -> list[torch.Tensor]:
+    return [rel.permutations, rel.observation_index, rel.action_index, rel.action_coordinates]
+
+
+def test_relabelling_indices_equals_relabelling_of_the_permutations():
+    op = OtherPlay.from_symmetry(SYM, torch.Generator().manual_seed(0))
+    indices = torch.randint(SYM.group.order, (6, 2), generator=torch.Generator().manual_seed(1))
+    by_index, by_perm = op.relabelling_indices(indices), op.relabelling(SYM.group.elements[indices])
+    assert all(torch.equal(a, b) for a, b in zip(_fields(by_index), _fields(by_perm), strict=True))
+    assert all(torch.equal(a, b) for a, b in zip(_fields(op.relabelling_indices(indices, check=False)), _fields(by_perm), strict=True))
+
+
+def test_relabelling_indices_never_leaves_the_device():
+    """On the meta device a tensor has no values: any copy to the host or read of a value raises
+    ("Cannot copy out of meta tensor"), as relabelling by permutations does (negative control)."""
+    op = OtherPlay.from_symmetry(SYM, torch.Generator().manual_seed(0), device="meta")
+    indices = torch.zeros(8, 2, dtype=torch.long, device="meta")
+    for check in (True, False):  # the range check reads CPU indices only
+        rel = op.relabelling_indices(indices, check=check)
+        assert all(f.device.type == "meta" for f in _fields(rel))
+        assert rel.relabel_observations(torch.empty(8, 2, OBS.dim, device="meta")).shape == (8, 2, OBS.dim)
+        assert rel.to_env_actions(torch.zeros(8, 2, dtype=torch.long, device="meta"), check=False).device.type == "meta"
+    with pytest.raises((NotImplementedError, RuntimeError)):
+        op.relabelling(SYM.group.elements[:2].to("meta"))
+
+
+def test_relabelling_indices_errors():
+    op = OtherPlay.from_symmetry(SYM, torch.Generator().manual_seed(0))
+    with pytest.raises(ValueError, match=r"outside 0\.\.119"):
+        op.relabelling_indices(torch.tensor([0, 120]))
+    with pytest.raises(TypeError, match="LongTensor"):
+        op.relabelling_indices(torch.tensor([0, 1], dtype=torch.int32), check=False)
+    with pytest.raises(TypeError, match="integer"):
+        op.relabelling_indices(torch.tensor([0.0]))
+
+
+def test_sample_draws_on_the_generators_device(monkeypatch: pytest.MonkeyPatch):
+    """``torch.randint(generator=g)`` without ``device=`` draws on the CPU, which a CUDA generator refuses."""
+    draws = []
+    randint = torch.randint
+
+    def spy(*args, generator=None, device=None, **kwargs):
+        draws.append(device == generator.device)
+        return randint(*args, generator=generator, device=device, **kwargs)
+
+    monkeypatch.setattr(torch, "randint", spy)
+    OtherPlay.from_symmetry(SYM, torch.Generator().manual_seed(0)).sample(4, 2)
+    assert draws and all(draws)

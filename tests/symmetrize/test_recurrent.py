@@ -30,7 +30,7 @@ class LSTMPolicy(nn.Module):
 def make(scheme, group=D5):
     torch.manual_seed(0)
     sym = Symmetry(group, acts_on=colour, observation_layout=OBS, action_layout=ACT)
-    return sym, RecurrentSymmetrizer(LSTMPolicy().double(), sym.observation_rep, sym.action_rep, hidden=scheme)
+    return sym, RecurrentSymmetrizer(LSTMPolicy().double(), sym.observation_rep, sym.action_rep, hidden_scheme=scheme)
 
 
 def initial_state(batch):
@@ -76,7 +76,7 @@ def test_average_scheme_is_equivariant_over_whole_sequences_with_invariant_state
 
 
 def test_identity_scheme_state_depends_on_labelling():
-    """Documented behaviour: with hidden='identity' the carried state is not invariant, so a
+    """Documented behaviour: with hidden_scheme='identity' the carried state is not invariant, so a
     sequence is not treated equivariantly even though every single step is."""
     sym, policy = make("identity")
     xs = torch.randn(5, 2, OBS.dim, dtype=torch.float64)
@@ -86,15 +86,15 @@ def test_identity_scheme_state_depends_on_labelling():
 
 def test_symmetrizing_twice_changes_nothing_for_average_scheme():
     sym, policy = make("average")
-    twice = RecurrentSymmetrizer(policy.step, sym.observation_rep, sym.action_rep, hidden="average")
+    twice = RecurrentSymmetrizer(policy.step, sym.observation_rep, sym.action_rep, hidden_scheme="average")
     xs = torch.randn(4, 2, OBS.dim, dtype=torch.float64)
     assert torch.allclose(twice(xs, initial_state(2))[0], policy(xs, initial_state(2))[0], atol=1e-12)
 
 
 def test_bad_inputs():
     sym, policy = make("average")
-    with pytest.raises(ValueError, match="hidden"):
-        RecurrentSymmetrizer(LSTMPolicy(), sym.observation_rep, sym.action_rep, hidden="mean")
+    with pytest.raises(ValueError, match="hidden_scheme"):
+        RecurrentSymmetrizer(LSTMPolicy(), sym.observation_rep, sym.action_rep, hidden_scheme="mean")
     with pytest.raises(ValueError, match=r"\[time, batch, d_in\]"):
         policy(torch.randn(3, OBS.dim, dtype=torch.float64))
     with pytest.raises(ValueError, match=r"state\[0\] must hold one state per input.*batch dimension of size 2 at dim 3"):

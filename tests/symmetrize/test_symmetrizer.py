@@ -120,7 +120,7 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="average"):
         Symmetrizer(net, sym.observation_rep, sym.action_rep, average="mean")
     with pytest.raises(ValueError, match="share one group"):
-        Symmetrizer(net, sym.observation_rep, symmetry(cyclic(5)).action)
+        Symmetrizer(net, sym.observation_rep, symmetry(cyclic(5)).action_rep)
     with pytest.raises(ValueError, match="samples"):
         Symmetrizer(net, sym.observation_rep, sym.action_rep, samples=0)
     with pytest.raises(ValueError, match="must return a tensor with last dimension"):

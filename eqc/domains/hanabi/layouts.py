@@ -3,7 +3,7 @@
 Conventions (stated here once; every Hanabi module refers to them):
 
 - **Card ids.** Card (colour c, rank r) has id ``c * num_ranks + r``; colours R, Y, G, W, B are
-  0..4 and rank 0 is a "1". ``num_card_ids`` (25) is the empty-slot marker where one is needed.
+  0..4 and rank 0 is a "1". ``num_card_ids`` (25 in the standard game) is the empty-slot marker where one is needed.
   A deck lists card ids in dealing order: the initial hands player by player (player 0's whole
   hand first, slot 0 first), then one card after every play or discard, to the player who made it.
 - **Move uids** (HLE's, for P players, hand size h, C colours, R ranks): discard slot ``0..h-1``;

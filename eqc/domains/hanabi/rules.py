@@ -9,6 +9,7 @@ Example::
 
     rules = HanabiRules(num_players=2, knowledge="v0_belief")
     rules.num_moves, rules.obs_dim, rules.deck_size      # 20, 658, 50
+    HanabiRules.preset("mini", num_players=3)            # a named game (PRESETS), other fields on top
     HanabiRules.from_dict(rules.to_dict()) == rules      # True: plain JSON for checkpoints
     dataclasses.replace(rules, sad="greedy_onehot")      # a variant, validated again
 """
@@ -19,11 +20,12 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from functools import cached_property
+from types import MappingProxyType
 from typing import Any
 
 from eqc._checks import check_choice, check_int
 
-__all__ = ["KNOWLEDGE", "OBSERVATION_TYPES", "SAD_VARIANTS", "HanabiRules", "card_counts", "default_hand_size"]
+__all__ = ["KNOWLEDGE", "OBSERVATION_TYPES", "PRESETS", "SAD_VARIANTS", "SHAPE_FIELDS", "HanabiRules", "card_counts", "default_hand_size"]
 
 OBSERVATION_TYPES = ("full", "minimal")
 """``full``: HLE's CARD_KNOWLEDGE observation (card-knowledge section included); ``minimal``: without it."""
@@ -40,6 +42,22 @@ SAD_VARIANTS = ("off", "greedy_onehot", "greedy_last_action")
   players) of the state reached by applying the last actor's greedy move, instead of the move
   made, to the state before that move (no card is dealt after it), from each player's view; every
   player sees it, the actor included; zeros before the first move.
+"""
+
+
+SHAPE_FIELDS = ("num_colours", "num_ranks", "hand_size", "max_info_tokens", "max_lives")
+"""The fields of ``HanabiRules`` that a preset fixes (the deck's shape, hand and tokens)."""
+PRESETS: Mapping[str, Mapping[str, Any]] = MappingProxyType({
+    "full": MappingProxyType({"num_colours": 5, "num_ranks": 5, "hand_size": None, "max_info_tokens": 8, "max_lives": 3}),
+    "small": MappingProxyType({"num_colours": 2, "num_ranks": 5, "hand_size": 2, "max_info_tokens": 3, "max_lives": 1}),
+    "mini": MappingProxyType({"num_colours": 3, "num_ranks": 3, "hand_size": 3, "max_info_tokens": 5, "max_lives": 3}),
+})
+"""Named games, as values of ``SHAPE_FIELDS``:
+
+- ``full``: HLE's default game: 5 colours x 5 ranks, hand 5 for 2-3 players and 4 for 4-5
+  (``hand_size`` None), 8 information tokens, 3 lives (max score 25);
+- ``small``: HLE's Hanabi-Small: 2 colours x 5 ranks, hand 2, 3 information tokens, 1 life (max 10);
+- ``mini``: jax-aht's Mini-Hanabi: 3 colours x 3 ranks, hand 3, 5 information tokens, 3 lives (max 9).
 """
 
 
@@ -112,7 +130,18 @@ class HanabiRules:
                 f"({self.num_colours} colours x {self.num_ranks} ranks) must keep at least one card to draw"
             )
 
+    @classmethod
+    def preset(cls, name: str, **overrides: Any) -> HanabiRules:
+        """The game ``PRESETS[name]`` with ``overrides`` (any fields, e.g. ``num_players``, ``sad``, or a shape field) on top."""
+        check_choice(name, "preset", tuple(PRESETS))
+        return cls(**{**PRESETS[name], **overrides})
+
     # ------------------------------------------------------------------ derived
+    @property
+    def game(self) -> HanabiRules:
+        """These rules with the default observation variant: the game itself, which agents that play together must share."""
+        return dataclasses.replace(self, observation_type="full", knowledge="canonical", sad="off")
+
     @property
     def max_score(self) -> int:
         """The perfect score: every colour played up to its highest rank."""
@@ -151,11 +180,6 @@ class HanabiRules:
         from eqc.domains.hanabi.layouts import observation_layout
 
         return observation_layout(self).dim
-
-    @property
-    def is_standard_deck(self) -> bool:
-        """5 colours and 5 ranks (the deck the batched simulator's tables support)."""
-        return self.num_colours == 5 and self.num_ranks == 5
 
     # ------------------------------------------------------------------ (de)serialisation
     def to_dict(self) -> dict[str, Any]:

@@ -120,7 +120,9 @@ class LeverGame:
     @cached_property
     def symmetry(self) -> Symmetry:
         """The full symmetry group (:func:`lever_group`) acting on the ``lever`` labels."""
-        return Symmetry(lever_group(self.payoffs), acts_on=self.lever, observation=self.observation_layout, action=self.action_layout)
+        return Symmetry(
+            lever_group(self.payoffs), acts_on=self.lever, observation_layout=self.observation_layout, action_layout=self.action_layout
+        )
 
     @cached_property
     def cyclic_symmetry(self) -> Symmetry:

@@ -120,7 +120,7 @@ def _real_game_probabilities(
     if other_play is None:
         return policy(obs[:, :, :1]).exp().expand(members, episodes, 2, observation.shape[-1])
     relabelling = other_play.sample(members, episodes, 2)  # one element per player per episode
-    relabelled = policy(relabelling.observations(obs)).exp()
+    relabelled = policy(relabelling.relabel_observations(obs)).exp()
     return torch.gather(relabelled, -1, relabelling.action_coordinates)
 
 
@@ -148,7 +148,7 @@ def train_pool(
     network = EnsembleMLP(member_seeds(seed, num_agents, config.restarts), n, config.hidden, n, device)
     raw_policy = LogSoftmax(network)
     subgroup = game.cyclic_symmetry
-    symmetrized = Symmetrizer(network, subgroup.observation, subgroup.action, average="probabilities")
+    symmetrized = Symmetrizer(network, subgroup.observation_rep, subgroup.action_rep, average="probabilities")
     train_policy = symmetrized if trained_as == "eq" else raw_policy
     generator = torch.Generator().manual_seed(seed)
     other_play = None
@@ -214,7 +214,7 @@ def train_pools(
 def symmetrize_pool(game: LeverGame, pool: LeverPool) -> LeverPool:
     """``sp+sym``: a trained pool's networks symmetrized over the cyclic subgroup at test time."""
     subgroup = game.cyclic_symmetry
-    policy = Symmetrizer(pool.network, subgroup.observation, subgroup.action, average="probabilities")
+    policy = Symmetrizer(pool.network, subgroup.observation_rep, subgroup.action_rep, average="probabilities")
     return _deploy(game, pool, "sp+sym", policy)
 
 

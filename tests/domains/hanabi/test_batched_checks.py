@@ -196,9 +196,7 @@ def test_old_names_are_aliases() -> None:
     assert env.rules == HanabiRules(3, sad="greedy_onehot", knowledge="v0_belief")
     env.reset()
     assert torch.equal(env.done, env.terminal)
-    with pytest.warns(DeprecationWarning, match="cards_left"):
-        assert torch.equal(env.deck_size, env.cards_left)
-    assert env.rules.deck_size == 50
+    assert not hasattr(env, "deck_size") and env.rules.deck_size == 50  # the full deck; cards left is cards_left
 
 
 def test_huge_batches_are_refused_before_allocating() -> None:
@@ -206,12 +204,27 @@ def test_huge_batches_are_refused_before_allocating() -> None:
         HanabiBatch(10**15)
 
 
-def test_rules_the_tables_cannot_support_are_refused() -> None:
-    with pytest.raises(ValueError, match="5 colours x 5 ranks"):
-        HanabiBatch(2, HanabiRules(num_colours=4))
+def test_bad_rules_are_refused() -> None:
     with pytest.raises(TypeError, match="rules must be a HanabiRules"):
         HanabiBatch(2, "2p")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="either rules or"):
         HanabiBatch(2, HanabiRules(), sad=True)
     with pytest.raises(ValueError, match="device"):
         HanabiBatch(2, device="gpu")
+
+
+def test_decks_are_checked_against_the_deck_of_the_rules() -> None:
+    """Mini-Hanabi's deck: 18 cards, card ids 0..8 (colour * 3 + rank)."""
+    env = HanabiBatch(2, HanabiRules.preset("mini"))
+    deck = torch.tensor(standard_deck(3, 3))
+    env.reset(torch.stack([deck, deck.flip(0)]))
+    assert env.decks.shape == (2, 18) and env.cards_left.tolist() == [12, 12] and env.fireworks.shape == (2, 3)
+    with pytest.raises(ValueError, match=r"decks must have shape \[2, 18\]"):
+        env.reset(torch.zeros(2, 50, dtype=torch.long))
+    bad = torch.stack([deck, deck]).clone()
+    bad[1, 0] = 9
+    with pytest.raises(ValueError, match=r"card ids outside \[0, 9\) in games 1"):
+        env.reset(bad)
+    bad[1, 0] = 1
+    with pytest.raises(ValueError, match="permutations of the 18-card deck; games 1 are not"):
+        env.reset(bad)

@@ -39,7 +39,7 @@ def test_lazy_draw_reaches_every_undealt_position() -> None:
     """A shuffled draw at deck position k picks position k + floor(noise * (50 - k))."""
     t = tables_for(HanabiRules(), CPU)
     s = new_state(3, t)
-    deck = pad_decks(torch.arange(50).remainder(25).repeat(3, 1))
+    deck = pad_decks(torch.arange(50).remainder(25).repeat(3, 1), t)
     restart(s, t, torch.ones(3, dtype=torch.bool), deck, shuffle_draws=True)
     s.dealt.fill_(48)
     s.info.fill_(0)
@@ -53,8 +53,8 @@ def test_auto_reset_deals_are_uniform_at_every_position() -> None:
     b = 4000
     t = tables_for(HanabiRules(), CPU)
     gen = torch.Generator().manual_seed(0)
-    pool = pad_decks(t.initial_deck.repeat(b, 1))  # sorted: any bias would show
-    shuffle_front(pool, 10, gen)
+    pool = pad_decks(t.initial_deck.repeat(b, 1), t)  # sorted: any bias would show
+    shuffle_front(pool, 10, t.deck_size, gen)
     s = new_state(b, t)
     restart(s, t, torch.ones(b, dtype=torch.bool), pool, shuffle_draws=True)
     active = torch.ones(b, dtype=torch.bool)

@@ -5,7 +5,8 @@ masks, rewards, scores, lives, information tokens, fireworks, hands, current pla
 flags, at every step of every game, for a batch of games at different stages at once. Move choice
 comes from three policies so that the games cover bomb-outs (``random``), deck exhaustion and the
 final round (``cautious``) and completed fireworks with returned tokens (``cheat``, which sees the
-true hands).
+true hands). Every deck shape HLE plays is covered (``SHAPES``: the presets and unequal shapes,
+since JaxMARL's Hanabi mis-encoded hints whenever colours != ranks), in every observation variant.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from eqc.domains.hanabi.batched import HanabiBatch
 from eqc.domains.hanabi.dealing import standard_deck
 from eqc.domains.hanabi.hle import HanabiEnv
 from eqc.domains.hanabi.layouts import observation_layout
-from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.rules import HanabiRules, card_counts
 
 pytestmark = pytest.mark.hanabi
 
@@ -63,8 +64,8 @@ def choose(env: HanabiEnv, style: str, rng: random.Random) -> int:
         return rng.choice(legal)
     if style == "cheat":
         hand = env.hands()[env.current_player]
-        heights = env.fireworks
-        playable = [h + i for i, card in enumerate(hand) if heights[card // 5] == card % 5]
+        heights, ranks = env.fireworks, env.num_ranks
+        playable = [h + i for i, card in enumerate(hand) if heights[card // ranks] == card % ranks]
         if playable and rng.random() < 0.9:
             return rng.choice(playable)
     discards = [u for u in legal if u < h]
@@ -127,7 +128,7 @@ def play_lockstep(
         assert batch.fireworks.tolist() == [env.fireworks for env in envs], where
         assert batch.cards_left.tolist() == [env.cards_left for env in envs], where
         assert batch.moves_made.tolist() == [env.moves_made for env in envs], where
-        hands = [[[c for c in row if c != 25] for row in game] for game in batch.state.hands.tolist()]
+        hands = [[[c for c in row if c != rules.num_card_ids] for row in game] for game in batch.state.hands.tolist()]
         assert hands == [env.hands() for env in envs], where
         running = [i for i, env in enumerate(envs) if not env.terminal]
         assert batch.current_player[running].tolist() == [envs[i].current_player for i in running], where
@@ -160,35 +161,72 @@ def play_lockstep(
         raise AssertionError("games did not end within 200 steps")
     return {
         "bombed": sum(env.lives == 0 for env in envs),
-        "deck_out": sum(env.lives > 0 and env.cards_dealt == 50 and env.score < 25 for env in envs),
-        "perfect": sum(env.score == 25 for env in envs),
-        "completed_colours": sum(sum(height == 5 for height in env.fireworks) for env in envs),
+        "deck_out": sum(env.lives > 0 and env.cards_dealt == rules.deck_size and env.score < rules.max_score for env in envs),
+        "perfect": sum(env.score == rules.max_score for env in envs),
+        "completed_colours": sum(sum(height == rules.num_ranks for height in env.fireworks) for env in envs),
     }
 
 
 def v0_reference(canonical: torch.Tensor, envs: Sequence[HanabiEnv], batch: HanabiBatch) -> torch.Tensor:
     """OBL's v0 belief computed independently from HLE's canonical observations and HLE's state."""
     out = canonical.clone()
-    lay = batch.tables.layout
-    p, h = batch.num_players, batch.hand_size
-    assert batch.rules.num_colours == batch.rules.num_ranks == 5
+    lay, r = batch.tables.layout, batch.rules
+    p, h, ranks, n = batch.num_players, batch.hand_size, r.num_ranks, r.num_card_ids
+    copies = card_counts(ranks)
     for i, env in enumerate(envs):
-        counts = torch.tensor([3, 2, 2, 2, 1] * 5, dtype=torch.float32)
-        discards = out[i, 0, lay.discards : lay.discards + 50]
+        counts = torch.tensor(copies * r.num_colours, dtype=torch.float32)
+        discards = out[i, 0, lay.discards : lay.discards + r.deck_size]
         start = 0
-        for card in range(25):
-            n = [3, 2, 2, 2, 1][card % 5]
-            counts[card] -= discards[start : start + n].sum()
-            start += n
+        for card in range(n):
+            counts[card] -= discards[start : start + copies[card % ranks]].sum()
+            start += copies[card % ranks]
         for colour, height in enumerate(env.fireworks):
-            counts[colour * 5 : colour * 5 + height] -= 1
+            counts[colour * ranks : colour * ranks + height] -= 1
         for obs in range(p):
             for slot in range(p * h):
                 at = lay.knowledge + slot * lay.knowledge_per_card
-                weighted = out[i, obs, at : at + 25] * counts
+                weighted = out[i, obs, at : at + n] * counts
                 total = weighted.sum()
-                out[i, obs, at : at + 25] = weighted / total if total > 0 else weighted
+                out[i, obs, at : at + n] = weighted / total if total > 0 else weighted
     return out
+
+
+SHAPES = {
+    "small": HanabiRules.preset("small"),
+    "mini": HanabiRules.preset("mini"),
+    "c5r2": HanabiRules(num_ranks=2, hand_size=4, max_info_tokens=6),
+    "c5r3": HanabiRules(num_ranks=3),
+    "c3r5": HanabiRules(num_colours=3, max_lives=2),
+    "c1r5": HanabiRules(num_colours=1, hand_size=2, max_info_tokens=3, max_lives=1),
+    "c4r1_3p": HanabiRules(3, num_colours=4, num_ranks=1, hand_size=2, max_info_tokens=2, max_lives=2),
+    "c2r4_4p": HanabiRules(4, num_colours=2, num_ranks=4, hand_size=3, max_info_tokens=4),
+}
+"""Deck shapes besides the standard one: the presets, unequal shapes (either side larger), one
+colour, one rank, fewer information tokens and lives, 3-4 players."""
+VARIANTS = {
+    "canonical": {},
+    "v0_sad": {"knowledge": "v0_belief", "sad": "greedy_last_action"},
+    "minimal_onehot": {"observation_type": "minimal", "sad": "greedy_onehot"},
+}
+
+
+def shape_decks(rules: HanabiRules, count: int, seed: int) -> list[list[int]]:
+    """``count`` seeded shuffles of the deck of ``rules``."""
+    rng = random.Random(seed)
+    deck = standard_deck(rules.num_colours, rules.num_ranks)
+    return [rng.sample(deck, len(deck)) for _ in range(count)]
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_every_deck_shape_matches_hle(shape: str, variant: str) -> None:
+    """Each shape in each observation variant: bit-exact observations, legal moves, rewards and
+    terminals; the canonical runs also reach bomb-outs and deck-outs."""
+    rules = dataclasses.replace(SHAPES[shape], **VARIANTS[variant])
+    styles = ["random"] * 4 + ["cautious", "cautious", "cheat", "cheat"]
+    ends = play_lockstep(shape_decks(rules, 8, seed=len(shape)), styles, [random.Random(s) for s in range(8)], rules=rules)
+    if variant == "canonical":
+        assert ends["bombed"] >= 1 and ends["deck_out"] >= 1, ends
 
 
 deck_strategy = st.permutations(standard_deck())
@@ -325,3 +363,16 @@ def test_thousands_of_games_match_hle(num_players: int, games: list) -> None:
     decks = [random.Random(seed).sample(standard_deck(), 50) for seed, _ in games]
     rngs = [random.Random(seed + 1) for seed, _ in games]
     play_lockstep(decks, [style for _, style in games], rngs, num_players=num_players)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", list(SHAPES))
+@settings(max_examples=40, deadline=None)
+@given(variant=st.sampled_from(list(VARIANTS)), games=st.lists(seeded_game, min_size=20, max_size=40))
+def test_thousands_of_games_of_every_shape_match_hle(shape: str, variant: str, games: list) -> None:
+    """About 1,200 games per deck shape (40 batches of 20-40), every observation variant, all three policies."""
+    rules = dataclasses.replace(SHAPES[shape], **VARIANTS[variant])
+    deck = standard_deck(rules.num_colours, rules.num_ranks)
+    decks = [random.Random(seed).sample(deck, len(deck)) for seed, _ in games]
+    rngs = [random.Random(seed + 1) for seed, _ in games]
+    play_lockstep(decks, [style for _, style in games], rngs, rules=rules)

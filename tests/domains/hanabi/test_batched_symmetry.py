@@ -41,10 +41,9 @@ def first_mismatch(
     original.reset(decks)
     relabelled.reset(relabel_decks(decks, sigma))
     rng = torch.Generator().manual_seed(seed)
-    rho_obs, rho_act = symmetry.observation, symmetry.action
+    rho_obs, rho_act = symmetry.observation_rep, symmetry.action_rep
     for step in range(200):
-        act = rho_obs.act_inverse if inverse else rho_obs.act
-        expected = act(original.observations(), g.view(b, 1))
+        expected = rho_obs.act(original.observations(), g.view(b, 1), inverse=inverse)
         got = relabelled.observations()
         if not torch.equal(expected, got):
             game, player, coord = (expected != got).nonzero()[0].tolist()
@@ -59,7 +58,7 @@ def first_mismatch(
             return None
         moves = (torch.rand(legal.shape, generator=rng) * legal).argmax(dim=1)
         greedy = (torch.rand(legal.shape, generator=rng) * legal).argmax(dim=1)
-        mapped, mapped_greedy = rho_act.permute_index(moves, g), rho_act.permute_index(greedy, g)
+        mapped, mapped_greedy = rho_act.act_index(moves, g), rho_act.act_index(greedy, g)
         sad = original.sad
         if not torch.equal(original.step(moves, greedy if sad else None), relabelled.step(mapped, mapped_greedy if sad else None)):
             return f"step {step}: rewards"
@@ -113,7 +112,7 @@ def test_colour_symmetry_sad_and_v0_belief(group: object) -> None:
 def test_colour_symmetry_of_every_variant(rules: HanabiRules) -> None:
     g = torch.tensor([1, 57, 119, 30, 0, 88])
     symmetry = colour_symmetry(S5, rules)
-    assert symmetry.observation.dim == rules.obs_dim
+    assert symmetry.observation_rep.dim == rules.obs_dim
     assert first_mismatch(symmetry, random_decks(6, 4), g, 3, rules=rules) is None
 
 

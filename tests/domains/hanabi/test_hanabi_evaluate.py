@@ -104,7 +104,7 @@ def test_rule_agent_and_its_symmetrization_play_relabelled_decks_identically(hle
     env, agent = hle_env(2), RuleAgent(2)
     group = dihedral(5)
     symmetry = colour_symmetry(group)
-    symmetrizer = Symmetrizer(_batched_rule_agent(agent), symmetry.observation, symmetry.action, pass_mask=True)
+    symmetrizer = Symmetrizer(_batched_rule_agent(agent), symmetry.observation_rep, symmetry.action_rep, pass_mask=True)
     symmetrized = policy_from_module(symmetrizer, pass_mask=True)
     base = play_games(agent.act, agent.act, decks[:3], env=env)
     for sigma in ([1, 2, 3, 4, 0], [0, 4, 3, 2, 1], [2, 0, 1, 4, 3]):  # two elements of D10, one of S5 only
@@ -122,7 +122,7 @@ def test_symmetrized_random_network_is_equivariant_in_play_and_the_plain_one_is_
     env = hle_env(2)
     net = _random_net(3)
     symmetry = colour_symmetry(cyclic(5))
-    equivariant = policy_from_module(Symmetrizer(net, symmetry.observation, symmetry.action))
+    equivariant = policy_from_module(Symmetrizer(net, symmetry.observation_rep, symmetry.action_rep))
     plain = policy_from_module(net)
     sigma = [3, 4, 0, 1, 2]  # a rotation: in C5
     relabelled = [relabel_deck(d, sigma) for d in decks]

@@ -51,7 +51,7 @@ def _expected_image(c_index: int, sigma: list[int]) -> int:
 
 def test_observation_matches_design_table() -> None:
     symmetry = colour_symmetry(S5)
-    assert symmetry.observation.dim == 658 and symmetry.action.dim == 20
+    assert symmetry.observation_rep.dim == 658 and symmetry.action_rep.dim == 20
     offsets = symmetry.observation_layout.offsets()
     table = {
         "partner_hands": 0, "missing_card": 125, "deck": 127, "fireworks": 167, "information_tokens": 192,
@@ -61,7 +61,7 @@ def test_observation_matches_design_table() -> None:
         "last_action_scored_token": 306, "knowledge_p0_slot0_plausible": 308, "knowledge_p1_slot4_rank_hinted": 308 + 35 * 9 + 30,
     }  # fmt: skip
     assert {k: offsets[k] for k in table} == table
-    coords = symmetry.observation.coordinate_permutations  # [120, 658]
+    coords = symmetry.observation_rep.coordinate_permutations  # [120, 658]
     for g in range(0, S5.order, 7):
         sigma = S5.elements[g].tolist()
         assert coords[g].tolist() == [_expected_image(i, sigma) for i in range(658)], sigma
@@ -72,7 +72,7 @@ def test_action_moves_only_colour_hints() -> None:
     for g in range(S5.order):
         sigma = S5.elements[g].tolist()
         expected = list(range(10)) + [10 + sigma[c] for c in range(5)] + list(range(15, 20))
-        assert symmetry.action.permute_index(torch.arange(20), g).tolist() == expected
+        assert symmetry.action_rep.act_index(torch.arange(20), g).tolist() == expected
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4, 5])
@@ -88,16 +88,16 @@ def test_general_dimensions(num_players: int) -> None:
     assert observation_layout(P, sad=True).dim == full + moves
     assert action_layout(P).dim == moves
     symmetry = colour_symmetry(dihedral(5), P, sad=True)
-    assert (symmetry.observation.dim, symmetry.action.dim) == (full + moves, moves)
+    assert (symmetry.observation_rep.dim, symmetry.action_rep.dim) == (full + moves, moves)
 
 
 def test_sad_block_moves_like_actions() -> None:
     symmetry = colour_symmetry(S5, 3, sad=True)
     layout = symmetry.observation_layout
     start = layout.offset("greedy_discard")
-    obs_coords = symmetry.observation.coordinate_permutations[:, start:] - start
-    assert torch.equal(obs_coords, symmetry.action.coordinate_permutations)
-    assert not torch.equal(obs_coords, torch.arange(symmetry.action.dim).expand_as(obs_coords))
+    obs_coords = symmetry.observation_rep.coordinate_permutations[:, start:] - start
+    assert torch.equal(obs_coords, symmetry.action_rep.coordinate_permutations)
+    assert not torch.equal(obs_coords, torch.arange(symmetry.action_rep.dim).expand_as(obs_coords))
 
 
 @pytest.mark.parametrize("group", [cyclic(5), dihedral(5), S5, S5.subgroup([[1, 0, 2, 3, 4]], name="swap R Y")])
@@ -106,7 +106,7 @@ def test_any_group_on_five_colours(group: PermutationGroup) -> None:
     assert isinstance(symmetry, Symmetry) and symmetry.group is group
     x = torch.rand(3, 658)
     for g in range(group.order):
-        assert torch.equal(symmetry.observation.act_inverse(symmetry.observation.act(x, g), g), x)
+        assert torch.equal(symmetry.observation_rep.act(symmetry.observation_rep.act(x, g), g, inverse=True), x)
 
 
 def test_fewer_colours_and_ranks() -> None:
@@ -155,7 +155,7 @@ def test_package_imports_without_hle() -> None:
         "import sys; sys.modules['hanabi_learning_environment'] = None\n"
         "import eqc.domains.hanabi as h\n"
         "from eqc.groups import symmetric\n"
-        "assert h.colour_symmetry(symmetric(5)).observation.dim == 658\n"
+        "assert h.colour_symmetry(symmetric(5)).observation_rep.dim == 658\n"
         "try:\n    h.HanabiEnv(2)\nexcept ImportError as e:\n    assert 'hanabi-learning-environment' in str(e); print('ok')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

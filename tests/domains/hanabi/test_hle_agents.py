@@ -52,8 +52,8 @@ def test_rule_agent_is_colour_equivariant_in_the_loop(hle_env) -> None:
     while not env.terminal:
         p = env.current_player
         obs, legal = env.observations()[p], env.legal_actions()[p]
-        elements = S5.random_elements(8, generator)  # 8 fresh elements of S5 at every step
-        assert_equivariant(policy, [symmetry.observation, symmetry.action], symmetry.action, (obs, legal), elements=elements)
+        elements = S5.random_indices(8, generator)  # 8 fresh elements of S5 at every step
+        assert_equivariant(policy, [symmetry.observation_rep, symmetry.action_rep], symmetry.action_rep, (obs, legal), elements=elements)
         env.play(agent.act(obs, legal))
 
 
@@ -89,7 +89,7 @@ def test_symmetrized_network_with_rule_agent_plays_equivariantly(hle_env, group)
     env, agent = hle_env(2), RuleAgent(2)
     symmetry = colour_symmetry(group)
     net = _random_net(env.obs_dim, env.num_actions, seed=0)
-    policy = Symmetrizer(net, symmetry.observation, symmetry.action)
+    policy = Symmetrizer(net, symmetry.observation_rep, symmetry.action_rep)
     generator = torch.Generator().manual_seed(1)
     steps = 0
     for _ in range(3):
@@ -100,9 +100,9 @@ def test_symmetrized_network_with_rule_agent_plays_equivariantly(hle_env, group)
             if p == 0:
                 with torch.no_grad():
                     q = policy(obs[None], legal[None])[0]
-                elements = group.random_elements(6, generator)  # fresh elements at every step
-                reps = [symmetry.observation, symmetry.action]
-                assert_equivariant(policy, reps, symmetry.action, (obs[None], legal[None]), elements=elements)
+                elements = group.random_indices(6, generator)  # fresh elements at every step
+                reps = [symmetry.observation_rep, symmetry.action_rep]
+                assert_equivariant(policy, reps, symmetry.action_rep, (obs[None], legal[None]), elements=elements)
                 move = int(q.argmax())
             else:
                 move = agent.act(obs, legal)
@@ -120,11 +120,12 @@ def test_unsymmetrized_network_and_paper_bug_are_not_equivariant(hle_env) -> Non
     env.play(next(u for u in env.legal_moves() if 10 <= u < 15))  # a colour hint, so the block is non-zero
     obs = env.observations()[1][None]
     net = _random_net(env.obs_dim, env.num_actions, seed=1)
-    assert not equivariance_error(net, symmetry.observation, symmetry.action, obs).ok
-    table = symmetry.observation.coordinate_permutations.clone()
+    assert not equivariance_error(net, symmetry.observation_rep, symmetry.action_rep, obs).ok
+    table = symmetry.observation_rep.coordinate_permutations.clone()
     s = symmetry.observation_layout.slice("last_action_colour")
-    table[:, s] = symmetry.observation.coordinate_permutations[symmetry.group.inverse][:, s]
-    buggy = Symmetrizer(net, PermutationRepresentation.from_table(symmetry.group, table), symmetry.action)
-    report = equivariance_error(buggy, symmetry.observation, symmetry.action, obs)
+    table[:, s] = symmetry.observation_rep.coordinate_permutations[symmetry.group.inverse][:, s]
+    buggy = Symmetrizer(net, PermutationRepresentation.from_table(symmetry.group, table), symmetry.action_rep)
+    report = equivariance_error(buggy, symmetry.observation_rep, symmetry.action_rep, obs)
     assert not report.ok
-    assert equivariance_error(Symmetrizer(net, symmetry.observation, symmetry.action), symmetry.observation, symmetry.action, obs).ok
+    rho_obs, rho_act = symmetry.observation_rep, symmetry.action_rep
+    assert equivariance_error(Symmetrizer(net, rho_obs, rho_act), rho_obs, rho_act, obs).ok

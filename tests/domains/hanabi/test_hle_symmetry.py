@@ -16,7 +16,8 @@ pytest.importorskip("hanabi_learning_environment")
 from eqc.dec_pomdp import Block, Layout, Symmetry
 from eqc.domains.hanabi.dealing import relabel_deck
 from eqc.domains.hanabi.hle import HanabiEnv
-from eqc.domains.hanabi.symmetry import action_layout, colour_labels, colour_symmetry, observation_layout, rank_labels
+from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.symmetry import action_layout, colour_group, colour_labels, colour_symmetry, observation_layout, rank_labels
 from eqc.groups import PermutationRepresentation, cyclic, dihedral, symmetric
 from eqc.verification import check_env_symmetry
 
@@ -34,11 +35,11 @@ def relabelled_game_mismatch(
     sigma = labels["colour"].tolist()
     env_a.reset()
     env_b.reset(env_b.relabel_outcome(env_a.last_outcome, labels))
-    moves = symmetry.action.coordinate_map(perm).tolist()  # uid -> relabelled uid
+    moves = symmetry.action_rep.coordinate_map(perm).tolist()  # uid -> relabelled uid
     layout = symmetry.observation_layout
     num_ranks = env_a.num_ranks
     for step in range(1000):
-        expected = symmetry.observation.act_by_permutations(env_a.observations(), perm)
+        expected = symmetry.observation_rep.act_permutations(env_a.observations(), perm)
         got = env_b.observations()
         if not torch.equal(expected, got):
             player, coord = (expected != got).nonzero()[0].tolist()
@@ -83,8 +84,8 @@ def _run_differential(num_players: int, games: int, seed: int, *, observation_ty
 def test_layout_dims_equal_hle(hle_env, num_players: int, observation_type: str, sad: bool) -> None:
     env = hle_env(num_players, observation_type, sad=sad)
     symmetry = colour_symmetry(S5, num_players, observation_type=observation_type, sad=sad)
-    assert symmetry.observation.dim == symmetry.observation_layout.dim == env.obs_dim
-    assert symmetry.action.dim == env.num_actions
+    assert symmetry.observation_rep.dim == symmetry.observation_layout.dim == env.obs_dim
+    assert symmetry.action_rep.dim == env.num_actions
 
 
 @pytest.mark.parametrize(
@@ -152,13 +153,13 @@ class _Tampered(Symmetry):
 
 def _inverse_on_blocks(symmetry: Symmetry, prefix: str) -> _Tampered:
     """The paper's public-code bug: blocks whose name starts with ``prefix`` permuted by g^-1."""
-    table = symmetry.observation.coordinate_permutations.clone()
+    table = symmetry.observation_rep.coordinate_permutations.clone()
     inverse = symmetry.group.inverse
     offsets = symmetry.observation_layout.offsets()
     for block in symmetry.observation_layout:
         if block.name.startswith(prefix):
             s = slice(offsets[block.name], offsets[block.name] + block.size)
-            table[:, s] = symmetry.observation.coordinate_permutations[inverse][:, s]
+            table[:, s] = symmetry.observation_rep.coordinate_permutations[inverse][:, s]
     return _Tampered(symmetry, PermutationRepresentation.from_table(symmetry.group, table))
 
 
@@ -178,11 +179,11 @@ def test_hint_colour_by_inverse_is_caught(hle_env) -> None:
 def test_knowledge_colour_hint_by_inverse_is_caught(hle_env) -> None:
     env = hle_env(2)
     base = colour_symmetry(cyclic(5))
-    table = base.observation.coordinate_permutations.clone()
+    table = base.observation_rep.coordinate_permutations.clone()
     wrong = _inverse_on_blocks(base, "knowledge_p0_slot0_colour_hinted")
     found = check_env_symmetry(env, wrong, episodes=20, elements=_rotations(20), generator=torch.Generator().manual_seed(4))
     assert found is not None and found.block == "knowledge_p0_slot0_colour_hinted", str(found)
-    assert torch.equal(base.observation.coordinate_permutations, table)  # the correct declaration was not touched
+    assert torch.equal(base.observation_rep.coordinate_permutations, table)  # the correct declaration was not touched
 
 
 def _declaration_with(block: Block, num_players: int = 2) -> Symmetry:
@@ -242,3 +243,39 @@ def test_check_env_symmetry_many_episodes(hle_env, num_players: int) -> None:
     generator = torch.Generator().manual_seed(num_players)
     found = check_env_symmetry(hle_env(num_players), colour_symmetry(S5, num_players), episodes=60, generator=generator)
     assert found is None, str(found)
+
+
+# ----------------------------------------------------------------------------- other deck shapes
+SHAPE_SYMMETRIES = {
+    "small_S2": (HanabiRules.preset("small"), "S2"),
+    "mini_S3_sad": (HanabiRules.preset("mini", sad="greedy_last_action"), "S3"),
+    "mini_3p_D6_v0": (HanabiRules.preset("mini", num_players=3, knowledge="v0_belief"), "D6"),
+    "c3r5_S3": (HanabiRules(num_colours=3, max_lives=2), "S3"),
+    "c4r2_S4": (HanabiRules(num_colours=4, num_ranks=2, hand_size=4), "S4"),
+}
+
+
+@pytest.mark.parametrize("name", list(SHAPE_SYMMETRIES))
+def test_check_env_symmetry_accepts_the_colour_symmetry_of_every_shape(name: str) -> None:
+    """The declaration for c colours (named groups of ``colour_group``) holds in HLE for the presets and unequal shapes."""
+    rules, group = SHAPE_SYMMETRIES[name]
+    symmetry = colour_symmetry(colour_group(group), rules)
+    assert symmetry.observation_rep.dim == rules.obs_dim and symmetry.action_rep.dim == rules.num_moves
+    found = check_env_symmetry(HanabiEnv(rules), symmetry, episodes=4, generator=torch.Generator().manual_seed(len(name)))
+    assert found is None, str(found)
+
+
+def test_hint_colour_by_inverse_is_caught_with_three_colours() -> None:
+    """The negative control on Mini-Hanabi: C3's rotations with hint colours permuted by g^-1 are caught."""
+    rules = HanabiRules.preset("mini")
+    wrong = _inverse_on_blocks(colour_symmetry(colour_group("C3"), rules), "last_action_colour")
+    rotations = torch.tensor([[1, 2, 0], [2, 0, 1]] * 4)
+    found = check_env_symmetry(HanabiEnv(rules), wrong, episodes=8, elements=rotations, generator=torch.Generator().manual_seed(3))
+    assert found is not None and found.block == "last_action_colour", str(found)
+
+
+def test_a_group_of_another_degree_is_refused_naming_the_groups_of_the_game() -> None:
+    with pytest.raises(ValueError, match=r"group S5 acts on 5 colours but rules.num_colours is 3; .*\['C3', 'D6', 'S3', 'A3'\]"):
+        colour_symmetry(colour_group("S5"), HanabiRules.preset("mini"))
+    with pytest.raises(ValueError, match=r"colour group must be one of \['C5', 'D10'.*got 'D4'"):
+        colour_group("D4")

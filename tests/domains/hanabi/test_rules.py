@@ -89,9 +89,9 @@ def test_layouts_and_symmetry_take_rules_or_the_old_keywords() -> None:
     assert observation_layout(3, sad=False).dim == observation_layout(num_players=3).dim == rules.canonical_dim
     assert action_layout(rules).dim == action_layout(3).dim == rules.num_moves
     symmetry = colour_symmetry(dihedral(5), rules)
-    assert symmetry.observation.dim == rules.obs_dim and symmetry.action.dim == 30
-    assert colour_symmetry(symmetric(5), 3, sad=True).observation.dim == HanabiRules(3, sad="greedy_onehot").obs_dim
-    with pytest.raises(ValueError, match=r"group acts on 3 points but rules\.num_colours is 5"):
+    assert symmetry.observation_rep.dim == rules.obs_dim and symmetry.action_rep.dim == 30
+    assert colour_symmetry(symmetric(5), 3, sad=True).observation_rep.dim == HanabiRules(3, sad="greedy_onehot").obs_dim
+    with pytest.raises(ValueError, match=r"group D6 acts on 3 colours but rules\.num_colours is 5; colour groups of this game"):
         colour_symmetry(symmetric(3), rules)
     with pytest.raises(ValueError, match="either rules or"):
         observation_layout(rules, num_ranks=4)
@@ -103,3 +103,18 @@ def test_layouts_and_symmetry_take_rules_or_the_old_keywords() -> None:
         observation_layout(2, max_life_tokens=0)
     with pytest.raises(TypeError, match="sad must be a bool"):
         colour_symmetry(symmetric(5), sad="yes")  # type: ignore[arg-type]
+
+
+def test_presets_are_hle_and_jax_aht_games() -> None:
+    full, small, mini = (HanabiRules.preset(name) for name in ("full", "small", "mini"))
+    assert full == HanabiRules() and HanabiRules.preset("full", num_players=4).hand_size == 4
+    assert (small.num_colours, small.num_ranks, small.hand_size, small.max_info_tokens, small.max_lives) == (2, 5, 2, 3, 1)
+    assert (small.deck_size, small.max_score, small.num_moves) == (20, 10, 2 * 2 + 2 + 5)
+    assert (mini.num_colours, mini.num_ranks, mini.hand_size, mini.max_info_tokens, mini.max_lives) == (3, 3, 3, 5, 3)
+    assert (mini.deck_size, mini.max_score, mini.num_moves) == (18, 9, 2 * 3 + 3 + 3)
+    three = HanabiRules.preset("mini", num_players=3, sad="greedy_onehot", max_lives=1)
+    assert (three.num_players, three.hand_size, three.sad, three.max_lives) == (3, 3, "greedy_onehot", 1)
+    with pytest.raises(ValueError, match=r"preset must be one of \['full', 'small', 'mini'\], got 'tiny'"):
+        HanabiRules.preset("tiny")
+    with pytest.raises(ValueError, match="exceeds the deck"):
+        HanabiRules.preset("mini", num_players=5, hand_size=4)

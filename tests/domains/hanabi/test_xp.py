@@ -99,9 +99,6 @@ def test_self_play_pairs_equal_greedy_games(mixed: list, played) -> None:
 def test_batching_does_not_change_a_game(mixed: list, played) -> None:
     again = cross_play_games(mixed, 40, seed=3, record_moves=8, num_envs=170)  # chunks cut through pairs
     assert torch.equal(again.scores, played.scores) and torch.equal(again.moves[:, : played.moves.shape[1]], played.moves)
-    with pytest.warns(FutureWarning, match="batch_games=\\) is deprecated; use num_envs="):
-        old_name = cross_play_games(mixed, 40, seed=3, batch_games=170)
-    assert torch.equal(old_name.scores, played.scores)
     other = cross_play_games(mixed[:2], 40, seed=4)
     assert not torch.equal(other.decks, played.decks)
 
@@ -173,7 +170,7 @@ def test_files_are_written_and_describe_themselves(tmp_path: Path, pools: dict[s
     assert set(record["versions"]) == {"eqc", "torch"} and record["command"] == ["eqc", "hanabi", "xp"]
     assert [a["path"] for a in record["agents"]] == [str(pools["pqn"] / "seed_0"), str(pools["pqn"] / "seed_1"), str(pools["r2d2"])]
     assert [a["symmetrize"] for a in record["agents"]] == [None, None, "D10"]
-    assert record["agents"][2]["group"] == {"name": "D10", "order": 10} and record["agents"][2]["hidden"] == "average"
+    assert record["agents"][2]["group"] == {"name": "D10", "order": 10} and record["agents"][2]["hidden_scheme"] == "average"
     summary = games.summary()
     assert record["summary"]["xp_mean"] == pytest.approx(summary.xp.mean) and record["summary"]["xp_pairs"] == 6
     assert record["matrix"]["mean"] == summary.mean.tolist()

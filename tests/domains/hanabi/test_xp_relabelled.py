@@ -7,11 +7,11 @@ import math
 import pytest
 import torch
 
-from eqc.domains.hanabi.symmetry import colour_symmetry
+from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.network import Agent, QNetwork
 from eqc.domains.hanabi.training.policy import TrainedPolicy
-from eqc.domains.hanabi.training.setup import colour_group, game_rules, make_batch
+from eqc.domains.hanabi.training.setup import game_rules, make_batch
 from eqc.domains.hanabi.xp import RelabelledAgent, relabelled_self_play
 from eqc.domains.hanabi.xp.relabelled import _colour_hint_share
 

@@ -84,22 +84,12 @@ def test_agents_is_the_count_of_agents_per_pool(
     monkeypatch.setattr(eqc.cli_lever, "format_table", lambda results: "table")
     assert main(["lever", "--agents", "5", "--out", str(tmp_path)]) == 0
     assert calls[-1]["seeds"] == 5
-    assert "deprecated" not in capsys.readouterr().err
 
 
-def test_seeds_is_a_deprecated_alias_of_agents(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """``eqc lever --seeds N`` (a count, unlike ``eqc hanabi pool --seeds 0-9``) still works, with a one-line note."""
-    args = build_parser().parse_args(["lever", "--seeds", "5"])
-    assert args.agents == 5 and not hasattr(args, "seeds")
-    assert capsys.readouterr().err == "--seeds is deprecated for eqc lever; use --agents\n"
-    calls: list[dict[str, object]] = []
-    monkeypatch.setattr(eqc.cli_lever, "lever_experiment", lambda **kwargs: calls.append(kwargs) or {})
-    monkeypatch.setattr(eqc.cli_lever, "format_table", lambda results: "table")
-    assert main(["lever", "--seeds", "7", "--out", str(tmp_path)]) == 0
-    assert calls[-1]["seeds"] == 7
-    assert capsys.readouterr().err == "--seeds is deprecated for eqc lever; use --agents\n"
+def test_seeds_is_not_a_lever_flag() -> None:
+    """The pool size has one spelling, ``--agents`` (``eqc hanabi pool --seeds 0-9`` is a range of seeds)."""
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["lever", "--seeds", "5"])
 
 
 @pytest.mark.parametrize(
@@ -114,7 +104,6 @@ def test_seeds_is_a_deprecated_alias_of_agents(
         (["--device", "gpu"], "--device", "did you mean 'cuda'"),
         (["--agents", "1"], "--agents", ">= 2"),
         (["--agents", "two"], "--agents", "must be an integer"),
-        (["--seeds", "1"], "--seeds", ">= 2"),  # the deprecated alias is checked the same way
         (["--steps", "0"], "--steps", ">= 1"),
         (["--restarts", "2.5"], "--restarts", "must be an integer"),
         (["--threads", "0"], "--threads", ">= 1"),
@@ -178,7 +167,6 @@ def test_help_is_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
     for flag in ("--agents", "--out", "--device", "--lr", "--seed", "--payoffs", "--threads"):
         assert flag in text
     assert "lever_xp.json" in text
-    assert "--seeds" not in text  # the deprecated alias of --agents is hidden
 
 
 def test_negative_payoffs_get_a_colour_scale_that_shows_them() -> None:

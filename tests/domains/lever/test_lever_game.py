@@ -80,7 +80,7 @@ def test_declared_symmetry_passes_the_env_check_and_a_wrong_one_fails() -> None:
     assert check_env_symmetry(game, game.symmetry, episodes=30, generator=generator) is None
     from eqc.dec_pomdp import Symmetry
 
-    too_big = Symmetry(symmetric(10), acts_on=game.lever, observation=game.observation_layout, action=game.action_layout)
+    too_big = Symmetry(symmetric(10), acts_on=game.lever, observation_layout=game.observation_layout, action_layout=game.action_layout)
     counterexample = check_env_symmetry(game, too_big, episodes=30, generator=generator)
     assert counterexample is not None and counterexample.kind == "observation"
 

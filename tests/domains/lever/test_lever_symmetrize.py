@@ -20,25 +20,25 @@ def network(members: int = 1, seed: int = 0) -> EnsembleMLP:
 def test_exact_symmetrization_over_symmetric_9_is_refused() -> None:
     game = lever_game()
     with pytest.raises(GroupTooLargeError, match="362,880"):
-        Symmetrizer(network(), game.symmetry.observation, game.symmetry.action)
+        Symmetrizer(network(), game.symmetry.observation_rep, game.symmetry.action_rep)
 
 
 def test_cyclic_9_gives_an_exactly_s9_invariant_policy_on_the_game() -> None:
     game = lever_game()
     full, cyclic = game.symmetry, game.cyclic_symmetry
-    policy = Symmetrizer(network(), cyclic.observation, cyclic.action, average="probabilities")
+    policy = Symmetrizer(network(), cyclic.observation_rep, cyclic.action_rep, average="probabilities")
     obs = game.observation().unsqueeze(0)
     probabilities = policy(obs).exp()[0]
     assert torch.allclose(probabilities[:9], probabilities[:9].mean().expand(9), atol=1e-6)
     # equivariance under 64 random elements of S9 (the observation itself is S9-invariant)
     perms = full.group.random_permutations(64, torch.Generator().manual_seed(0))
-    assert_equivariant(policy, full.observation, full.action, obs, elements=perms)
+    assert_equivariant(policy, full.observation_rep, full.action_rep, obs, elements=perms)
     # the raw network is not, and the cyclic symmetrization is not S9-equivariant on other inputs
     raw = lambda x: torch.log_softmax(network()(x), -1)  # noqa: E731
-    assert not equivariance_error(raw, full.observation, full.action, obs, elements=perms).ok
+    assert not equivariance_error(raw, full.observation_rep, full.action_rep, obs, elements=perms).ok
     generic = torch.randn(3, 10, generator=torch.Generator().manual_seed(1))
-    assert not equivariance_error(policy, full.observation, full.action, generic, elements=perms).ok
-    assert_equivariant(policy, cyclic.observation, cyclic.action, generic)
+    assert not equivariance_error(policy, full.observation_rep, full.action_rep, generic, elements=perms).ok
+    assert_equivariant(policy, cyclic.observation_rep, cyclic.action_rep, generic)
 
 
 def test_sampled_symmetrization_converges_to_invariance() -> None:
@@ -49,8 +49,8 @@ def test_sampled_symmetrization_converges_to_invariance() -> None:
     for samples in (4, 64, 2048):
         policy = Symmetrizer(
             network(seed=3),
-            full.observation,
-            full.action,
+            full.observation_rep,
+            full.action_rep,
             average="probabilities",
             samples=samples,
             generator=torch.Generator().manual_seed(samples),
@@ -72,12 +72,12 @@ def test_ensemble_members_are_symmetrized_separately() -> None:
     game = lever_game()
     cyclic = game.cyclic_symmetry
     net = network(members=3)
-    policy = Symmetrizer(net, cyclic.observation, cyclic.action, average="probabilities")
+    policy = Symmetrizer(net, cyclic.observation_rep, cyclic.action_rep, average="probabilities")
     x = torch.randn(3, 5, 10, generator=torch.Generator().manual_seed(0))
     together = policy(x)
     for k in range(3):
         single = EnsembleMLP([k], 10, 32, 10)
-        alone = Symmetrizer(single, cyclic.observation, cyclic.action, average="probabilities")(x[k : k + 1])
+        alone = Symmetrizer(single, cyclic.observation_rep, cyclic.action_rep, average="probabilities")(x[k : k + 1])
         assert torch.allclose(together[k : k + 1], alone, atol=1e-6)
 
 

@@ -73,7 +73,7 @@ def test_the_bad_local_optimum_is_real_and_restarts_escape_it(pools: dict) -> No
 def test_eq_policy_is_exactly_equivariant_after_training(pools: dict) -> None:
     cyclic = lever_game().cyclic_symmetry
     x = torch.randn(AGENTS * CONFIG.restarts, 3, 10, generator=torch.Generator().manual_seed(0))
-    assert_equivariant(pools["eq"].policy, cyclic.observation, cyclic.action, x)
+    assert_equivariant(pools["eq"].policy, cyclic.observation_rep, cyclic.action_rep, x)
 
 
 def test_seeded_and_reproducible() -> None:

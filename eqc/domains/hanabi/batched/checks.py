@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 
 from eqc._checks import check_tensor
-from eqc.domains.hanabi.batched.tables import DECK_SIZE, NUM_CARDS, HanabiTables
+from eqc.domains.hanabi.batched.tables import HanabiTables
 
 __all__ = ["as_long_tensor", "check_decks", "check_legal", "check_moves", "check_out"]
 
@@ -47,19 +47,20 @@ def _games(rows: torch.Tensor) -> str:
 
 
 def check_decks(decks: object, num_envs: int, tables: HanabiTables) -> torch.Tensor:
-    """``decks`` as long [num_envs, 50]: each row a permutation of the 50-card multiset."""
-    d = as_long_tensor(decks, "decks", (num_envs, DECK_SIZE), tables.device)
-    bad_id = ((d < 0) | (d >= NUM_CARDS)).any(dim=1)
+    """``decks`` as long [num_envs, D]: each row a permutation of the D-card multiset (``rules.deck_size``)."""
+    n = tables.num_cards
+    d = as_long_tensor(decks, "decks", (num_envs, tables.deck_size), tables.device)
+    bad_id = ((d < 0) | (d >= n)).any(dim=1)
     if bool(bad_id.any()):
-        raise ValueError(f"decks holds card ids outside [0, {NUM_CARDS}) in games {_games(bad_id)}")
+        raise ValueError(f"decks holds card ids outside [0, {n}) in games {_games(bad_id)}")
     not_perm = (d.sort(dim=1).values != tables.initial_deck).any(dim=1)
     if bool(not_perm.any()):
         first = int(not_perm.nonzero()[0, 0])
-        counts = torch.bincount(d[first], minlength=NUM_CARDS)
-        want = torch.bincount(tables.initial_deck, minlength=NUM_CARDS)
+        counts = torch.bincount(d[first], minlength=n)
+        want = torch.bincount(tables.initial_deck, minlength=n)
         card = int((counts != want).nonzero()[0, 0])
         raise ValueError(
-            f"decks rows must be permutations of the 50-card deck; games {_games(not_perm)} are not "
+            f"decks rows must be permutations of the {tables.deck_size}-card deck; games {_games(not_perm)} are not "
             f"(game {first}: card {card} appears {int(counts[card])} times, expected {int(want[card])})"
         )
     return d

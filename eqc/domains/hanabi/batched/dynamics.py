@@ -6,8 +6,8 @@ branch-free tensor code: no Python loop over games, no host-device synchronisati
 run under torch.compile/CUDA graphs. They trust their input (validation lives in ``checks``).
 
 HLE's rules, as implemented here: a play scores when the card's rank equals its colour's firework
-height, else costs a life and goes to the discard pile; completing a firework (rank 5) returns an
-information token when fewer than the maximum (8) are held; a discard (legal only below it) returns one; a
+height, else costs a life and goes to the discard pile; completing a firework (its highest rank) returns an
+information token when fewer than the maximum are held; a discard (legal only below it) returns one; a
 hint (legal only with a token, and only when some card of the target matches) costs one and
 updates the target's card knowledge: matching cards keep only the hinted colour/rank and get the
 hinted flag, the target's other cards lose it (negative information). After a play or discard the
@@ -26,16 +26,10 @@ from eqc.domains.hanabi.batched.tables import (
     AND_MATCH,
     AND_OTHER,
     COLOUR,
-    DECK_SIZE,
     DISCARD,
-    EMPTY,
-    FRESH,
     HINT_BIT,
     KIND,
     LAST_CODE,
-    NUM_CARDS,
-    NUM_COLOURS,
-    NUM_RANKS,
     OFFSET,
     OR_MATCH,
     PLAY,
@@ -73,33 +67,34 @@ def apply_moves(
     is_hint = (kind >= REVEAL_COLOUR) & active
     current = s.current
 
-    # The card played or discarded (EMPTY for hints and inactive games).
+    # The card played or discarded (empty for hints and inactive games).
     actor_row = current.view(b, 1, 1).expand(b, 1, h)
     hand = s.hands.gather(1, actor_row).view(b, h)
     slot = torch.where(removes, info[SLOT], h)
-    card = torch.where(removes, hand.gather(1, slot.clamp(max=h - 1).view(b, 1)).view(b), EMPTY)
+    card = torch.where(removes, hand.gather(1, slot.clamp(max=h - 1).view(b, 1)).view(b), t.empty)
     card_info = t.card_info_rows.index_select(1, card)
     colour = card_info[COLOUR].view(b, 1)
     rank = card_info[RANK]
     scored = is_play & (s.fireworks.gather(1, colour).view(b) == rank)
     failed = is_play & ~scored
-    token = scored & (rank == NUM_RANKS - 1) & (s.info < t.max_info)
+    token = scored & (rank == t.num_ranks - 1) & (s.info < t.max_info)
     s.fireworks.scatter_add_(1, colour, scored.long().view(b, 1))
     s.discard_code.scatter_add_(1, colour, (card_info[RADIX] * (is_discard | failed)).view(b, 1))
     s.info.add_(is_discard.long() + token.long() - is_hint.long())
     s.lives.sub_(failed.long())
 
     # HLE decrements turns_to_play on every move made while the deck is already empty.
-    deck_out = s.dealt >= DECK_SIZE
+    d = t.deck_size
+    deck_out = s.dealt >= d
     s.turns_left.sub_((active & deck_out).long())
     draws = removes & ~deck_out
-    position = s.dealt.clamp(max=DECK_SIZE - 1).view(b, 1)
+    position = s.dealt.clamp(max=d - 1).view(b, 1)
     if noise is None:
         top = s.deck.gather(1, position).view(b)
     else:
         # Swap deck[dealt] with a uniform undealt position (itself where not shuffled).
-        spread = ((DECK_SIZE - position) * (noise * (draws & s.shuffle_draws)).view(b, 1)).long()
-        chosen = position + spread.clamp(max=DECK_SIZE - 1 - position)
+        spread = ((d - position) * (noise * (draws & s.shuffle_draws)).view(b, 1)).long()
+        chosen = position + spread.clamp(max=d - 1 - position)
         top = s.deck.gather(1, chosen)
         s.deck.scatter_(1, chosen, s.deck.gather(1, position))
         s.deck.scatter_(1, position, top)
@@ -107,12 +102,12 @@ def apply_moves(
     s.dealt.add_(draws.long())
 
     # The actor's hand loses the card (shift table row ``slot``; row h is the identity) and the
-    # drawn card, or EMPTY, takes the last slot with fresh knowledge.
+    # drawn card, or an empty slot, takes the last slot with fresh knowledge.
     order = t.shift.index_select(0, slot)
     hand = hand.gather(1, order)
     knowledge = s.knowledge.gather(1, actor_row).view(b, h).gather(1, order)
-    torch.where(draws, top, torch.where(removes, EMPTY, hand[:, h - 1]), out=hand[:, h - 1])
-    torch.where(removes, draws.long() * FRESH, knowledge[:, h - 1], out=knowledge[:, h - 1])
+    torch.where(draws, top, torch.where(removes, t.empty, hand[:, h - 1]), out=hand[:, h - 1])
+    torch.where(removes, draws.long() * t.fresh, knowledge[:, h - 1], out=knowledge[:, h - 1])
     s.hands.scatter_(1, actor_row, hand.view(b, 1, h))
     s.knowledge.scatter_(1, actor_row, knowledge.view(b, 1, h))
 
@@ -136,12 +131,12 @@ def apply_moves(
     following = current + 1
     torch.where(active & (following < p), following, torch.where(active, 0, current), out=s.current)
 
-    total = s.fireworks[:, :NUM_COLOURS].sum(dim=1)
+    total = s.fireworks[:, : t.num_colours].sum(dim=1)
     score = torch.where(s.lives > 0, total, 0)
     torch.sub(score, s.score, out=s.reward)
     s.score.copy_(score)
     s.moves_made.add_(active.long())
-    torch.logical_or((s.lives <= 0) | (total >= NUM_CARDS), s.turns_left <= 0, out=s.done)
+    torch.logical_or((s.lives <= 0) | (total >= t.num_cards), s.turns_left <= 0, out=s.done)
 
 
 def legal_moves(state: BatchState, tables: HanabiTables, out: torch.Tensor) -> torch.Tensor:
@@ -152,7 +147,7 @@ def legal_moves(state: BatchState, tables: HanabiTables, out: torch.Tensor) -> t
     s, t = state, tables
     b, p, h = s.current.shape[0], t.num_players, t.hand_size
     actor_hand = s.hands.gather(1, s.current.view(b, 1, 1).expand(b, 1, h)).view(b, h)
-    in_hand = (actor_hand != EMPTY).sum(dim=1)
+    in_hand = (actor_hand != t.empty).sum(dim=1)
     row = torch.where(s.done, 2 * (h + 1), 2 * in_hand + (s.info < t.max_info).long())
     play_discard = t.play_discard_rows.index_select(0, row)
     bits = t.card_bits.index_select(0, s.hands.view(-1)).view(b, p, h)
@@ -161,8 +156,9 @@ def legal_moves(state: BatchState, tables: HanabiTables, out: torch.Tensor) -> t
         have = have | bits[:, :, j]
     targets = t.targets_of.index_select(0, s.current)
     code = torch.where(((s.info > 0) & ~s.done).view(b, 1), have.gather(1, targets), 0)
-    hints = t.hint_rows.index_select(0, code.view(-1)).view(b, p - 1, 2, NUM_COLOURS)
-    return torch.cat([play_discard, hints.transpose(1, 2).reshape(b, -1)], dim=1, out=out)
+    hints = t.hint_rows.index_select(0, code.view(-1)).view(b, p - 1, -1)  # per target: colours, then ranks
+    colours, ranks = hints[:, :, : t.num_colours].reshape(b, -1), hints[:, :, t.num_colours :].reshape(b, -1)
+    return torch.cat([play_discard, colours, ranks], dim=1, out=out)
 
 
 def last_action_codes(state: BatchState, tables: HanabiTables, moves: torch.Tensor) -> torch.Tensor:
@@ -179,11 +175,11 @@ def last_action_codes(state: BatchState, tables: HanabiTables, moves: torch.Tens
     removes = kind <= DISCARD
     is_hint = kind >= REVEAL_COLOUR
     hand = s.hands.gather(1, s.current.view(b, 1, 1).expand(b, 1, h)).view(b, h)
-    card = torch.where(removes, hand.gather(1, torch.where(removes, info[SLOT], 0).view(b, 1)).view(b), EMPTY)
+    card = torch.where(removes, hand.gather(1, torch.where(removes, info[SLOT], 0).view(b, 1)).view(b), t.empty)
     card_info = t.card_info_rows.index_select(1, card)
     rank = card_info[RANK]
     scored = (kind == PLAY) & (s.fireworks.gather(1, card_info[COLOUR].view(b, 1)).view(b) == rank)
-    token = scored & (rank == NUM_RANKS - 1) & (s.info < t.max_info)
+    token = scored & (rank == t.num_ranks - 1) & (s.info < t.max_info)
     target = s.current + info[OFFSET]
     target = torch.where(target >= p, target - p, target)
     target_hand = s.hands.gather(1, target.view(b, 1, 1).expand(b, 1, h)).view(b, h)

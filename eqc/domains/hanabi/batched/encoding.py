@@ -1,6 +1,6 @@
 """HLE's canonical observation encoding for a batch of games, every player at once.
 
-Output ``[B, P, D]`` (D = 658 for 2 players): row ``[b, o]`` is what player ``o`` of game ``b``
+Output ``[B, P, D]`` (D = ``rules.canonical_dim``): row ``[b, o]`` is what player ``o`` of game ``b``
 sees, with players numbered relative to the observer (k-th player = seat ``(o + k) % P``), bit for
 bit as HLE's ``CanonicalObservationEncoder`` (layout: ``eqc.domains.hanabi.layouts.observation_layout``):
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 import torch
 
 from eqc.domains.hanabi.batched.state import BatchState
-from eqc.domains.hanabi.batched.tables import DECK_SIZE, EMPTY, NUM_CARDS, NUM_COLOURS, HanabiTables
+from eqc.domains.hanabi.batched.tables import HanabiTables
 
 __all__ = ["EncodingScratch", "encode"]
 
@@ -33,16 +33,17 @@ class EncodingScratch:
 
     def __init__(self, num_envs: int, tables: HanabiTables) -> None:
         b, p, h, lay = num_envs, tables.num_players, tables.hand_size, tables.layout
+        nc, per_colour = tables.num_colours, tables.discard_rows.shape[1]
 
         def buf(rows: int, width: int) -> torch.Tensor:
             return torch.empty(rows, width, device=tables.device)
 
-        self.hands = buf(b * p * (p - 1) * h, NUM_CARDS)
+        self.hands = buf(b * p * (p - 1) * h, tables.num_cards)
         self.missing = buf(b * p, p)
         self.deck = buf(b, lay.deck_len)
-        self.fireworks = buf(b * NUM_COLOURS, NUM_COLOURS)
+        self.fireworks = buf(b * nc, tables.num_ranks)
         self.tokens = buf(b, lay.discards - lay.info)
-        self.discards = buf(b * NUM_COLOURS, 10)
+        self.discards = buf(b * nc, per_colour)
         self.board = buf(b, lay.last_action - lay.deck)
         self.boards = torch.empty(b, p, lay.last_action - lay.deck, device=tables.device)
         self.last_action = buf(b * p, lay.last_action_len)
@@ -64,16 +65,17 @@ def encode(
     """
     s, t, sc = state, tables, scratch
     b, p, h = s.hands.shape
+    nc = t.num_colours
     sel = torch.index_select
     sel(t.card_rows, 0, s.hands.index_select(1, t.others).view(-1), out=sc.hands)
-    missing = ((s.hands[:, :, h - 1] == EMPTY).long() << t.arange_players).sum(dim=1)
+    missing = ((s.hands[:, :, h - 1] == t.empty).long() << t.arange_players).sum(dim=1)
     sel(t.missing_rows, 0, ((t.arange_players << p) + missing.view(b, 1)).view(-1), out=sc.missing)
     # The board is the same for every observer: built once, then copied per observer so that
     # every piece of the final cat is contiguous (torch.cat's fast path).
-    sel(t.deck_rows, 0, DECK_SIZE - s.dealt, out=sc.deck)
-    sel(t.fireworks_rows, 0, s.fireworks[:, :NUM_COLOURS].reshape(-1), out=sc.fireworks)
+    sel(t.deck_rows, 0, t.deck_size - s.dealt, out=sc.deck)
+    sel(t.fireworks_rows, 0, s.fireworks[:, :nc].reshape(-1), out=sc.fireworks)
     sel(t.tokens_rows, 0, s.info * (t.max_lives + 1) + s.lives, out=sc.tokens)
-    sel(t.discard_rows, 0, s.discard_code[:, :NUM_COLOURS].reshape(-1), out=sc.discards)
+    sel(t.discard_rows, 0, s.discard_code[:, :nc].reshape(-1), out=sc.discards)
     torch.cat([sc.deck, sc.fireworks.view(b, -1), sc.tokens, sc.discards.view(b, -1)], dim=1, out=sc.board)
     sc.boards.copy_(sc.board.view(b, 1, -1).expand(b, p, -1))
     row = t.last_action_base.index_select(0, s.last_player + 1) + s.last_code.view(b, 1)

@@ -10,7 +10,6 @@ and player numbering: :mod:`eqc.domains.hanabi.layouts`.
 from __future__ import annotations
 
 import os
-import warnings
 
 import torch
 
@@ -19,7 +18,7 @@ from eqc.domains.hanabi.batched.checks import check_decks, check_legal, check_mo
 from eqc.domains.hanabi.batched.dynamics import apply_moves, last_action_codes, legal_moves
 from eqc.domains.hanabi.batched.encoding import EncodingScratch, encode
 from eqc.domains.hanabi.batched.state import BatchState, new_state, pad_decks, restart, sample_decks, shuffle_front
-from eqc.domains.hanabi.batched.tables import DECK_SIZE, EMPTY, NUM_CARDS, NUM_COLOURS, NUM_RANKS, tables_for
+from eqc.domains.hanabi.batched.tables import tables_for
 from eqc.domains.hanabi.batched.variants import sad_block, v0_belief
 from eqc.domains.hanabi.layouts import resolve_rules
 from eqc.domains.hanabi.rules import HanabiRules
@@ -36,8 +35,8 @@ class HanabiBatch:
 
     Args:
         num_envs: number of games B.
-        rules: the game and observation variant (``HanabiRules``; standard 5x5 deck only;
-            default: 2 players, canonical "full" observation). The old keywords ``num_players``,
+        rules: the game and observation variant (``HanabiRules``, any deck shape; default:
+            2 players, standard game, canonical "full" observation). The old keywords ``num_players``,
             ``sad`` (bool: "greedy_onehot") and ``knowledge`` still work, ``num_players`` also
             positionally.
         device: torch device of every tensor ("cpu", "cuda", ...).
@@ -73,8 +72,7 @@ class HanabiBatch:
     for a move after the end; a ``step`` or view before ``reset`` raises RuntimeError.
     On the "meta" device (shape-only tracing) sampling uses no generator.
 
-    Old names kept as aliases: ``legal_moves`` (``legal_move_mask``), ``done`` (``terminal``),
-    ``deck_size`` (deprecated: the cards left, now ``cards_left``; ``rules.deck_size`` is the full deck).
+    Old names kept as aliases: ``legal_moves`` (``legal_move_mask``), ``done`` (``terminal``).
     """
 
     def __init__(
@@ -115,20 +113,20 @@ class HanabiBatch:
         # A game lasts at least this many moves (bomb-out, completed fireworks or deck-out, whichever
         # is fastest), so refreshing the spare-deck pool this often means no game is re-dealt twice
         # from one pool deck (re-dealt at step t, it ends at step t + period at the earliest).
-        self._pool_period = min(r.max_lives, NUM_CARDS, DECK_SIZE - r.num_players * r.hand_size + r.num_players)
+        self._pool_period = min(r.max_lives, r.max_score, r.deck_size - r.num_players * r.hand_size + r.num_players)
         self._scratch = EncodingScratch(num_envs, self.tables)
         self._steps = 0
         self._started = False
 
     # ---------------------------------------------------------------- lifecycle
     def reset(self, decks: torch.Tensor | None = None) -> None:
-        """Deal new games in every environment: from ``decks`` (long [B, 50], card ids in dealing order) or shuffled decks."""
+        """Deal new games in every environment: from ``decks`` (long [B, rules.deck_size], card ids in dealing order) or shuffled decks."""
         if decks is None:
             decks = sample_decks(self.num_envs, self.tables, self.generator)
         else:
             if self.check:
                 decks = check_decks(decks, self.num_envs, self.tables)
-            decks = pad_decks(decks)
+            decks = pad_decks(decks, self.tables)
         s = self._state
         restart(s, self.tables, torch.ones_like(s.done), decks, shuffle_draws=False)
         s.reward.fill_(0.0)
@@ -170,7 +168,7 @@ class HanabiBatch:
         if self.auto_reset:
             if self._steps % self._pool_period == 0:
                 if self.num_envs >= _FRONT_SHUFFLE_MIN_ENVS:
-                    shuffle_front(self._pool, self.num_players * self.hand_size, self.generator)
+                    shuffle_front(self._pool, self.num_players * self.hand_size, t.deck_size, self.generator)
                 else:
                     self._pool.copy_(sample_decks(self.num_envs, t, self.generator))  # keep the storage (CUDA graphs)
             noise = torch.rand(self.num_envs, generator=self.generator, device=self.device)
@@ -254,36 +252,29 @@ class HanabiBatch:
 
     @property
     def fireworks(self) -> torch.Tensor:
-        """Long [B, 5]: cards played per colour."""
-        return self._state.fireworks[:, :NUM_COLOURS].clone()
+        """Long [B, num_colours]: cards played per colour."""
+        return self._state.fireworks[:, : self.rules.num_colours].clone()
 
     def own_hand_labels(self) -> torch.Tensor:
         """Long ``[B, P, h]``, what each player's own cards are for (SAD-AUX's targets): 0 playable now,
         1 dead (its rank is already played), 2 later, -1 an empty slot."""
-        hands = self._state.hands
+        hands, t = self._state.hands, self.tables
         B, P, h = hands.shape
-        colour, rank = (hands // NUM_RANKS).clamp(max=NUM_COLOURS - 1), hands % NUM_RANKS
-        played = self._state.fireworks[:, :NUM_COLOURS].gather(1, colour.view(B, P * h)).view(B, P, h)
+        colour, rank = (hands // t.num_ranks).clamp(max=t.num_colours - 1), hands % t.num_ranks
+        played = self._state.fireworks[:, : t.num_colours].gather(1, colour.view(B, P * h)).view(B, P, h)
         labels = torch.where(rank == played, 0, torch.where(rank < played, 1, 2))
-        return labels.masked_fill(hands >= EMPTY, -1)
+        return labels.masked_fill(hands >= t.empty, -1)
 
     @property
     def decks(self) -> torch.Tensor:
-        """Long [B, 50]: each game's deck; its first ``50 - cards_left`` cards were dealt in this order
-        (with auto_reset, draws pick uniformly among the undealt cards, so only that prefix is fixed)."""
-        return self._state.deck[:, :DECK_SIZE].long()
+        """Long [B, rules.deck_size]: each game's deck; its first ``rules.deck_size - cards_left`` cards were
+        dealt in this order (with auto_reset, draws pick uniformly among the undealt cards, so only that prefix is fixed)."""
+        return self._state.deck[:, : self.rules.deck_size].long()
 
     @property
     def cards_left(self) -> torch.Tensor:
         """Long [B]: cards left in the deck (``rules.deck_size`` is the full deck)."""
-        return DECK_SIZE - self._state.dealt
-
-    @property
-    def deck_size(self) -> torch.Tensor:
-        """Deprecated alias of ``cards_left`` (``deck_size`` now always means the full deck, ``rules.deck_size``)."""
-        message = "HanabiBatch.deck_size is deprecated: use cards_left (rules.deck_size is the full deck)"
-        warnings.warn(message, DeprecationWarning, stacklevel=2)
-        return self.cards_left
+        return self.rules.deck_size - self._state.dealt
 
     @property
     def moves_made(self) -> torch.Tensor:
@@ -337,8 +328,10 @@ def _check_memory(num_envs: int, rules: HanabiRules, device: torch.device) -> No
     if device.type == "meta":
         return
     p, h = rules.num_players, rules.hand_size
-    floats = p * (p - 1) * h * NUM_CARDS + p * p + 3 * DECK_SIZE + 3 * 60 + 2 * p * 60 + p * p * h * 35 + p * rules.obs_dim
-    per_game = 4 * floats + 8 * (4 * p * h + 40) + 2 * 56
+    n, d = rules.num_card_ids, rules.deck_size
+    knowledge = n + rules.num_colours + rules.num_ranks
+    floats = p * (p - 1) * h * n + p * p + 3 * d + 3 * 60 + 2 * p * 60 + p * p * h * knowledge + p * rules.obs_dim
+    per_game = 4 * floats + 8 * (4 * p * h + 40) + 2 * (d + 8)
     need = num_envs * per_game
     if device.type == "cuda":
         have = torch.cuda.get_device_properties(device).total_memory

@@ -5,9 +5,10 @@ created once and then only updated in place, so their storage never moves (CUDA-
 
 Hands hold card ids (:mod:`eqc.domains.hanabi.layouts`) with slot 0 the oldest card, as HLE: a played or
 discarded card is removed, later cards move one slot down and a drawn card goes to the last
-slot; ``EMPTY`` (25) fills the slots a hand no longer has once the deck is out. Card knowledge is
-public: one 12-bit integer per (player, slot) as described in ``tables`` (HLE's
-``CardKnowledge``: plausible colours and ranks, hinted flags), 0 for an empty slot.
+slot; ``tables.empty`` (the number of card ids) fills the slots a hand no longer has once the deck
+is out. Card knowledge is public: one 12-bit integer per (player, slot) as described in ``tables``
+(HLE's ``CardKnowledge``: plausible colours and ranks, hinted flags), 0 for an empty slot. C is the
+number of colours and D the deck's size (``rules.deck_size``).
 """
 
 from __future__ import annotations
@@ -16,22 +17,20 @@ from dataclasses import dataclass, fields
 
 import torch
 
-from eqc.domains.hanabi.batched.tables import DECK_SIZE, EMPTY, FRESH, NUM_COLOURS, HanabiTables
+from eqc.domains.hanabi.batched.tables import HanabiTables
 
-__all__ = ["PADDED_DECK", "BatchState", "new_state", "pad_decks", "restart", "sample_decks", "shuffle_front"]
-
-PADDED_DECK = 56
+__all__ = ["BatchState", "new_state", "pad_decks", "restart", "sample_decks", "shuffle_front"]
 
 
 @dataclass
 class BatchState:
     """Tensors of a batch of games (long unless noted).
 
-    deck uint8 [B, 56] card ids in dealing order in columns 0..49 (columns 50..55 pad rows to 7
-    int64 words so that re-dealing copies 7 words per game); dealt [B] cards dealt so far;
+    deck uint8 [B, tables.padded_deck] card ids in dealing order in columns 0..D-1 (the columns
+    after them pad rows to whole int64 words so that re-dealing copies words); dealt [B] cards dealt so far;
     hands [B, P, h] card ids; knowledge [B, P, h] 12-bit card knowledge;
-    fireworks [B, 6] cards played per colour (column 5 is scratch for EMPTY);
-    discard_code [B, 6] discards per colour as a mixed-radix code (``DISCARD_RADIX``; column 5 scratch);
+    fireworks [B, C + 1] cards played per colour (column C is scratch for an empty slot);
+    discard_code [B, C + 1] discards per colour as a mixed-radix code (``tables.discard_radix``; column C scratch);
     info, lives, current [B]; turns_left [B] HLE's turns_to_play (drops on each move made while
     the deck is empty; the game ends at 0);
     last_player [B] absolute seat of the last mover (-1: none); last_code [B] the
@@ -79,12 +78,12 @@ def new_state(num_envs: int, tables: HanabiTables) -> BatchState:
         return torch.zeros(*shape, dtype=dtype, device=dev)
 
     return BatchState(
-        deck=pad_decks(tables.initial_deck.repeat(b, 1)),
+        deck=pad_decks(tables.initial_deck.repeat(b, 1), tables),
         dealt=z(b),
-        hands=torch.full((b, p, h), EMPTY, dtype=torch.long, device=dev),
+        hands=torch.full((b, p, h), tables.empty, dtype=torch.long, device=dev),
         knowledge=z(b, p, h),
-        fireworks=z(b, NUM_COLOURS + 1),
-        discard_code=z(b, NUM_COLOURS + 1),
+        fireworks=z(b, tables.num_colours + 1),
+        discard_code=z(b, tables.num_colours + 1),
         info=z(b),
         lives=z(b),
         current=z(b),
@@ -116,7 +115,7 @@ def restart(state: BatchState, tables: HanabiTables, mask: torch.Tensor, decks: 
     words = s.deck.view(torch.int64)
     torch.where(m1, decks.view(torch.int64), words, out=words)
     torch.where(m2, decks[:, : p * h].long().view(b, p, h), s.hands, out=s.hands)
-    s.knowledge.masked_fill_(m2, FRESH)
+    s.knowledge.masked_fill_(m2, t.fresh)
     s.dealt.masked_fill_(mask, p * h)
     s.fireworks.masked_fill_(m1, 0)
     s.discard_code.masked_fill_(m1, 0)
@@ -132,21 +131,22 @@ def restart(state: BatchState, tables: HanabiTables, mask: torch.Tensor, decks: 
     s.shuffle_draws.masked_fill_(mask, shuffle_draws)
 
 
-def pad_decks(decks: torch.Tensor) -> torch.Tensor:
-    """Decks [N, 50] of card ids as the state stores them: uint8 [N, 56], zeros after column 49."""
-    out = torch.zeros(decks.shape[0], PADDED_DECK, dtype=torch.uint8, device=decks.device)
-    out[:, :DECK_SIZE] = decks
+def pad_decks(decks: torch.Tensor, tables: HanabiTables) -> torch.Tensor:
+    """Decks [N, D] of card ids as the state stores them: uint8 [N, tables.padded_deck], zeros after column D-1."""
+    out = torch.zeros(decks.shape[0], tables.padded_deck, dtype=torch.uint8, device=decks.device)
+    out[:, : tables.deck_size] = decks
     return out
 
 
 def sample_decks(num: int, tables: HanabiTables, generator: torch.Generator | None) -> torch.Tensor:
     """``num`` uniformly shuffled, padded decks (``pad_decks``) drawn with ``generator`` (on the tables' device)."""
-    keys = torch.rand(num, DECK_SIZE, generator=generator, device=tables.device)
-    return pad_decks(tables.initial_deck.index_select(0, keys.argsort(dim=1).view(-1)).view(num, DECK_SIZE))
+    d = tables.deck_size
+    keys = torch.rand(num, d, generator=generator, device=tables.device)
+    return pad_decks(tables.initial_deck.index_select(0, keys.argsort(dim=1).view(-1)).view(num, d), tables)
 
 
-def shuffle_front(decks: torch.Tensor, count: int, generator: torch.Generator | None) -> None:
-    """Fisher-Yates steps 0..count-1 on every row of ``decks`` ([N, >= 50]; columns 0..49), in place.
+def shuffle_front(decks: torch.Tensor, count: int, deck_size: int, generator: torch.Generator | None) -> None:
+    """Fisher-Yates steps 0..count-1 on every row of ``decks`` ([N, >= deck_size]; columns 0..deck_size-1), in place.
 
     Afterwards ``decks[:, :count]`` is a uniform ordered sample of each row's cards, whatever the
     rows held before, and the other positions hold the rest of the row's cards.
@@ -154,7 +154,7 @@ def shuffle_front(decks: torch.Tensor, count: int, generator: torch.Generator | 
     n = decks.shape[0]
     steps = torch.arange(count, device=decks.device)
     noise = torch.rand(n, count, generator=generator, device=decks.device)
-    chosen = steps + ((DECK_SIZE - steps) * noise).long().clamp(max=DECK_SIZE - 1 - steps)
+    chosen = steps + ((deck_size - steps) * noise).long().clamp(max=deck_size - 1 - steps)
     for k in range(count):
         j, column = chosen[:, k : k + 1], decks[:, k : k + 1]
         card = decks.gather(1, j)

@@ -2,7 +2,7 @@
 ``knowledge`` and ``sad``; ``HanabiEnv`` computes the same from HLE, ``eqc.domains.hanabi.hle.variants``).
 
 OBL's "v0 belief" (Hu et al., off-belief learning; their HLE fork's ``EncodeV0Belief_`` with
-public counts): in the card-knowledge section, each slot's 25 plausible-card bits are replaced by
+public counts): in the card-knowledge section, each slot's plausible-card bits (one per card id) are replaced by
 ``plausible[card] * count[card] / sum_card(plausible * count)``, where ``count`` is the public
 count of each card not yet seen by everyone: the deck's copies minus discarded copies minus
 played copies (cards in hands are *not* subtracted, so the belief is common knowledge). The
@@ -20,16 +20,16 @@ from __future__ import annotations
 import torch
 
 from eqc.domains.hanabi.batched.state import BatchState
-from eqc.domains.hanabi.batched.tables import NUM_CARDS, NUM_COLOURS, HanabiTables
+from eqc.domains.hanabi.batched.tables import HanabiTables
 
 __all__ = ["public_card_counts", "sad_block", "v0_belief"]
 
 
 def public_card_counts(state: BatchState, tables: HanabiTables) -> torch.Tensor:
-    """Long [B, 25]: copies of each card neither discarded nor played."""
-    b = state.fireworks.shape[0]
-    played = (tables.rank_range < state.fireworks[:, :NUM_COLOURS].unsqueeze(-1)).flatten(1)
-    discarded = tables.discard_counts.index_select(0, state.discard_code[:, :NUM_COLOURS].reshape(-1)).view(b, NUM_CARDS)
+    """Long [B, num_card_ids]: copies of each card neither discarded nor played."""
+    b, nc = state.fireworks.shape[0], tables.num_colours
+    played = (tables.rank_range < state.fireworks[:, :nc].unsqueeze(-1)).flatten(1)
+    discarded = tables.discard_counts.index_select(0, state.discard_code[:, :nc].reshape(-1)).view(b, tables.num_cards)
     return tables.card_totals - discarded - played.long()
 
 
@@ -38,8 +38,8 @@ def v0_belief(state: BatchState, tables: HanabiTables, out: torch.Tensor) -> tor
     lay = tables.layout
     b, p, h = state.hands.shape
     section = out[:, :, lay.knowledge : lay.knowledge + p * h * lay.knowledge_per_card]
-    plausible = section.view(b, p, p * h, lay.knowledge_per_card)[..., :NUM_CARDS]
-    weighted = plausible * public_card_counts(state, tables).view(b, 1, 1, NUM_CARDS).to(out.dtype)
+    plausible = section.view(b, p, p * h, lay.knowledge_per_card)[..., : tables.num_cards]
+    weighted = plausible * public_card_counts(state, tables).view(b, 1, 1, tables.num_cards).to(out.dtype)
     total = weighted.sum(dim=-1, keepdim=True)
     plausible.copy_(weighted / total.clamp(min=1.0))
     return out

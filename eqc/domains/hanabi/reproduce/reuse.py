@@ -18,7 +18,17 @@ from eqc.domains.hanabi.training.checkpoint import resolve
 from eqc.domains.hanabi.training.policy_file import POLICY_JSON, POLICY_WEIGHTS, is_policy_dir
 from eqc.io import json_safe, write_json_atomic
 
-__all__ = ["agent_digests", "load_result", "save_result"]
+__all__ = ["ResultFileError", "agent_digests", "check_result_path", "load_result", "save_result"]
+
+
+class ResultFileError(ValueError):
+    """A path where a result is to be saved that holds something else (a directory)."""
+
+
+def check_result_path(path: Path) -> None:
+    """Raise :class:`ResultFileError` if ``path`` exists and is not a file (a result could not be saved there)."""
+    if path.exists() and not path.is_file():
+        raise ResultFileError(f"{path} is a directory, not a result file: remove it (reproduce writes that result there)")
 
 
 def agent_digests(runs: list[Path]) -> list[str]:

@@ -7,8 +7,9 @@ with fewer than two agents there leaves its cells empty (the table says so). Wit
 when finished, under ``DIR/pools/<pool>/``.
 
 Outputs. ``DIR/xp/<table>/<cell>/`` each cell's cross-play (``xp.json`` keeps the per-pair
-matrix; ``cell.json`` the cell's numbers, which ``reuse=True`` takes instead of playing again when
-the agents' files, games and decks are the same: :mod:`.reuse`); ``DIR/relabelled/<pool>/`` each
+matrix; ``cell.json`` the cell's per-pair score, bomb-out and perfect-score matrices and the numbers
+derived from them, which ``reuse=True`` derives again from the saved matrices, of the cell's shape,
+instead of playing again when the agents' files, games and decks are the same: :mod:`.reuse`); ``DIR/relabelled/<pool>/`` each
 agent's relabelled self-play; ``DIR/<table>.md`` and ``.json`` the table: XP mean with its SEM over ordered pairs (the
 paper's convention) and over unordered pairs (the unit of evidence), bomb-out rate, the paper's
 numbers, each pool's relabelled-partner loss (:mod:`eqc.domains.hanabi.xp.relabelled`), and the
@@ -20,6 +21,7 @@ cell is higher) and on per-pair bomb-out rates (``bomb_out_tests``, H1: the firs
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,7 @@ from typing import Any
 import torch
 
 from eqc.domains.hanabi.reproduce.render import format_number, render_markdown
-from eqc.domains.hanabi.reproduce.reuse import agent_digests, load_result, save_result
+from eqc.domains.hanabi.reproduce.reuse import agent_digests, check_result_path, load_result, save_result
 from eqc.domains.hanabi.reproduce.specs import PAPER, SCALES, TABLES, Cell, describe_pool, pool_config
 from eqc.domains.hanabi.training.checkpoint import versions
 from eqc.domains.hanabi.training.config_files import with_overrides
@@ -37,7 +39,7 @@ from eqc.domains.hanabi.xp import PoolError, cross_play_games, describe_policy, 
 from eqc.evaluation import compare_pools, mean_sem, pair_summary
 from eqc.io import json_safe, write_json_atomic, write_text_atomic
 
-__all__ = ["SHIPPED_AGENTS", "reproduce"]
+__all__ = ["SHIPPED_AGENTS", "reproduce", "shipped_pools"]
 
 #: Where the repository ships its trained agents, by scale (``<pool>/seed_<n>/`` policy directories).
 SHIPPED_AGENTS = Path(__file__).resolve().parents[4] / "results" / "cpu" / "agents"
@@ -55,6 +57,7 @@ def reproduce(
     agents: str | Path | None = None,
     retrain: bool = False,
     device: str = "cpu",
+    precision: str | None = None,
     ray_address: str | None = None,
     use_ray: bool | None = None,
     obl: list[Path] | None = None,
@@ -68,7 +71,8 @@ def reproduce(
     ``agents``: the shipped pools to read at ``cpu`` scale (default :data:`SHIPPED_AGENTS`);
     ``retrain``: train the pools instead, their configs changed by ``overrides`` (``section.key=value``).
     ``obl``: public OBL agent files (``model0.pthw``), added to Table 2 as a column of their own (read
-    before anything is trained). ``reuse``: take cells and relabelled self-play already computed in
+    before anything is trained). ``precision``: "fp32" or "bf16" for every agent's network in cross-play and
+relabelled self-play (None: each agent's training precision). ``reuse``: take cells and relabelled self-play already computed in
 ``out`` for the same agent files, games and decks (see :mod:`.reuse`). ``command``: the command line
 to record (the CLI passes its own).
     """
@@ -81,21 +85,18 @@ to record (the CLI passes its own).
     trained = retrain or scale != "cpu"
     if overrides and not trained:
         raise ValueError("overrides change the configs of trained pools; at scale 'cpu' they need retrain=True")
-    if not trained and not _agents_dir(agents).is_dir():
-        raise ValueError(f"no shipped agents at {_agents_dir(agents)} (they come with a clone of the repository): "
-                         "pass agents=DIR (--agents) or retrain=True (--retrain)")
     configs = {p: with_overrides(pool_config(p, sc), overrides) for p in pools} if trained else {}
-    runs = {p: _trained_pool(p, configs[p], sc, out, device, ray_address, use_ray, log) if trained else _shipped_pool(p, agents)
-            for p in pools}
-    results, matrices = _play_cells(cells, runs, sc.games, device, out / "xp" / table, log, reuse)
+    shipped = {} if trained else shipped_pools(table, agents, obl=bool(obl))
+    runs = {p: _trained_pool(p, configs[p], sc, out, device, ray_address, use_ray, log) if trained else shipped[p] for p in pools}
+    results, matrices = _play_cells(cells, runs, sc.games, device, precision, out / "xp" / table, log, reuse)
     if obl_policies:
         for cell in (Cell("OBL", "obl"), Cell("OBL C5-symmetrized", "obl", "C5"), Cell("OBL D10-symmetrized", "obl", "D10")):
-            policies = [load_policy(p, device=device, symmetrize=cell.symmetrize) for p in obl]
+            policies = [load_policy(p, device=device, symmetrize=cell.symmetrize, precision=precision) for p in obl]
             where = out / "xp" / table / _slug(cell.label)
-            results[cell.label], matrices[cell.label] = _cross_play(cell, obl, sc.games, device, where, policies)
-    relabelled = {p: _relabelled(runs[p], sc, device, out / "relabelled" / p, log, reuse) for p in pools if runs[p]}
+            results[cell.label], matrices[cell.label] = _cross_play(cell, obl, sc.games, device, precision, where, policies)
+    relabelled = {p: _relabelled(runs[p], sc, device, precision, out / "relabelled" / p, log, reuse) for p in pools if runs[p]}
     record = {
-        "table": table, "title": spec.title, "scale": scale, "games_per_pair": sc.games,
+        "table": table, "title": spec.title, "scale": scale, "games_per_pair": sc.games, "precision": precision or "as trained",
         "agents_per_pool": {p: len(r) for p, r in runs.items()},
         "agents_source": "trained" if trained else (str(agents) if agents else "results/cpu/agents, shipped"),
         "cells": results, "paper": {k: dict(zip(("xp_mean", "xp_sem", "bomb_out_rate"), v, strict=True)) for k, v in PAPER[table].items()},
@@ -120,7 +121,7 @@ def _check_names(table: str, scale: str, obl: list[Path] | None) -> None:
         raise ValueError(f"obl agents are a column of table2 only, not of {table}")
 
 
-def _play_cells(cells: list[Cell], runs: dict[str, list[Path]], games: int, device: str, where: Path,
+def _play_cells(cells: list[Cell], runs: dict[str, list[Path]], games: int, device: str, precision: str | None, where: Path,
                 log: Callable[[str], None], reuse: bool) -> tuple[dict[str, dict[str, Any]], dict[str, torch.Tensor]]:
     """Cross-play of every cell whose pool holds at least 2 agents: results and per-pair matrices by label."""
     results: dict[str, dict[str, Any]] = {}
@@ -129,7 +130,8 @@ def _play_cells(cells: list[Cell], runs: dict[str, list[Path]], games: int, devi
         if len(runs[cell.pool]) < 2:
             log(f"{cell.label}: pool {cell.pool!r} has {len(runs[cell.pool])} agents; cross-play needs 2")
             continue
-        result, matrices[cell.label] = _cross_play(cell, runs[cell.pool], games, device, where / _slug(cell.label), reuse=reuse)
+        result, matrices[cell.label] = _cross_play(cell, runs[cell.pool], games, device, precision, where / _slug(cell.label),
+                                                   reuse=reuse, log=log)
         results[cell.label] = result
         reused = " (reused)" if result.get("reused") else ""
         log(f"{cell.label}{reused}: XP {result['xp_mean']:.2f} ± {format_number(result['xp_sem_unordered'])} (unordered pairs)")
@@ -155,19 +157,27 @@ def _tests(pairs: tuple[tuple[str, str], ...], results: dict[str, dict[str, Any]
     return tests
 
 
-def _agents_dir(agents: str | Path | None) -> Path:
-    return SHIPPED_AGENTS if agents is None else Path(agents)
-
-
-def _shipped_pool(pool: str, agents: str | Path | None) -> list[Path]:
-    """The shipped agents of ``pool`` (possibly none)."""
-    where = _agents_dir(agents) / pool
+def shipped_pools(table: str, agents: str | Path | None, *, obl: bool = False) -> dict[str, list[Path]]:
+    """The shipped agents of each pool of ``table`` at cpu scale (possibly none) under ``agents`` (default
+    :data:`SHIPPED_AGENTS`). Raises :class:`PoolError` when no cell of the table can be computed (no pool
+    holds 2 agents) and no OBL agents (``obl``) make a column of their own."""
+    where = SHIPPED_AGENTS if agents is None else Path(agents)
     if not where.is_dir():
-        return []
-    try:
-        return pool_runs(where)
-    except PoolError:
-        return []
+        raise PoolError(f"no shipped agents at {where} (they come with a clone of the repository): "
+                        "pass agents=DIR (--agents) or retrain=True (--retrain)")
+    spec = TABLES[table]
+    pools = list(dict.fromkeys(c.pool for c in spec.cells if c.pool not in spec.paper_only_pools))
+    found = {}
+    for pool in pools:
+        try:
+            found[pool] = pool_runs(where / pool) if (where / pool).is_dir() else []
+        except PoolError:
+            found[pool] = []
+    if not obl and all(len(runs) < 2 for runs in found.values()):
+        held = ", ".join(f"{p}: {len(r)}" for p, r in found.items())
+        raise PoolError(f"no cell of {table} can be computed from {str(where)!r}: each needs a pool of at least 2 agents "
+                        f"(<pool>/seed_<n>/ policy directories), the pools hold {held}")
+    return found
 
 
 def _trained_pool(pool: str, config, scale, out: Path, device: str, ray_address: str | None, use_ray: bool | None, log) -> list[Path]:
@@ -177,45 +187,95 @@ def _trained_pool(pool: str, config, scale, out: Path, device: str, ray_address:
     return [seed_dir(out / "pools" / pool, s) for s in seeds]
 
 
+def _precision_key(precision: str | None) -> dict[str, str]:
+    """The cache-key entry of a precision other than the agents' own (none: cells computed as trained keep their keys)."""
+    return {} if precision is None else {"precision": precision}
+
+
 #: Seed of the common decks of every cell.
 DECK_SEED = 1
 
 
-def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, where: Path, policies: list | None = None,
-                *, reuse: bool = False) -> tuple[dict[str, Any], torch.Tensor]:
-    key = {"cell": cell.label, "pool": cell.pool, "symmetrize": cell.symmetrize, "hidden": cell.hidden, "games": games,
-           "deck_seed": DECK_SEED, "agents": agent_digests(runs)}
-    saved = load_result(where / "cell.json", key) if reuse else None
-    if saved is not None and "bomb_out_matrix" in saved:  # cells saved before bomb-out tests are played again
-        return {**saved, "reused": True}, torch.tensor(saved["matrix"], dtype=torch.float64)
-    policies = policies or [load_policy(r, device=device, symmetrize=cell.symmetrize, hidden=cell.hidden) for r in runs]
+def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, precision: str | None, where: Path,
+                policies: list | None = None, *, reuse: bool = False, log: Callable[[str], None] = print
+                ) -> tuple[dict[str, Any], torch.Tensor]:
+    key = {"cell": cell.label, "pool": cell.pool, "symmetrize": cell.symmetrize, "hidden_scheme": cell.hidden_scheme, "games": games,
+           "deck_seed": DECK_SEED, "agents": agent_digests(runs), **_precision_key(precision)}
+    path = where / "cell.json"
+    check_result_path(path)
+    saved = load_result(path, key) if reuse else None
+    if saved is not None:
+        try:
+            matrices = _saved_matrices(saved, len(runs))
+        except ValueError as exc:
+            log(f"{cell.label}: {path} cannot be reused ({exc}); playing the cell again")
+        else:
+            return {**_cell_result(cell, *matrices), "reused": True}, matrices[0]
+    policies = policies or [load_policy(r, device=device, symmetrize=cell.symmetrize, hidden_scheme=cell.hidden_scheme, precision=precision)
+                            for r in runs]
     played = cross_play_games(policies, games, seed=DECK_SEED)
     agents = [describe_policy(p, r, cell.symmetrize) for p, r in zip(policies, runs, strict=True)]
-    write_xp(where, played, agents, extra={"cell": cell.label, "hidden": cell.hidden})
+    write_xp(where, played, agents, extra={"cell": cell.label, "hidden_scheme": cell.hidden_scheme})
     summary = played.summary()
-    pairs = pair_summary(summary.mean)
-    result = {
-        "xp_mean": pairs.ordered.mean, "xp_sem": pairs.ordered.sem, "xp_sem_unordered": pairs.unordered.sem,
-        "ordered_pairs": pairs.ordered.n, "unordered_pairs": pairs.unordered.n, "bomb_out_rate": summary.xp_bomb_out_rate,
-        "perfect_rate": summary.xp_perfect_rate, "sp_mean": summary.sp.mean, "agents": len(policies),
-        "symmetrize": cell.symmetrize, "hidden": cell.hidden, "pool": cell.pool, "matrix": summary.mean.tolist(),
-        "bomb_out_matrix": summary.bomb_out_rate.tolist(),
-    }
-    save_result(where / "cell.json", key, result)
+    result = _cell_result(cell, summary.mean, summary.bomb_out_rate, summary.perfect_rate)
+    save_result(path, key, result)
     return result, summary.mean
 
 
-def _relabelled(runs: list[Path], scale, device: str, where: Path, log: Callable[[str], None], reuse: bool) -> dict[str, Any]:
+#: The per-pair matrices a cell keeps; every number of the cell is derived from them.
+CELL_MATRICES = ("matrix", "bomb_out_matrix", "perfect_matrix")
+
+
+def _saved_matrices(saved: dict[str, Any], agents: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The per-pair score, bomb-out and perfect-score matrices of a saved cell, each ``[agents, agents]`` and
+    finite (rates in [0, 1]); ``ValueError`` saying what is wrong otherwise."""
+    matrices = []
+    for name in CELL_MATRICES:
+        if name not in saved:
+            raise ValueError(f"it lacks {name!r}")
+        try:
+            matrix = torch.tensor(saved[name], dtype=torch.float64)
+        except (TypeError, ValueError, RuntimeError):
+            raise ValueError(f"its {name!r} is not a matrix of numbers") from None
+        if tuple(matrix.shape) != (agents, agents):
+            raise ValueError(f"its {name!r} has shape {list(matrix.shape)}, the cell has {agents} agents")
+        if not bool(torch.isfinite(matrix).all()) or (name != "matrix" and not bool(((matrix >= 0) & (matrix <= 1)).all())):
+            raise ValueError(f"its {name!r} holds values that are not finite" + ("" if name == "matrix" else " rates in [0, 1]"))
+        matrices.append(matrix)
+    return matrices[0], matrices[1], matrices[2]
+
+
+def _cell_result(cell: Cell, mean: torch.Tensor, bomb_out: torch.Tensor, perfect: torch.Tensor) -> dict[str, Any]:
+    """A cell's numbers, all derived from its per-pair matrices (mean score, bomb-out and perfect-score rates;
+    every ordered pair plays the same number of games, so a pooled rate is the mean of the pair rates)."""
+    off = ~torch.eye(mean.shape[0], dtype=torch.bool)
+    pairs = pair_summary(mean)
+    return {
+        "xp_mean": pairs.ordered.mean, "xp_sem": pairs.ordered.sem, "xp_sem_unordered": pairs.unordered.sem,
+        "ordered_pairs": pairs.ordered.n, "unordered_pairs": pairs.unordered.n, "bomb_out_rate": float(bomb_out[off].mean()),
+        "perfect_rate": float(perfect[off].mean()), "sp_mean": float(mean.diagonal().mean()), "agents": mean.shape[0],
+        "symmetrize": cell.symmetrize, "hidden_scheme": cell.hidden_scheme, "pool": cell.pool, "matrix": mean.tolist(),
+        "bomb_out_matrix": bomb_out.tolist(), "perfect_matrix": perfect.tolist(),
+    }
+
+
+def _relabelled(runs: list[Path], scale, device: str, precision: str | None, where: Path, log: Callable[[str], None],
+                reuse: bool) -> dict[str, Any]:
     """Relabelled self-play of every plain agent of a pool: per-agent results and the pool's mean loss ± SEM over agents."""
     rows = []
     for run, digest in zip(runs, agent_digests(runs), strict=True):
-        key = {"elements": scale.relabel_elements, "games": scale.relabel_games, "agent": digest}
+        key = {"elements": scale.relabel_elements, "games": scale.relabel_games, "agent": digest, **_precision_key(precision)}
         path = where / f"{digest[:16]}.json"
+        check_result_path(path)
         if reuse and (saved := load_result(path, key)) is not None:
-            rows.append({**saved, "agent": str(run)})
-            log(f"{run}: relabelled self-play reused from {path}")
-            continue
-        result = relabelled_self_play(load_policy(run, device=device), elements=scale.relabel_elements, games=scale.relabel_games)
+            problem = _relabelled_problem(saved, scale.relabel_elements)
+            if problem is None:
+                rows.append({**saved, "agent": str(run)})
+                log(f"{run}: relabelled self-play reused from {path}")
+                continue
+            log(f"{run}: {path} cannot be reused ({problem}); playing it again")
+        policy = load_policy(run, device=device, precision=precision)
+        result = relabelled_self_play(policy, elements=scale.relabel_elements, games=scale.relabel_games)
         rows.append({"agent": str(run), **result.as_dict()})
         save_result(path, key, rows[-1])
         log(f"{run}: {result}")
@@ -224,3 +284,19 @@ def _relabelled(runs: list[Path], scale, device: str, where: Path, log: Callable
     return {"elements": scale.relabel_elements, "games": scale.relabel_games, "agents": rows,
             "loss_mean": summary.mean if summary else (losses[0] if losses else float("nan")),
             "loss_sem": summary.sem if summary else float("nan")}
+
+
+def _relabelled_problem(saved: dict[str, Any], elements: int) -> str | None:
+    """What makes a saved relabelled self-play unusable (a field missing or not a number), else None."""
+    def number(value: object) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+    for name in ("self_play", "loss", "loss_sem"):
+        if not number(saved.get(name)):
+            return f"{name!r} is missing or not a finite number"
+    if "colour_hint_share" not in saved or not (saved["colour_hint_share"] is None or number(saved["colour_hint_share"])):
+        return "'colour_hint_share' is missing or not a number"
+    relabelled = saved.get("relabelled")
+    if not isinstance(relabelled, list) or len(relabelled) != elements or not all(number(v) for v in relabelled):
+        return f"'relabelled' is not a list of {elements} scores"
+    return None

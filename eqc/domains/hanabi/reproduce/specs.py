@@ -105,12 +105,12 @@ def _small_r2d2(scale: Scale) -> TrainConfig:
 
 @dataclass(frozen=True)
 class Cell:
-    """One column of a table: a pool, optionally symmetrized over a group with a hidden scheme."""
+    """One column of a table: a pool, optionally symmetrized over a group with a hidden-state scheme."""
 
     label: str
     pool: str
     symmetrize: str | None = None
-    hidden: str = "average"
+    hidden_scheme: str = "average"
 
 
 @dataclass(frozen=True)

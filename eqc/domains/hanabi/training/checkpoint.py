@@ -7,6 +7,17 @@ It holds ``format``/``format_version``, the training ``config`` (nested dict), `
 learner's state (networks, optimizer, generators, counters), ``metrics`` rows so far and the
 versions of eqc and torch that wrote it.
 
+Resuming on another kind of device. The learner's state records the device it ran on
+(``device``, e.g. ``"cpu"`` or ``"cuda:0"``; a checkpoint without it was written on the CPU, the
+only device eqc had run on before it was recorded). Networks and optimizer states load on any
+device, but a generator's state does not: a CPU generator's state is 5056 bytes (Mersenne
+Twister), a CUDA one's 16 (Philox seed and offset), and neither can be set into the other. So
+:func:`restore_generators` restores each generator exactly when the device *type* is the one the
+checkpoint was written on (``cuda:1`` after ``cuda:0`` included), and otherwise re-seeds it from a
+seed derived from the saved state (:func:`seed_from_state`: the first 8 bytes of its SHA-256). The
+resumed run is then deterministic (the same checkpoint resumed on the same device type plays the
+same moves) but does not continue the saved random streams; the run log says so.
+
 Writing goes through :func:`eqc.io.atomic_write` (temporary file, fsync, rename, fsync of the
 directory): a kill at any moment leaves either the old or the new checkpoint, and a failed write
 (full disk) leaves the old one intact.
@@ -14,6 +25,7 @@ directory): a kill at any moment leaves either the old or the new checkpoint, an
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +33,10 @@ import torch
 
 from eqc.io import atomic_write
 
-__all__ = ["CHECKPOINT_NAME", "RENAMED_FIELDS", "CheckpointError", "load_checkpoint", "save_checkpoint", "upgrade_fields", "versions"]
+__all__ = [
+    "CHECKPOINT_NAME", "CheckpointError", "load_checkpoint", "restore_generators", "save_checkpoint", "seed_from_state",
+    "versions",
+]
 
 CHECKPOINT_NAME = "checkpoint.pt"
 FORMAT = "eqc-hanabi-agent"
@@ -31,17 +46,6 @@ _REQUIRED = ("format", "format_version", "config", "seed", "learner", "versions"
 
 class CheckpointError(ValueError):
     """A file that is not a usable eqc Hanabi checkpoint (missing, truncated, foreign or mismatched)."""
-
-
-RENAMED_FIELDS = {
-    "env_steps": "moves", "env_steps_per_s": "moves_per_s", "eval_bombout": "eval_bomb_out_rate", "eval_perfect": "eval_perfect_rate",
-}
-"""Fields of learner counters, metrics rows and policy records under their names before a rename -> now."""
-
-
-def upgrade_fields(record: dict[str, Any]) -> dict[str, Any]:
-    """``record`` with fields an older eqc wrote (``RENAMED_FIELDS``) under their current names."""
-    return {RENAMED_FIELDS.get(key, key): value for key, value in record.items()}
 
 
 def versions() -> dict[str, str]:
@@ -96,3 +100,32 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     if missing:
         raise CheckpointError(f"{path} lacks {missing}")
     return data
+
+
+def seed_from_state(state: torch.Tensor) -> int:
+    """A seed in ``0 .. 2**63 - 1`` derived from a saved generator state (a byte tensor): the first 8 bytes of its SHA-256."""
+    digest = hashlib.sha256(state.detach().cpu().contiguous().numpy().tobytes()).digest()
+    return int.from_bytes(digest[:8], "little") & (2**63 - 1)
+
+
+def restore_generators(generators: dict[str, torch.Generator], states: dict[str, torch.Tensor], written_on: str) -> str | None:
+    """Restore ``generators`` from the ``states`` a checkpoint saved on device ``written_on`` (see the module docstring).
+
+    Returns None when every state was restored exactly, else one sentence for the run log naming the
+    generators re-seeded because the device type changed.
+    """
+    saved_type = torch.device(written_on).type
+    reseeded = []
+    for name, generator in generators.items():
+        state = states[name].cpu()  # set_state takes a CPU byte tensor on every device
+        if generator.device.type == saved_type:
+            generator.set_state(state)
+        else:
+            generator.manual_seed(seed_from_state(state))
+            reseeded.append(name)
+    if not reseeded:
+        return None
+    device = next(iter(generators.values())).device
+    return (f"the checkpoint was written on {written_on}, this run is on {device}: generator states do not carry across "
+            f"device types, so the generators {', '.join(reseeded)} were re-seeded from hashes of their saved states "
+            f"(deterministic, but not the saved random streams)")

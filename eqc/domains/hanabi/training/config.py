@@ -8,23 +8,24 @@ is the one-line documentation of the key (``eqc hanabi config`` prints them all)
 
 Counting convention: a *move* is one action in one game; a *step* is one batched step, a move in
 each of the ``num_envs`` games at once. Keys ending in ``_moves`` count moves (summed over games),
-``rollout_steps`` and ``updates_per_step`` count steps. Keys renamed since (``RENAMED_KEYS``) are
-still read, with a ``FutureWarning`` where a person wrote them (TOML files, ``--set``).
+``rollout_steps`` and ``updates_per_step`` count steps.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from eqc.domains.hanabi.rules import KNOWLEDGE, SAD_VARIANTS
+from eqc.domains.hanabi.rules import KNOWLEDGE, PRESETS, SAD_VARIANTS, SHAPE_FIELDS, HanabiRules
+from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group_names
+
+PRECISIONS = ("fp32", "bf16")
 
 __all__ = [
-    "RENAMED_KEYS",
+    "BootstrapConfig",
     "ConfigError",
     "GameConfig",
     "NetworkConfig",
@@ -36,7 +37,6 @@ __all__ = [
     "TrainConfig",
     "describe_config",
     "load_config",
-    "upgrade_keys",
 ]
 
 
@@ -50,47 +50,13 @@ ALGORITHMS = ("pqn", "r2d2")
 RULES = ("sp", "op", "gop")
 HIDDEN = ("average", "identity")
 OPTIMIZERS = ("adam", "radam")
-GROUP_NAMES = ("C5", "D10", "S5", "A5")
 DUELING_CENTRES = ("legal", "all")
+EXPLORATIONS = ("decay", "ladder")
+CONVENTIONS = ("none", "colour_to_slot")
 
 
 class ConfigError(ValueError):
     """A training configuration that cannot be used (names the key and what is allowed)."""
-
-
-RENAMED_KEYS: dict[tuple[str, str], str] = {
-    ("run", "total_env_steps"): "total_moves",
-    ("run", "eval_every_steps"): "eval_every_moves",
-    ("pqn", "eps_decay_steps"): "eps_decay_moves",
-    ("rule", "rule"): "objective",
-    ("rule", "hidden"): "hidden_scheme",
-}
-"""Old ``(section, key)`` -> its current key name."""
-
-RENAMED_VALUES: dict[tuple[str, str], dict[Any, Any]] = {("rule", "symmetrize"): {"": "none"}}
-"""``(section, key)`` -> {old value: current value}."""
-
-
-def upgrade_keys(data: dict[str, Any], where: str, *, warn: bool) -> dict[str, Any]:
-    """``data`` (config sections) with renamed keys and values under their current names; both key names at once is an error."""
-    upgraded = dict(data)
-    for (section, old), new in RENAMED_KEYS.items():
-        values = upgraded.get(section)
-        if not isinstance(values, dict) or old not in values:
-            continue
-        if new in values:
-            raise ConfigError(f"{where}: [{section}] gives both {old!r} and its new name {new!r}; keep {new!r}")
-        if warn:
-            warnings.warn(f"{where}: [{section}] {old} is deprecated; it is now called {new}", FutureWarning, stacklevel=3)
-        upgraded[section] = {(new if key == old else key): value for key, value in values.items()}
-    for (section, key), values in RENAMED_VALUES.items():
-        table = upgraded.get(section)
-        if isinstance(table, dict) and isinstance(table.get(key), str) and table[key] in values:
-            if warn:
-                warnings.warn(f"{where}: [{section}] {key} = {table[key]!r} is deprecated; write {values[table[key]]!r}",
-                              FutureWarning, stacklevel=3)
-            upgraded[section] = {**table, key: values[table[key]]}
-    return upgraded
 
 
 def _help(text: str, default: Any) -> Any:
@@ -106,15 +72,28 @@ class RunConfig:
     eval_games: int = _help("games per greedy evaluation, on fixed seeded decks", 1000)
     eval_seed: int = _help("seed of the evaluation decks (the same decks at every evaluation)", 12345)
     checkpoint_minutes: float = _help("write a checkpoint at least this often (wall-clock minutes)", 5.0)
+    precision: str = _help("'fp32', or 'bf16': the networks' matrix products in bfloat16 autocast (acting, learning, "
+                           "evaluation); heads, Q-values, losses, targets and optimizer state stay float32", "fp32")
     threads: int = _help("torch CPU threads (1 is fastest for eqc's small networks on a busy machine; see the README)", 1)
     tensorboard: bool = _help("also write TensorBoard scalars to DIR/tensorboard (needs the tensorboard package)", False)
 
 
 @dataclass(frozen=True)
 class GameConfig:
-    """The game as training sees it; ``setup.game_rules`` turns it into the one validated ``HanabiRules``."""
+    """The game as training sees it; ``setup.game_rules`` turns it into the one validated ``HanabiRules``.
+
+    The shape keys (``num_colours`` ... ``max_lives``, named as in ``HanabiRules``) change the
+    ``preset``'s game; 0 means the preset's value.
+    """
 
     num_players: int = _help("players (2-5)", 2)
+    preset: str = _help("the game: 'full' (HLE's 5 colours x 5 ranks), 'small' (HLE's Hanabi-Small: 2 x 5, hand 2, "
+                        "3 information tokens, 1 life) or 'mini' (jax-aht's Mini-Hanabi: 3 x 3, hand 3, 5 tokens, 3 lives)", "full")
+    num_colours: int = _help("colours, 1-5 (0 = the preset's)", 0)
+    num_ranks: int = _help("ranks, 1-5 (0 = the preset's)", 0)
+    hand_size: int = _help("cards per hand, 1-8 (0 = the preset's; full: 5 for 2-3 players, 4 for 4-5)", 0)
+    max_info_tokens: int = _help("information tokens at the start and at most, 1-100 (0 = the preset's)", 0)
+    max_lives: int = _help("life tokens, 1-100 (0 = the preset's)", 0)
     knowledge: str = _help("card-knowledge encoding: 'v0_belief' (SAD/OBL/JaxMARL, what agents train on) or 'canonical' "
                            "(HLE's bits, HanabiRules' default)", "v0_belief")
     sad: str = _help("SAD block appended to observations: 'off', 'greedy_last_action' (hanabi_SAD's) or 'greedy_onehot'", "off")
@@ -125,12 +104,18 @@ class GameConfig:
         """Whether observations carry a SAD block (then ``step`` needs the actors' greedy moves)."""
         return self.sad != "off"
 
+    def rules(self) -> HanabiRules:
+        """The validated ``HanabiRules``: the preset, the shape keys that are not 0, the observation variant."""
+        shape = {key: getattr(self, key) for key in SHAPE_FIELDS if getattr(self, key)}
+        return HanabiRules.preset(self.preset, num_players=self.num_players, knowledge=self.knowledge, sad=self.sad, **shape)
+
 
 @dataclass(frozen=True)
 class RuleConfig:
     objective: str = _help("'sp' self-play, 'op' Other-Play over S5, 'gop' G-OP over `group`", "sp")
-    group: str = _help("colour group of G-OP: C5, D10, S5 or A5 (ignored by sp/op)", "D10")
-    symmetrize: str = _help("train the network symmetrized over this colour group ('none' = plain network)", "none")
+    group: str = _help("colour group of G-OP on the game's c colours: Cc, D(2c), Sc or Ac, e.g. C5, D10, S5, A5 or C3, D6 "
+                       "(ignored by sp/op)", "D10")
+    symmetrize: str = _help("train the network symmetrized over this colour group of the game's colours ('none' = plain network)", "none")
 
     @property
     def symmetrize_group(self) -> str | None:
@@ -168,6 +153,11 @@ class PQNConfig:
     eps_start: float = _help("epsilon-greedy exploration at the start", 0.1)
     eps_end: float = _help("epsilon after decay", 0.01)
     eps_decay_moves: int = _help("moves (summed over games) of the linear epsilon decay", 20_000_000)
+    exploration: str = _help("'decay': every game explores with one epsilon, eps_start -> eps_end over eps_decay_moves; "
+                             "'ladder': hanabi_SAD's per-actor epsilons, fixed: game b explores with eps_start * "
+                             "(eps_end / eps_start) ** (k / (ladder_rungs - 1)), k = b mod ladder_rungs "
+                             "(eps_start 0.1, eps_end 1e-8 is hanabi_SAD's 0.1 ** (1 + 7 k / (N - 1)))", "decay")
+    ladder_rungs: int = _help("number of distinct epsilons of exploration = 'ladder' (hanabi_SAD: 80)", 80)
 
 
 @dataclass(frozen=True)
@@ -189,6 +179,14 @@ class R2D2Config:
 
 
 @dataclass(frozen=True)
+class BootstrapConfig:
+    convention: str = _help("'none', or 'colour_to_slot': induce the convention 'a colour hint c means play slot pi(c)' "
+                            "(pi drawn from the seed) by a shaping reward (eqc.domains.hanabi.training.bootstrap)", "none")
+    bonus: float = _help("shaping reward of a scoring play of slot pi(c) right after the partner revealed colour c", 1.0)
+    moves: int = _help("moves (summed over games) the shaping lasts; then the game's reward alone trains", 0)
+
+
+@dataclass(frozen=True)
 class TrainConfig:
     run: RunConfig = field(default_factory=RunConfig)
     game: GameConfig = field(default_factory=GameConfig)
@@ -197,6 +195,7 @@ class TrainConfig:
     optim: OptimConfig = field(default_factory=OptimConfig)
     pqn: PQNConfig = field(default_factory=PQNConfig)
     r2d2: R2D2Config = field(default_factory=R2D2Config)
+    bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -206,15 +205,10 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: object, source: str = "config", *, warn_renamed: bool = True) -> TrainConfig:
-        """Build from nested dicts; a missing key takes its default, anything unknown is an error.
-
-        Renamed keys (``RENAMED_KEYS``) are read under their new names, with a ``FutureWarning``
-        unless ``warn_renamed`` is false (files eqc wrote itself: checkpoints, policy files).
-        """
+    def from_dict(cls, data: object, source: str = "config") -> TrainConfig:
+        """Build from nested dicts; a missing key takes its default, anything unknown is an error."""
         if not isinstance(data, dict):
             raise ConfigError(f"{source}: expected a table of sections, got {type(data).__name__}")
-        data = upgrade_keys(data, source, warn=warn_renamed)
         sections = {f.name: f for f in dataclasses.fields(cls)}
         built = {}
         for name, value in data.items():
@@ -267,8 +261,9 @@ def _require(condition: bool, key: str, message: str) -> None:
 
 
 def _validate(c: TrainConfig) -> None:
-    r, g, ru, n, o, p, q = c.run, c.game, c.rule, c.network, c.optim, c.pqn, c.r2d2
-    for sec, obj in (("run", r), ("game", g), ("rule", ru), ("network", n), ("optim", o), ("pqn", p), ("r2d2", q)):
+    r, g, ru, n, o, p, q, b = c.run, c.game, c.rule, c.network, c.optim, c.pqn, c.r2d2, c.bootstrap
+    sections = (("run", r), ("game", g), ("rule", ru), ("network", n), ("optim", o), ("pqn", p), ("r2d2", q), ("bootstrap", b))
+    for sec, obj in sections:
         hints = get_type_hints(type(obj))
         for f in dataclasses.fields(obj):
             v, expected = getattr(obj, f.name), hints[f.name]
@@ -283,14 +278,26 @@ def _validate(c: TrainConfig) -> None:
     _require(r.eval_games >= 2, "[run] eval_games", f"must be >= 2 (a standard error needs 2 games), got {r.eval_games}")
     _require(r.num_envs <= 2**20, "[run] num_envs", f"must be <= {2**20}, got {r.num_envs}")
     _require(0 <= r.eval_seed < 2**63, "[run] eval_seed", f"must be in [0, 2**63), got {r.eval_seed}")
+    _require(r.precision in PRECISIONS, "[run] precision", f"must be one of {PRECISIONS}, got {r.precision!r}")
     _require(r.checkpoint_minutes > 0, "[run] checkpoint_minutes", f"must be > 0, got {r.checkpoint_minutes}")
     _require(2 <= g.num_players <= 5, "[game] num_players", f"must be in 2..5, got {g.num_players}")
     _require(g.knowledge in KNOWLEDGE, "[game] knowledge", f"must be one of {KNOWLEDGE}, got {g.knowledge!r}")
     _require(g.sad in SAD_VARIANTS, "[game] sad", f"must be one of {SAD_VARIANTS}, got {g.sad!r}")
     _require(g.max_moves >= 0, "[game] max_moves", f"must be >= 0, got {g.max_moves}")
+    _require(g.preset in PRESETS, "[game] preset", f"must be one of {list(PRESETS)}, got {g.preset!r}")
+    for key, high in (("num_colours", 5), ("num_ranks", 5), ("hand_size", 8), ("max_info_tokens", 100), ("max_lives", 100)):
+        _require(0 <= getattr(g, key) <= high, f"[game] {key}", f"must be in 1..{high} or 0 (the preset's), got {getattr(g, key)}")
+    try:
+        colours = g.rules().num_colours
+    except ValueError as exc:
+        raise ConfigError(f"[game] (preset {g.preset!r} with num_players, num_colours, num_ranks, hand_size) {exc}") from None
     _require(ru.objective in RULES, "[rule] objective", f"must be one of {RULES}, got {ru.objective!r}")
-    _require(ru.group in GROUP_NAMES, "[rule] group", f"must be one of {GROUP_NAMES}, got {ru.group!r}")
-    _require(ru.symmetrize in ("none", *GROUP_NAMES), "[rule] symmetrize", f"must be 'none' or one of {GROUP_NAMES}, got {ru.symmetrize!r}")
+    _require(ru.group in COLOUR_GROUP_NAMES, "[rule] group", f"must be one of {COLOUR_GROUP_NAMES}, got {ru.group!r}")
+    groups = colour_group_names(colours)
+    on_colours = f"must be a colour group of the game's {colours} colours, one of {groups}, got {ru.group!r}"
+    _require(ru.objective != "gop" or ru.group in groups, "[rule] group", on_colours)
+    _require(ru.symmetrize in ("none", *groups), "[rule] symmetrize", f"must be 'none' or one of {groups} (the game has "
+             f"{colours} colours), got {ru.symmetrize!r}")
     _require(ru.hidden_scheme in HIDDEN, "[rule] hidden_scheme", f"must be one of {HIDDEN}, got {ru.hidden_scheme!r}")
     _require(n.hidden_size >= 1, "[network] hidden_size", f"must be >= 1, got {n.hidden_size}")
     _require(n.mlp_layers >= 1, "[network] mlp_layers", f"must be >= 1, got {n.mlp_layers}")
@@ -307,6 +314,10 @@ def _validate(c: TrainConfig) -> None:
     _require(o.lr > 0, "[optim] lr", f"must be > 0, got {o.lr}")
     _require(o.adam_eps > 0, "[optim] adam_eps", f"must be > 0, got {o.adam_eps}")
     _require(o.grad_clip >= 0, "[optim] grad_clip", f"must be >= 0, got {o.grad_clip}")
+    _require(p.exploration in EXPLORATIONS, "[pqn] exploration", f"must be one of {EXPLORATIONS}, got {p.exploration!r}")
+    _require(p.ladder_rungs >= 2, "[pqn] ladder_rungs", f"must be >= 2, got {p.ladder_rungs}")
+    ladder_ends = f"must be > 0 with exploration 'ladder' (a geometric ladder), got {min(p.eps_start, p.eps_end)}"
+    _require(p.exploration != "ladder" or min(p.eps_start, p.eps_end) > 0, "[pqn] eps_end", ladder_ends)
     for key in ("rollout_steps", "epochs", "minibatches", "eps_decay_moves"):
         _require(getattr(p, key) >= 1, f"[pqn] {key}", f"must be >= 1, got {getattr(p, key)}")
     _require(r.num_envs * p.rollout_steps >= p.minibatches, "[pqn] minibatches", "must not exceed num_envs * rollout_steps")
@@ -326,6 +337,11 @@ def _validate(c: TrainConfig) -> None:
     for key in ("priority_exponent", "importance_exponent", "priority_max_weight", "eps_base"):
         _require(0 <= getattr(q, key) <= 1, f"[r2d2] {key}", f"must be in [0, 1], got {getattr(q, key)}")
     _require(q.eps_alpha >= 0, "[r2d2] eps_alpha", f"must be >= 0, got {q.eps_alpha}")
+    _require(b.convention in CONVENTIONS, "[bootstrap] convention", f"must be one of {CONVENTIONS}, got {b.convention!r}")
+    _require(b.bonus >= 0, "[bootstrap] bonus", f"must be >= 0, got {b.bonus}")
+    _require(b.moves >= 0, "[bootstrap] moves", f"must be >= 0, got {b.moves}")
+    two = f"'colour_to_slot' needs 2 players (the hint's receiver moves next), got [game] num_players = {g.num_players}"
+    _require(b.convention == "none" or g.num_players == 2, "[bootstrap] convention", two)
 
 
 def _toml_value(value: object) -> str:
@@ -343,8 +359,4 @@ def describe_config() -> str:
         lines.append(f"[{section.name}]")
         for f in dataclasses.fields(section.default_factory):  # type: ignore[arg-type]
             lines.append(f"{f.name} = {_toml_value(f.default)}  # {f.metadata['help']}")
-        lines.append("")
-    renamed = [f"[{section}] {old} -> {new}" for (section, old), new in RENAMED_KEYS.items()]
-    renamed += [f"[{s}] {key} = {old!r} -> {new!r}" for (s, key), values in RENAMED_VALUES.items() for old, new in values.items()]
-    lines.append(f"# Renamed, still read with a warning: {', '.join(renamed)}")
-    return "\n".join(lines)
+    return "\n".join(lines).rstrip("\n")

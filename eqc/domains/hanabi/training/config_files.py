@@ -13,14 +13,14 @@
 from __future__ import annotations
 
 import tomllib
-import warnings
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from eqc.domains.hanabi.training.config import RENAMED_KEYS, ConfigError, TrainConfig, upgrade_keys
+from eqc._checks import check_list
+from eqc.domains.hanabi.training.config import ConfigError, TrainConfig
 
-__all__ = ["apply_overrides", "load_config", "parse_override", "shipped_configs", "with_overrides"]
+__all__ = ["apply_overrides", "check_overrides", "load_config", "parse_override", "shipped_configs", "with_overrides"]
 
 _PACKAGE = "eqc.domains.hanabi.training"
 _MAX_DEPTH = 8
@@ -51,11 +51,12 @@ def _read(source: str | Path, chain: tuple[str, ...]) -> dict[str, Any]:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{where}: not valid TOML: {exc}") from None
     base = data.pop("base", None)
-    data = upgrade_keys(data, where, warn=True)
     if base is None:
         return data
     if not isinstance(base, str):
         raise ConfigError(f"{where}: base must be a config name or path (a string), got {type(base).__name__}")
+    if not base.strip():
+        raise ConfigError(f"{where}: base must name a shipped config {shipped_configs()} or a TOML file, got an empty string")
     base_source = path.parent / base if path.is_file() and (path.parent / base).is_file() else base
     merged = _read(base_source, (*chain, where))
     for section, values in data.items():
@@ -67,11 +68,15 @@ def _read(source: str | Path, chain: tuple[str, ...]) -> dict[str, Any]:
 
 
 def parse_override(text: str) -> tuple[str, str, Any]:
-    """``"section.key=value"`` as ``(section, key, value)``; the value is TOML, or a bare string."""
-    if not isinstance(text, str) or "=" not in text or "." not in text.split("=", 1)[0]:
+    """``"section.key=value"`` (one line) as ``(section, key, value)``; the value is TOML, or a bare string."""
+    if not isinstance(text, str):
+        raise TypeError(f"an override must be a string 'section.key=value', got {type(text).__name__} {text!r:.80}")
+    if "\n" in text or "\r" in text:
+        raise ConfigError(f"override {text!r} must be one line section.key=value; give each key its own override")
+    lhs, equals, raw = text.partition("=")
+    section, _, key = (part.strip() for part in lhs.partition("."))
+    if not equals or not section or not key:
         raise ConfigError(f"override {text!r} must look like section.key=value (e.g. run.num_envs=64)")
-    lhs, raw = text.split("=", 1)
-    section, key = (part.strip() for part in lhs.split(".", 1))
     try:
         value = tomllib.loads(f"v = {raw.strip()}")["v"]
     except tomllib.TOMLDecodeError:
@@ -79,15 +84,19 @@ def parse_override(text: str) -> tuple[str, str, Any]:
     return section, key, value
 
 
+def check_overrides(overrides: object) -> list[str]:
+    """``overrides`` as a list after parsing each (:func:`parse_override`); a lone string is refused, not read per character."""
+    items = check_list(overrides, "overrides", item="'section.key=value' strings (wrap a single override in a list)")
+    for text in items:
+        parse_override(text)
+    return items
+
+
 def apply_overrides(data: dict[str, Any], overrides: tuple[str, ...] | list[str]) -> dict[str, Any]:
     """``data`` (config sections) with each override applied in order."""
     sections = {name: dict(values) if isinstance(values, dict) else values for name, values in data.items()}
-    for text in overrides:
+    for text in check_overrides(overrides):
         section, key, value = parse_override(text)
-        if (section, key) in RENAMED_KEYS:
-            new = RENAMED_KEYS[section, key]
-            warnings.warn(f"--set {section}.{key} is deprecated; it is now called {section}.{new}", FutureWarning, stacklevel=2)
-            key = new
         if not isinstance(sections.setdefault(section, {}), dict):
             raise ConfigError(f"override {text!r}: [{section}] is not a table")
         sections[section][key] = value

@@ -13,7 +13,7 @@ from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.training.network import Agent
 from eqc.evaluation import mean_sem
 
-__all__ = ["EvalResult", "GreedyGames", "evaluate_agent", "greedy_games", "summarize"]
+__all__ = ["EvalResult", "GreedyGames", "PrecisionDifference", "evaluate_agent", "greedy_games", "precision_difference", "summarize"]
 
 
 @dataclass(frozen=True)
@@ -47,11 +47,11 @@ class GreedyGames(NamedTuple):
 def greedy_games(
     agent: Agent, rules: HanabiRules, device: torch.device, *, games: int | None = None, seed: int = 0, decks: torch.Tensor | None = None
 ) -> GreedyGames:
-    """Greedy self-play on ``decks`` (long ``[n, 50]``) or on the ``games`` decks ``common_decks(games, seed)``:
+    """Greedy self-play on ``decks`` (long ``[n, rules.deck_size]``) or on the ``games`` decks ``common_decks(games, seed, rules=rules)``:
     the decks HLE evaluation and cross-play deal for that seed (:func:`~eqc.domains.hanabi.batched_play.play_seats`
     with the agent in every seat)."""
     if decks is None:
-        decks = torch.tensor(common_decks(games, seed))
+        decks = torch.tensor(common_decks(games, seed, rules=rules))
     n = decks.shape[0]
     seats = torch.zeros(n, rules.num_players, dtype=torch.long, device=device)
     scores, bombed, moves = play_seats([agent], [rules], seats, decks.to(device), device, keep=n)
@@ -69,3 +69,60 @@ def summarize(scores: torch.Tensor, bombed: torch.Tensor, max_score: int) -> Eva
     """``EvalResult`` of per-game scores and bomb-out flags (mean and SEM by :func:`eqc.evaluation.mean_sem`)."""
     stat = mean_sem(scores.double(), "scores")
     return EvalResult(stat.n, stat.mean, stat.sem, float(bombed.double().mean()), float((scores == max_score).double().mean()))
+
+
+
+@dataclass(frozen=True)
+class PrecisionDifference:
+    """Greedy moves of an agent in ``precision`` that the same agent in ``other`` would not make: ``differing``
+    of the ``decisions`` made (moves on turn) over ``games`` greedy self-play games played in ``precision``."""
+
+    precision: str
+    other: str
+    games: int
+    decisions: int
+    differing: int
+
+    @property
+    def share(self) -> float:
+        return self.differing / self.decisions if self.decisions else float("nan")
+
+    def __str__(self) -> str:
+        return (f"{self.differing:,} of {self.decisions:,} greedy moves ({self.share:.3%}) differ between {self.precision} "
+                f"and {self.other} over {self.games} games")
+
+    def as_dict(self) -> dict[str, float | int | str]:
+        return {**asdict(self), "share": self.share}
+
+
+class _Comparing:
+    """Plays as ``agent``; counts the decisions where ``other`` (the same network in another precision, fed the
+    same observations and stepping its own recurrent state) would choose another greedy move."""
+
+    def __init__(self, agent: Agent, other: Agent, device: torch.device) -> None:
+        self.agent, self.other, self.recurrent = agent, other, agent.recurrent
+        self.decisions = torch.zeros((), dtype=torch.long, device=device)
+        self.differing = torch.zeros((), dtype=torch.long, device=device)
+
+    def initial_state(self, rows: int, device: torch.device) -> object:
+        state = self.agent.initial_state(rows, device)
+        return None if state is None else (state, state)
+
+    def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: object) -> tuple[torch.Tensor, object]:
+        mine, theirs = (None, None) if state is None else state
+        q, mine = self.agent.step(obs, legal, mine)
+        q_other, theirs = self.other.step(obs, legal, theirs)
+        deciding = legal[:, :-1].any(-1)  # on turn: not just the no-op
+        self.decisions += deciding.sum()
+        self.differing += (deciding & (q.argmax(-1) != q_other.argmax(-1))).sum()
+        return q, (None if mine is None else (mine, theirs))
+
+
+def precision_difference(agent: Agent, other: str, rules: HanabiRules, games: int, seed: int, device: torch.device) -> PrecisionDifference:
+    """How many greedy moves of ``agent`` (in its own precision) the same agent in precision ``other`` would
+    change, over greedy self-play on ``common_decks(games, seed)`` played by ``agent``."""
+    comparing = _Comparing(agent, agent.in_precision(other), device)
+    decks = torch.tensor(common_decks(games, seed))
+    seats = torch.zeros(games, rules.num_players, dtype=torch.long, device=device)
+    play_seats([comparing], [rules], seats, decks.to(device), device)
+    return PrecisionDifference(agent.precision, other, games, int(comparing.decisions), int(comparing.differing))

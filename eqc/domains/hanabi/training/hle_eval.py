@@ -24,7 +24,7 @@ def hle_env_for(policy: TrainedPolicy) -> object:
 
 def evaluate_in_hle(policy: TrainedPolicy, games: int, seed: int) -> EvalResult:
     """``games`` games of ``policy`` with a copy of itself in HLE, decks from ``seed``."""
-    decks = common_decks(games, seed)
+    decks = common_decks(games, seed, rules=policy.rules)
     partner = copy.copy(policy)  # its own recurrent state
     results = play_games(policy, partner, decks, env=hle_env_for(policy))
     return summarize(results.scores.long(), results.bombed_out, policy.rules.max_score)

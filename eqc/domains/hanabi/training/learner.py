@@ -18,11 +18,13 @@ from typing import Any
 import torch
 from torch import nn
 
-from eqc.domains.hanabi.symmetry import colour_symmetry
-from eqc.domains.hanabi.training.checkpoint import upgrade_fields
+from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
+from eqc.domains.hanabi.training.bootstrap import NO_HINT, colour_to_slot, convention_bonus
+from eqc.domains.hanabi.training.checkpoint import restore_generators
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.network import Agent, QNetwork
-from eqc.domains.hanabi.training.setup import colour_group, game_rules, make_batch
+from eqc.domains.hanabi.training.setup import game_rules, make_batch
+from eqc.groups import symmetric
 from eqc.symmetrize import OtherPlay
 from eqc.symmetrize.other_play import Relabelling
 
@@ -60,15 +62,18 @@ class Learner(ABC):
         self.updates = 0
         self.episodes = torch.zeros((), dtype=torch.long, device=device)
         self.score_sum = torch.zeros((), dtype=torch.long, device=device)
+        self.slot_of_colour: torch.Tensor | None = None  # [bootstrap] colour_to_slot: pi of this seed
+        self.hinted = torch.full((B,), NO_HINT, dtype=torch.long, device=device)
+        if c.bootstrap.convention == "colour_to_slot":
+            self.slot_of_colour = colour_to_slot(self.env.rules, seed).to(device)
         self.other_play: OtherPlay | None = None
-        self.perms: torch.Tensor | None = None
+        self.element_indices: torch.Tensor | None = None
         self.keep_identity = keep_identity
         if c.rule.objective != "sp":
-            group = colour_group("S5" if c.rule.objective == "op" else c.rule.group)
+            group = symmetric(self.env.rules.num_colours) if c.rule.objective == "op" else colour_group(c.rule.group)
             sym = colour_symmetry(group, self.env.rules)
             self.other_play = OtherPlay(group, sym.observation_rep, sym.action_rep, self.relabel_generator, device)
-            self._elements = group.elements.to(device)  # drawn on the device: no host-device copy per draw
-            self.perms = self._draw_perms()
+            self.element_indices = self._draw_elements()
 
     # ---------------------------------------------------------------- to implement
     @abstractmethod
@@ -80,20 +85,22 @@ class Learner(ABC):
         """The networks a checkpoint saves, by name."""
 
     # ---------------------------------------------------------------- relabelling
-    def _draw_perms(self) -> torch.Tensor:
-        return draw_relabellings(self._elements, self.config.run.num_envs, self.num_players, self.relabel_generator, self.keep_identity)
+    def _draw_elements(self) -> torch.Tensor:
+        order = self.other_play.group.order
+        return draw_relabellings(order, self.config.run.num_envs, self.num_players, self.relabel_generator, self.keep_identity)
 
     def acting_relabelling(self, current: torch.Tensor, everyone: Relabelling | None = None) -> Relabelling:
         """The relabelling of each game's acting player (for mapping its move back); taken from ``everyone``
-        (all players' relabellings ``[B, P]``) when that was already built."""
+        (all players' relabellings ``[B, P]``) when that was already built. Built on the device from
+        :attr:`element_indices` (``OtherPlay.relabelling_indices``: no host round trip per move)."""
         if everyone is None:
-            return self.other_play.relabelling(self.perms[self._games, current])
+            return self.other_play.relabelling_indices(self.element_indices[self._games, current], check=False)
         return Relabelling(*(getattr(everyone, f.name)[self._games, current] for f in dataclasses.fields(everyone)))
 
     def redraw(self, ended: torch.Tensor) -> None:
         """New elements for the players of games that just ended (one element per player per episode)."""
-        if self.perms is not None:
-            self.perms = torch.where(ended.view(-1, 1, 1), self._draw_perms(), self.perms)
+        if self.element_indices is not None:
+            self.element_indices = torch.where(ended.view(-1, 1), self._draw_elements(), self.element_indices)
 
     # ---------------------------------------------------------------- acting
     def current_player(self) -> torch.Tensor:
@@ -111,7 +118,7 @@ class Learner(ABC):
         current = self.current_player()
         acting = None
         if self.other_play is not None:
-            everyone = self.other_play.relabelling(self.perms)
+            everyone = self.other_play.relabelling_indices(self.element_indices, check=False)
             obs, legal = everyone.relabel_observations(obs), everyone.relabel_legal_actions(legal)
             acting = self.acting_relabelling(current, everyone)
         on_turn = (torch.arange(P, device=self.device).view(1, P) == current.view(B, 1)).unsqueeze(-1)
@@ -144,6 +151,11 @@ class Learner(ABC):
             greedy = greedy if acting is None else acting.to_env_actions(greedy, check=False)
             reward = self.env.step(move, greedy=greedy)
         ended = self.env.state.ended
+        if self.slot_of_colour is not None:
+            bonus, self.hinted = convention_bonus(self.env.rules, self.slot_of_colour, self.hinted, move, reward, ended,
+                                                  self.config.bootstrap.bonus)
+            if self.moves_played < self.config.bootstrap.moves:
+                reward = reward + bonus
         final = self.env.state.final_score
         self.episodes += ended.sum()
         self.score_sum += torch.where(ended, final, 0).sum()
@@ -172,19 +184,23 @@ class Learner(ABC):
             "optimizer": self.optimizer.state_dict(),
             "generators": {name: g.get_state() for name, g in self.generators().items()},
             "counters": {"moves": self.moves_played, "updates": self.updates},
+            "device": str(self.device),
         }
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
+    def load_state_dict(self, state: dict[str, Any]) -> str | None:
+        """Restore networks, optimizer, generators and counters; new games are dealt. Returns a sentence for the
+        run log when the generators were re-seeded because the checkpoint comes from another device type
+        (:func:`~eqc.domains.hanabi.training.checkpoint.restore_generators`), else None."""
         for name, module in self.modules().items():
             module.load_state_dict(state["modules"][name])
         self.optimizer.load_state_dict(state["optimizer"])
-        for name, gen in self.generators().items():
-            gen.set_state(state["generators"][name].cpu() if gen.device.type == "cpu" else state["generators"][name])
-        self.moves_played = int(upgrade_fields(state["counters"])["moves"])
+        note = restore_generators(self.generators(), state["generators"], state.get("device", "cpu"))
+        self.moves_played = int(state["counters"]["moves"])
         self.updates = int(state["counters"]["updates"])
         self.env.reset()  # new games from the restored stream
-        if self.perms is not None:
-            self.perms = self._draw_perms()
+        if self.element_indices is not None:
+            self.element_indices = self._draw_elements()
+        return note
 
     def take_episode_stats(self) -> tuple[int, float]:
         """(episodes finished, their mean score) since the last call (reads the device once)."""
@@ -194,25 +210,22 @@ class Learner(ABC):
         return n, (total / n if n else float("nan"))
 
 
-def draw_relabellings(
-    elements: torch.Tensor, games: int, players: int, generator: torch.Generator, keep_identity: bool
-) -> torch.Tensor:
-    """Group elements ``[games, players, degree]`` drawn uniformly from ``elements`` (``group.elements``
-    on the device); with ``keep_identity`` one random player per game gets the identity instead
-    (hanabi_SAD's Other-Play under VDN), else every player draws (IQL)."""
-    order, degree = elements.shape
-    draw = torch.randint(order, (games * players,), generator=generator, device=elements.device)
-    perms = elements[draw].view(games, players, degree)
+def draw_relabellings(order: int, games: int, players: int, generator: torch.Generator, keep_identity: bool) -> torch.Tensor:
+    """Element indices ``[games, players]`` (rows of ``group.elements``) drawn uniformly from a group of
+    ``order`` elements on ``generator``'s device; with ``keep_identity`` one random player per game gets
+    the identity (row 0) instead (hanabi_SAD's Other-Play under VDN), else every player draws (IQL)."""
+    device = generator.device
+    draw = torch.randint(order, (games * players,), generator=generator, device=device).view(games, players)
     if not keep_identity:
-        return perms
-    keeper = torch.randint(players, (games,), generator=generator, device=elements.device)
-    keep = torch.arange(players, device=elements.device).view(1, players) == keeper.view(games, 1)
-    return torch.where(keep.unsqueeze(-1), torch.arange(degree, device=elements.device), perms)
+        return draw
+    keeper = torch.randint(players, (games,), generator=generator, device=device)
+    keep = torch.arange(players, device=device).view(1, players) == keeper.view(games, 1)
+    return draw.masked_fill(keep, 0)
 
 
 def make_agent(config: TrainConfig, network: QNetwork) -> Agent:
     """The (optionally symmetrized) agent of ``config`` around ``network``."""
     if config.rule.symmetrize_group is None:
-        return Agent(network)
+        return Agent(network, precision=config.run.precision)
     sym = colour_symmetry(colour_group(config.rule.symmetrize_group), game_rules(config))
-    return Agent(network, sym.observation_rep, sym.action_rep, hidden=config.rule.hidden_scheme)
+    return Agent(network, sym.observation_rep, sym.action_rep, hidden_scheme=config.rule.hidden_scheme, precision=config.run.precision)

@@ -18,16 +18,32 @@ is not on turn (hanabi_SAD, OBL and JaxMARL use the same 21st action for two pla
 
 from __future__ import annotations
 
+import copy
+
 import torch
 from torch import nn
 
-from eqc.domains.hanabi.training.config import NetworkConfig
+from eqc.domains.hanabi.training.config import PRECISIONS, NetworkConfig
 from eqc.groups import PermutationGroup, PermutationRepresentation
 from eqc.symmetrize import RecurrentSymmetrizer, Symmetrizer
 
-__all__ = ["Agent", "QNetwork", "State", "dueling_q", "no_op_representation"]
+__all__ = ["Agent", "QNetwork", "State", "autocast", "dueling_q", "no_op_representation"]
 
 State = tuple[torch.Tensor, torch.Tensor] | None
+
+def autocast(device: torch.device | str, precision: str) -> torch.autocast:
+    """The autocast context of ``precision`` (one of :data:`PRECISIONS`) on ``device``'s type; fp32 disables it."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    device_type = torch.device(device).type
+    return torch.autocast(device_type, dtype=torch.bfloat16, enabled=precision == "bf16")
+
+
+def _full_precision_head(head: nn.Linear, h: torch.Tensor) -> torch.Tensor:
+    """``head(h)`` in the head's own dtype (float32) even inside a bf16 autocast: Q-values stay float32, so bf16
+    rounding of the last layer cannot tie or flip greedy moves, and losses and targets are float32."""
+    with torch.autocast(h.device.type, enabled=False):
+        return head(h.to(head.weight.dtype))
 
 
 class QNetwork(nn.Module):
@@ -76,24 +92,25 @@ class QNetwork(nn.Module):
         if self.lstm is None:
             return h, None
         step = h.dim() == 2
-        out, state = self.lstm(h.unsqueeze(0) if step else h, state)
-        return (out.squeeze(0) if step else out), state
+        out, (h_n, c_n) = self.lstm(h.unsqueeze(0) if step else h, state)
+        dtype = self.lstm.weight_hh_l0.dtype  # the carried state stays in the parameters' dtype under autocast
+        return (out.squeeze(0) if step else out), (h_n.to(dtype), c_n.to(dtype))
 
     def forward(self, x: torch.Tensor, state: State = None) -> tuple[torch.Tensor, State]:
         """Raw outputs ``[..., out_dim]`` (``[A, V]`` with dueling, else Q) and the next state."""
         h, state = self.features(x, state)
-        return self.head(h), state
+        return _full_precision_head(self.head, h), state
 
     def feedforward(self, x: torch.Tensor) -> torch.Tensor:
         """Raw outputs of a feed-forward network (the callable the feed-forward symmetrizer wraps)."""
-        return self.head(self.mlp(x))
+        return _full_precision_head(self.head, self.mlp(x))
 
     def with_aux(self, x: torch.Tensor, state: State = None) -> tuple[torch.Tensor, State]:
         """Raw outputs and the auxiliary own-hand logits after them, ``[..., out_dim + aux_outputs]``, from one
         trunk pass (what a symmetrized agent averages, so that both heads read the symmetrized trajectory)."""
         h, state = self.features(x, state)
-        out = self.head(h)
-        return (out if self.aux_head is None else torch.cat([out, self.aux_head(h)], dim=-1)), state
+        out = _full_precision_head(self.head, h)
+        return (out if self.aux_head is None else torch.cat([out, _full_precision_head(self.aux_head, h)], dim=-1)), state
 
     def with_aux_feedforward(self, x: torch.Tensor) -> torch.Tensor:
         """:meth:`with_aux` of a feed-forward network."""
@@ -135,7 +152,9 @@ class Agent(nn.Module):
         network: the Q-network.
         obs_rep, move_rep: the group's representations on one player's observation and on HLE's
             moves (``colour_symmetry(group, ...)``); both None for a plain agent.
-        hidden: the recurrent symmetrizer's scheme, "average" or "identity".
+        hidden_scheme: the recurrent symmetrizer's scheme, "average" or "identity".
+        precision: where the trunk's matrix products run, one of :data:`PRECISIONS`
+            (:meth:`in_precision` gives the same agent in another).
 
     ``step(obs [N, d], legal [N, M] | None, state)`` returns ``(q [N, M], state)``;
     ``sequence(obs [T, N, d], legal [T, N, M], state)`` runs ``step`` over time for recurrent
@@ -148,9 +167,13 @@ class Agent(nn.Module):
         obs_rep: PermutationRepresentation | None = None,
         move_rep: PermutationRepresentation | None = None,
         *,
-        hidden: str = "average",
+        hidden_scheme: str = "average",
+        precision: str = "fp32",
     ) -> None:
         super().__init__()
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+        self.precision = precision
         self.network = network
         self.group: PermutationGroup | None = None
         self.symmetrizer: nn.Module | None = None
@@ -166,10 +189,10 @@ class Agent(nn.Module):
             out_rep = no_op_representation(move_rep, extra)
             self.group = obs_rep.group
             if network.recurrent:
-                self.symmetrizer = RecurrentSymmetrizer(network.with_aux, obs_rep, out_rep, hidden=hidden)
+                self.symmetrizer = RecurrentSymmetrizer(network.with_aux, obs_rep, out_rep, hidden_scheme=hidden_scheme)
             else:
                 self.symmetrizer = Symmetrizer(network.with_aux_feedforward, obs_rep, out_rep)
-        self.hidden = hidden
+        self.hidden_scheme = hidden_scheme
 
     @property
     def recurrent(self) -> bool:
@@ -178,14 +201,23 @@ class Agent(nn.Module):
     def initial_state(self, batch: int, device: torch.device | str) -> State:
         return self.network.initial_state(batch, device)
 
+    def in_precision(self, precision: str) -> Agent:
+        """This agent (the same network and symmetrizer) run in ``precision``."""
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+        other = copy.copy(self)
+        other.precision = precision
+        return other
+
     def raw(self, obs: torch.Tensor, state: State = None) -> tuple[torch.Tensor, State]:
         """Raw outputs and aux logits ``[N, out_dim + aux_outputs]`` for one step ``[N, d]`` (symmetrized when a
-        group is set)."""
-        if self.symmetrizer is None:
-            return self.network.with_aux(obs, state)
-        if self.network.recurrent:
-            return self.symmetrizer.step(obs, state)
-        return self.symmetrizer(obs), None
+        group is set), float32 in every precision."""
+        with autocast(obs.device, self.precision):
+            if self.symmetrizer is None:
+                return self.network.with_aux(obs, state)
+            if self.network.recurrent:
+                return self.symmetrizer.step(obs, state)
+            return self.symmetrizer(obs), None
 
     def _q(self, raw: torch.Tensor, legal: torch.Tensor | None) -> torch.Tensor:
         config = self.network.config
@@ -208,7 +240,8 @@ class Agent(nn.Module):
             raw, _ = self.raw(obs.flatten(0, 1))
             raw = raw.view(*obs.shape[:2], -1)
         elif self.symmetrizer is None:
-            raw, state = self.network.with_aux(obs, state)
+            with autocast(obs.device, self.precision):
+                raw, state = self.network.with_aux(obs, state)
         else:
             outputs = []
             for t in range(obs.shape[0]):

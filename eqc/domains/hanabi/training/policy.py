@@ -14,13 +14,13 @@ import torch
 
 from eqc._checks import check_choice, check_device
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.symmetry import colour_symmetry
-from eqc.domains.hanabi.training.checkpoint import CheckpointError, load_checkpoint, upgrade_fields
-from eqc.domains.hanabi.training.config import GROUP_NAMES, HIDDEN, TrainConfig
+from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group, colour_symmetry
+from eqc.domains.hanabi.training.checkpoint import CheckpointError, load_checkpoint
+from eqc.domains.hanabi.training.config import HIDDEN, PRECISIONS, TrainConfig
 from eqc.domains.hanabi.training.network import Agent, QNetwork
 from eqc.domains.hanabi.training.obl import load_obl_network, obl_train_config
-from eqc.domains.hanabi.training.policy_file import POLICY_JSON, POLICY_WEIGHTS, is_policy_dir, network_from_weights, read_policy
-from eqc.domains.hanabi.training.setup import colour_group, game_rules
+from eqc.domains.hanabi.training.policy_file import POLICY_JSON, POLICY_WEIGHTS, checkpoint_network, is_policy_dir, read_policy
+from eqc.domains.hanabi.training.setup import game_rules
 from eqc.groups import PermutationGroup
 
 __all__ = ["TrainedPolicy", "load_policy"]
@@ -76,7 +76,8 @@ class TrainedPolicy:
             raise ValueError(f"legal must be a bool tensor of shape ({self.num_moves},)")
         if not bool(legal.any()):
             raise ValueError("no legal move: the policy is not on turn")
-        with_no_op = torch.cat([legal, torch.zeros(1, dtype=torch.bool)]).to(self.device)
+        legal = legal.to(self.device)
+        with_no_op = torch.cat([legal, legal.new_zeros(1)])  # the no-op, on legal's device
         q, self._state = self.agent.step(obs.unsqueeze(0), with_no_op.unsqueeze(0), self._state)
         return int(q.argmax(-1))
 
@@ -85,20 +86,28 @@ def load_policy(
     path: str | Path,
     device: torch.device | str = "cpu",
     symmetrize: str | PermutationGroup | None = None,
-    hidden: str | None = None,
+    hidden_scheme: str | None = None,
+    precision: str | None = None,
 ) -> TrainedPolicy:
     """Load a policy directory (:mod:`.policy_file`), run directory, checkpoint file or public OBL ``.pthw``
     file (:mod:`.obl`).
 
-    ``symmetrize`` (C5, D10, S5, A5 or a group on 5 colours) wraps the network in the symmetrizer at
+    ``symmetrize`` (a colour group name of the agent's game, e.g. C5, D10, S5, A5 for 5 colours, or a
+    group on its colours) wraps the network in the symmetrizer at
     test time. An agent trained symmetrized stays symmetrized over its training group; asking for
     another group is refused (symmetrizing over a different group would silently replace it).
-    ``hidden`` (recurrent agents): the hidden-state scheme; by default the one the agent was trained
-    with, else "average".
+    ``hidden_scheme`` (recurrent agents): the hidden-state scheme; by default the one the agent was trained
+    with, else "average". ``precision`` ("fp32" or "bf16"): where the network runs; by default the
+    precision it was trained in (``[run] precision``).
     """
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str or Path (a policy directory, run directory, checkpoint or OBL file), "
+                        f"got {type(path).__name__} {path!r:.80}")
     device = check_device(device)
-    if hidden is not None:
-        check_choice(hidden, "hidden", HIDDEN)
+    if hidden_scheme is not None:
+        check_choice(hidden_scheme, "hidden_scheme", HIDDEN)
+    if precision is not None:
+        check_choice(precision, "precision", PRECISIONS)
     network, config, trained_moves = _load_network(path, device)
     network.eval()
     trained = config.rule.symmetrize_group
@@ -108,20 +117,22 @@ def load_policy(
             raise ValueError(f"symmetrize={name!r}: {path} was trained symmetrized over {trained} and stays so; "
                              f"leave symmetrize unset or pass {trained!r}")
         symmetrize = trained
-        hidden = hidden or config.rule.hidden_scheme
-    hidden = hidden or "average"
+        hidden_scheme = hidden_scheme or config.rule.hidden_scheme
+    hidden_scheme = hidden_scheme or "average"
+    precision = precision or config.run.precision
     if symmetrize is None:
-        agent = Agent(network)
+        agent = Agent(network, precision=precision)
     else:
         if isinstance(symmetrize, str):
-            check_choice(symmetrize, "symmetrize", GROUP_NAMES)
+            check_choice(symmetrize, "symmetrize", COLOUR_GROUP_NAMES)
             group = colour_group(symmetrize)
         elif isinstance(symmetrize, PermutationGroup):
             group = symmetrize
         else:
-            raise TypeError(f"symmetrize must be None, a group name {GROUP_NAMES} or a PermutationGroup, got {type(symmetrize).__name__}")
+            raise TypeError(f"symmetrize must be None, a group name {COLOUR_GROUP_NAMES} or a PermutationGroup, "
+                            f"got {type(symmetrize).__name__}")
         sym = colour_symmetry(group, game_rules(config))
-        agent = Agent(network, sym.observation_rep, sym.action_rep, hidden=hidden)
+        agent = Agent(network, sym.observation_rep, sym.action_rep, hidden_scheme=hidden_scheme, precision=precision)
     return TrainedPolicy(agent, config, trained_moves, device)
 
 
@@ -140,10 +151,5 @@ def _load_network(path: str | Path, device: torch.device) -> tuple[QNetwork, Tra
         except CheckpointError as not_obl:
             raise CheckpointError(f"{not_eqc}; nor is it an OBL model file: {not_obl}") from None
         return network, obl_train_config(network), 0
-    try:
-        config = TrainConfig.from_dict(data["config"], f"{path} config", warn_renamed=False)
-    except ValueError as exc:
-        raise CheckpointError(f"{path}: its config is not valid for this eqc: {exc}") from None
-    learner = data["learner"]
-    network = network_from_weights(learner["modules"]["network"], config, str(path)).to(device)
-    return network, config, int(upgrade_fields(learner["counters"])["moves"])
+    network, config, counters = checkpoint_network(data, str(path))
+    return network.to(device), config, counters["moves"]

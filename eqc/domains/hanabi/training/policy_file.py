@@ -3,19 +3,31 @@
 A *policy directory* (e.g. ``results/cpu/agents/<pool>/seed_<n>/``) holds:
 
 - ``policy.safetensors``: the network's weights (safetensors: tensors only, nothing to execute);
-- ``policy.json``: ``format``/``format_version``, the full training ``config`` (so the observation
-  variant, network shape and any training-time symmetrizer are known), ``seed``, ``moves``,
-  ``updates``, ``wall_s``, the eqc/torch ``versions`` and the ``source`` it was exported from;
+- ``policy.json``: ``format``/``format_version``, the full training ``config`` (so the game, its
+  observation variant, network shape and any training-time symmetrizer are known), the game's
+  ``rules`` (``HanabiRules.to_dict()``: players, deck shape, hand, tokens, variant; what the config's
+  ``[game]`` gives, written out), ``seed``, ``moves``,
+  ``updates``, ``wall_s``, the eqc/torch ``versions``, the ``source`` it was exported from, and two
+  SHA-256 digests that seal the pair: ``weights_sha256`` of ``policy.safetensors`` (what
+  ``sha256sum`` prints) and ``record_sha256`` of every other field of ``policy.json`` (its
+  canonical JSON: sorted keys, no spaces);
 - the run's training record beside them when exported from a run: ``metrics.csv`` and
   ``learning_curve.png``.
 
 Unlike a checkpoint (``checkpoint.py``: optimizer, generators, a multi-MB file for resuming), a
 policy directory is small (about 1 MB for the cpu-scale feed-forward agents) and is what is
 committed and shared. :func:`eqc.domains.hanabi.training.policy.load_policy` reads both.
+
+What loading guarantees: the weights are the ones exported with this ``policy.json`` and neither
+file was edited since (both digests match), every tensor is finite, the input and output sizes
+are those of the recorded game (players, knowledge, SAD, dueling head) and the counters are
+non-negative integers; anything else is refused with a ``CheckpointError`` naming the file.
+Exporting never writes over an existing policy or run: ``out`` must be new or empty.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -23,12 +35,17 @@ from typing import Any
 
 import torch
 
-from eqc.domains.hanabi.training.checkpoint import CheckpointError, load_checkpoint, upgrade_fields, versions
+from eqc._checks import check_float, check_int
+from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, CheckpointError, load_checkpoint, versions
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.network import QNetwork
+from eqc.domains.hanabi.training.setup import game_rules
 from eqc.io import atomic_write, write_json_atomic
 
-__all__ = ["POLICY_JSON", "POLICY_WEIGHTS", "export_policy", "is_policy_dir", "read_policy", "save_policy"]
+__all__ = [
+    "POLICY_JSON", "POLICY_WEIGHTS", "PolicyDirectoryError", "checkpoint_network", "export_policy", "is_policy_dir", "read_policy",
+    "save_policy", "seal_record",
+]
 
 POLICY_JSON = "policy.json"
 POLICY_WEIGHTS = "policy.safetensors"
@@ -42,15 +59,42 @@ def is_policy_dir(path: str | Path) -> bool:
     return (Path(path) / POLICY_JSON).is_file()
 
 
-def network_from_weights(weights: dict[str, torch.Tensor], config: TrainConfig, where: str) -> QNetwork:
-    """The :class:`QNetwork` of ``config`` with ``weights`` loaded (sizes read from the weights)."""
-    try:
-        obs_dim = weights["mlp.0.weight"].shape[1]
-        num_actions = weights["head.weight"].shape[0] - (1 if config.network.dueling else 0)
-    except KeyError as exc:
-        raise CheckpointError(f"{where}: the weights lack {exc.args[0]!r}; not an eqc Q-network") from None
-    aux = weights["aux_head.weight"].shape[0] if "aux_head.weight" in weights else 0
-    network = QNetwork(obs_dim, num_actions, config.network, aux_outputs=aux)
+class PolicyDirectoryError(ValueError):
+    """A directory that cannot receive an exported policy (a file, the run itself, or not empty)."""
+
+
+def network_from_weights(weights: object, config: TrainConfig, where: str) -> QNetwork:
+    """The :class:`QNetwork` of ``config`` with ``weights`` loaded, once they are checked against it: finite
+    float tensors, an input as long as the config's observation and a head with one output per move, the
+    no-op and (dueling) the value. Raises ``CheckpointError`` naming ``where`` and the mismatch."""
+    if not isinstance(weights, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in weights.items()):
+        raise CheckpointError(f"{where}: the network's weights must be a dict of named tensors, got {type(weights).__name__}")
+    for name, tensor in weights.items():
+        if not tensor.is_floating_point():
+            raise CheckpointError(f"{where}: weight {name!r} has dtype {tensor.dtype}, not a float type; not an eqc Q-network")
+        bad = int((~torch.isfinite(tensor)).sum())
+        if bad:
+            raise CheckpointError(f"{where}: weight {name!r} holds {bad} NaN or infinite values of {tensor.numel()}; "
+                                  "a network that diverged cannot play")
+    for name in ("mlp.0.weight", "head.weight"):
+        if name not in weights:
+            raise CheckpointError(f"{where}: the weights lack {name!r}; not an eqc Q-network")
+        if weights[name].dim() != 2:
+            raise CheckpointError(f"{where}: weight {name!r} must be a matrix, got shape {list(weights[name].shape)}")
+    rules, g, dueling = game_rules(config), config.game, config.network.dueling
+    obs_dim, outputs = weights["mlp.0.weight"].shape[1], weights["head.weight"].shape[0]
+    game = (f"num_players {g.num_players}, {rules.num_colours} colours x {rules.num_ranks} ranks, hand {rules.hand_size}, "
+            f"knowledge {g.knowledge!r}, sad {g.sad!r}")
+    if obs_dim != rules.obs_dim:
+        raise CheckpointError(f"{where}: the network reads observations of {obs_dim} floats, but its config's game ({game}) "
+                              f"has observations of {rules.obs_dim}: the weights and the config describe different agents")
+    expected = rules.num_moves + 1 + (1 if dueling else 0)
+    if outputs != expected:
+        raise CheckpointError(f"{where}: the network's head has {outputs} outputs, but its config gives {expected} "
+                              f"({rules.num_moves} moves of the game ({game}), the no-op{', the dueling value' if dueling else ''}, "
+                              f"[network] dueling = {str(dueling).lower()})")
+    aux = weights["aux_head.weight"].shape[0] if "aux_head.weight" in weights and weights["aux_head.weight"].dim() == 2 else 0
+    network = QNetwork(obs_dim, rules.num_moves + 1, config.network, aux_outputs=aux)
     try:
         network.load_state_dict({k: v.float() for k, v in weights.items()})
     except RuntimeError as exc:
@@ -58,45 +102,124 @@ def network_from_weights(weights: dict[str, torch.Tensor], config: TrainConfig, 
     return network
 
 
+def _count(value: object, name: str, where: str) -> int:
+    """``value`` if it is a Python int >= 0 (a seed, moves, updates); else ``CheckpointError`` naming it."""
+    try:
+        return check_int(value, name, low=0)
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"{where}: {exc}") from None
+
+
+def _counters(values: dict[str, Any], where: str) -> dict[str, Any]:
+    """``seed``, ``moves``, ``updates`` (ints >= 0) and ``wall_s`` (finite >= 0) of ``values``, checked."""
+    try:
+        wall_s = check_float(values.get("wall_s", 0.0), "wall_s", low=0)
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"{where}: {exc}") from None
+    return {"seed": _count(values["seed"], "seed", where), "moves": _count(values["moves"], "moves", where),
+            "updates": _count(values.get("updates", 0), "updates", where), "wall_s": wall_s}
+
+
+def checkpoint_network(data: dict[str, Any], where: str) -> tuple[QNetwork, TrainConfig, dict[str, Any]]:
+    """The network, config and checked counters (``seed``, ``moves``, ``updates``, ``wall_s``) of a loaded
+    checkpoint ``data`` (:func:`.checkpoint.load_checkpoint`); ``CheckpointError`` naming ``where`` if malformed."""
+    try:
+        config = TrainConfig.from_dict(data["config"], f"{where} config")
+    except ValueError as exc:
+        raise CheckpointError(f"{where}: its config is not valid for this eqc: {exc}") from None
+    learner = data["learner"]
+    modules = learner.get("modules") if isinstance(learner, dict) else None
+    counters = learner.get("counters") if isinstance(learner, dict) else None
+    if not (isinstance(modules, dict) and "network" in modules and isinstance(counters, dict) and "moves" in counters):
+        raise CheckpointError(f"{where}: its learner state lacks the network's weights or the moves counter; not an eqc Hanabi checkpoint")
+    network = network_from_weights(modules["network"], config, where)
+    return network, config, _counters({**counters, "seed": data["seed"]}, where)
+
+
+def _record_sha256(record: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON (sorted keys, no spaces) of ``record`` without its ``record_sha256``."""
+    body = {k: v for k, v in record.items() if k != "record_sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")).hexdigest()
+
+
+def seal_record(record: dict[str, Any], weights: bytes) -> dict[str, Any]:
+    """``record`` with ``weights_sha256`` (of the weights file's bytes ``weights``) and ``record_sha256`` (of the rest)."""
+    sealed = {k: v for k, v in record.items() if k not in ("weights_sha256", "record_sha256")}
+    sealed["weights_sha256"] = hashlib.sha256(weights).hexdigest()
+    sealed["record_sha256"] = _record_sha256(sealed)
+    return sealed
+
+
+def _check_seal(record: dict[str, Any], weights: bytes, json_path: Path, weights_path: Path) -> None:
+    """Raise ``CheckpointError`` unless ``record`` is sealed (:func:`seal_record`) and both digests match."""
+    missing = [k for k in ("weights_sha256", "record_sha256") if not isinstance(record.get(k), str)]
+    if missing:
+        raise CheckpointError(f"{json_path} lacks {missing}: it does not tie its description to {weights_path.name} "
+                              "(written before policy files were sealed, or edited); export it again from its run")
+    if record["record_sha256"] != _record_sha256(record):
+        raise CheckpointError(f"{json_path} was edited after export: its contents no longer match its record_sha256, so it may "
+                              f"not describe {weights_path.name}; export the policy again from its run")
+    digest = hashlib.sha256(weights).hexdigest()
+    if digest != record["weights_sha256"]:
+        raise CheckpointError(f"{weights_path} is not the weights file exported with {json_path.name} (changed, truncated or "
+                              f"replaced since): its SHA-256 is "
+                              f"{digest[:16]}..., {json_path.name} records {record['weights_sha256'][:16]}...")
+
+
 def save_policy(out: str | Path, network: QNetwork, config: TrainConfig, *, seed: int, moves: int, updates: int = 0,
                 wall_s: float = 0.0, source: str | None = None) -> Path:
-    """Write ``policy.safetensors`` and ``policy.json`` into ``out`` (created); returns ``out``."""
+    """Write ``policy.safetensors`` and a sealed ``policy.json`` into ``out`` (created); returns ``out``."""
     from safetensors.torch import save
 
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise CheckpointError(f"out {str(out)!r} is a file, not a directory")
-    out.mkdir(parents=True, exist_ok=True)
+        raise PolicyDirectoryError(f"out {str(out)!r} is a file, not a directory")
+    counters = _counters({"seed": seed, "moves": moves, "updates": updates, "wall_s": wall_s}, "save_policy")
     weights = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in network.state_dict().items()}
     blob = save(weights, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)})
+    record = {"format": FORMAT, "format_version": FORMAT_VERSION, "config": config.to_dict(), "rules": game_rules(config).to_dict(),
+              **counters,
+              "versions": versions(), "source": source}
+    out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / POLICY_WEIGHTS, lambda f: f.write(blob))
-    record = {
-        "format": FORMAT, "format_version": FORMAT_VERSION, "config": config.to_dict(), "seed": int(seed),
-        "moves": int(moves), "updates": int(updates), "wall_s": float(wall_s), "versions": versions(), "source": source,
-    }
-    write_json_atomic(out / POLICY_JSON, record)
+    write_json_atomic(out / POLICY_JSON, seal_record(record, blob))
     return out
+
+
+def _check_export_target(run: Path, out: Path) -> None:
+    """Refuse an ``out`` that is a file, the run directory itself, or a directory that already holds files."""
+    run_dir = run if run.is_dir() else run.parent
+    if out.exists() and not out.is_dir():
+        raise PolicyDirectoryError(f"out {str(out)!r} is a file, not a directory")
+    if out.resolve() == run_dir.resolve():
+        raise PolicyDirectoryError(f"out {str(out)!r} is the run directory itself: a policy there would be read instead of "
+                                   f"its {CHECKPOINT_NAME} once the run goes on; export into a directory of its own")
+    held = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+    if held:
+        what = "another agent's policy directory" if POLICY_JSON in held else "a directory that is not empty"
+        raise PolicyDirectoryError(f"out {str(out)!r} is {what} (holds {', '.join(held[:5])}{', ...' if len(held) > 5 else ''}); "
+                                   "export never overwrites files: give a new or empty directory")
 
 
 def export_policy(run: str | Path, out: str | Path) -> Path:
-    """Export the network of a checkpoint (a run directory or ``checkpoint.pt``) as a policy directory ``out``,
-    with the run's ``metrics.csv`` and ``learning_curve.png`` when present beside the checkpoint."""
+    """Export the network of a checkpoint (a run directory or ``checkpoint.pt``) as a policy directory ``out``
+    (new or empty; ``PolicyDirectoryError`` otherwise), with the run's ``metrics.csv`` and
+    ``learning_curve.png`` when present beside the checkpoint. Everything is checked before ``out`` is created."""
+    run, out = Path(run), Path(out)
     data = load_checkpoint(run)
-    where = str(run)
-    try:
-        config = TrainConfig.from_dict(data["config"], f"{where} config", warn_renamed=False)
-    except ValueError as exc:
-        raise CheckpointError(f"{where}: its config is not valid for this eqc: {exc}") from None
-    learner = data["learner"]
-    network = network_from_weights(learner["modules"]["network"], config, where)
-    counters = upgrade_fields(learner["counters"])
-    out = save_policy(out, network, config, seed=int(data["seed"]), moves=int(counters["moves"]),
-                      updates=int(counters.get("updates", 0)), wall_s=float(counters.get("wall_s", 0.0)), source=where)
-    run_dir = Path(run) if Path(run).is_dir() else Path(run).parent
+    network, config, counters = checkpoint_network(data, str(run))
+    _check_export_target(run, out)
+    out = save_policy(out, network, config, **counters, source=str(run))
+    run_dir = run if run.is_dir() else run.parent
     for name in RECORD_FILES:
-        if (run_dir / name).is_file() and (run_dir / name).resolve() != (out / name).resolve():
+        if (run_dir / name).is_file():
             shutil.copyfile(run_dir / name, out / name)
     return out
+
+
+def _refuse_constant(name: str) -> None:
+    """``json.loads``'s ``parse_constant``: NaN and infinities are not JSON and eqc never writes them."""
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def read_policy(path: str | Path, device: torch.device | str = "cpu") -> tuple[QNetwork, TrainConfig, dict[str, Any]]:
@@ -112,25 +235,33 @@ def read_policy(path: str | Path, device: torch.device | str = "cpu") -> tuple[Q
         if not needed.is_file():
             raise CheckpointError(f"{str(folder)!r} is not a policy directory: it lacks {needed.name}")
     try:
-        record = json.loads(json_path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        record = json.loads(json_path.read_text(), parse_constant=_refuse_constant)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise CheckpointError(f"{json_path} is not readable JSON: {exc}") from None
     if not isinstance(record, dict) or record.get("format") != FORMAT:
         found = record.get("format") if isinstance(record, dict) else type(record).__name__
         raise CheckpointError(f"{json_path} is not an eqc policy file (format {found!r}, expected {FORMAT!r})")
     if record.get("format_version") != FORMAT_VERSION:
         raise CheckpointError(f"{json_path} has policy format version {record.get('format_version')!r}, this eqc reads {FORMAT_VERSION}")
-    record = upgrade_fields(record)
+    try:
+        blob = weights_path.read_bytes()
+    except OSError as exc:
+        raise CheckpointError(f"{weights_path} is not readable: {exc}") from None
+    _check_seal(record, blob, json_path, weights_path)
     missing = [k for k in ("config", "seed", "moves") if k not in record]
     if missing:
         raise CheckpointError(f"{json_path} lacks {missing}")
+    _counters(record, str(json_path))
     try:
-        config = TrainConfig.from_dict(record["config"], f"{json_path} config", warn_renamed=False)
+        config = TrainConfig.from_dict(record["config"], f"{json_path} config")
     except ValueError as exc:
         raise CheckpointError(f"{json_path}: its config is not valid for this eqc: {exc}") from None
+    if "rules" in record and record["rules"] != game_rules(config).to_dict():
+        raise CheckpointError(f"{json_path}: its rules {record['rules']} are not the game of its config's [game] "
+                              f"({game_rules(config).to_dict()}); export the policy again from its run")
     try:
-        weights = load(weights_path.read_bytes())
-    except (OSError, SafetensorError) as exc:
+        weights = load(blob)
+    except SafetensorError as exc:
         raise CheckpointError(f"{weights_path} is not a readable safetensors file (truncated or foreign): {exc}") from None
     network = network_from_weights(weights, config, str(weights_path)).to(device)
     return network, config, record

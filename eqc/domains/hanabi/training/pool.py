@@ -5,12 +5,21 @@ A pool directory ``DIR`` holds ``DIR/seed_<n>/``, each an ordinary run directory
 and ``DIR/pool.json`` with every seed's status and last evaluation.
 
 Scheduling: with Ray installed (``pip install eqc[ray]``) every unfinished seed is a Ray task
-asking for ``[run] threads`` CPUs, or one GPU when ``device`` is CUDA; ``ray_address="auto"``
+asking for ``[run] threads`` CPUs, or ``gpus_per_seed`` of a GPU when ``device`` is CUDA (1: a GPU
+per seed; 0.25: four seeds share one); ``ray_address="auto"``
 joins a running cluster (``ray start --head`` on one machine, ``ray start --address=...`` on
 the others), ``None`` starts a local Ray instance. :func:`check_ray_address` refuses an address with
 no cluster behind it (a stale ``ray_current_cluster`` file included) before anything starts, since
 ``ray.init`` would retry it for minutes. A task whose worker dies (killed, node lost)
-is retried by Ray up to ``max_retries`` times and resumes from that seed's last checkpoint. The
+is retried by Ray up to ``max_retries`` times and resumes from that seed's last checkpoint; a task
+that raises (a bad config, no GPU on its node) is not retried, since it would fail the same way, and
+its error reaches this process.
+
+Devices under Ray: Ray shows each task only the GPUs it assigned to it (``CUDA_VISIBLE_DEVICES``),
+so ``cuda:N`` on the head means "a GPU" in a task, which trains on its assigned GPU as numbered
+there (:func:`ray_task_device`; ``cuda:0`` unless Ray leaves ``CUDA_VISIBLE_DEVICES`` alone). The
+device is checked in the task, on the machine that uses it: a head without a GPU may send
+``cuda`` seeds to a cluster with GPUs (refused only when the cluster has none). The
 pool directory must be a path every worker can reach (a shared filesystem on a cluster): the
 tasks write their checkpoints there directly. Without Ray the seeds run one after another here.
 Seeds whose checkpoint already reached ``[run] total_moves`` are not trained again.
@@ -27,11 +36,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, CheckpointError, load_checkpoint, upgrade_fields, versions
+from eqc._checks import check_float
+from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, CheckpointError, load_checkpoint, versions
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.io import json_safe, write_json_atomic
 
-__all__ = ["check_ray_address", "parse_seeds", "pool_status", "seed_dir", "train_pool"]
+__all__ = ["check_ray_address", "parse_seeds", "pool_status", "ray_task_device", "seed_dir", "train_pool"]
 
 _SEEDS = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+))?\s*$")
 
@@ -66,10 +76,10 @@ def _finished(run: Path, config: TrainConfig) -> dict[str, Any] | None:
         data = load_checkpoint(run)
     except CheckpointError:
         return None  # a run that cannot be read is retrained (train() refuses it with a clear message)
-    if int(upgrade_fields(data["learner"]["counters"])["moves"]) < config.run.total_moves:
+    if int(data["learner"]["counters"]["moves"]) < config.run.total_moves:
         return None
     rows = data.get("metrics", [])
-    return upgrade_fields(rows[-1]) if rows else {}
+    return rows[-1] if rows else {}
 
 
 def pool_status(out: Path, config: TrainConfig, seeds: Sequence[int]) -> dict[str, Any]:
@@ -100,6 +110,35 @@ def _train_seed(config_dict: dict[str, Any], seed: int, run: str, device: str, m
     return train(config, run, seed=seed, device=device, max_minutes=max_minutes, progress=False, log=lambda _: None).as_dict()
 
 
+def ray_task_device(device: str, gpu_ids: Sequence[int | str], visible_devices: str | None) -> str:
+    """The torch device a Ray task trains on when the pool's device is ``device``.
+
+    ``gpu_ids``: ``ray.get_gpu_ids()`` in the task; ``visible_devices``: its ``CUDA_VISIBLE_DEVICES``
+    (None when unset). A CUDA device (any index: the head's numbering means nothing on a worker)
+    becomes the task's first assigned GPU as numbered in the task: its position among the visible
+    devices (``cuda:0`` when Ray set them), or its id when every GPU is visible. Other devices pass through.
+    """
+    if not device.startswith("cuda"):
+        return device
+    if not gpu_ids:
+        raise ValueError(f"device {device!r} but Ray assigned this task no GPU (ask for gpus_per_seed > 0)")
+    assigned = str(gpu_ids[0])
+    if visible_devices is None:
+        return f"cuda:{assigned}"
+    visible = [v.strip() for v in visible_devices.split(",") if v.strip()]
+    if assigned not in visible:
+        raise ValueError(f"Ray assigned GPU {assigned}, which is not among this task's CUDA_VISIBLE_DEVICES={visible_devices!r}")
+    return f"cuda:{visible.index(assigned)}"
+
+
+def _train_seed_on_ray(config_dict: dict[str, Any], seed: int, run: str, device: str, max_minutes: float | None) -> dict[str, Any]:
+    """:func:`_train_seed` in a Ray task, on the task's own GPU (:func:`ray_task_device`)."""
+    import ray
+
+    task_device = ray_task_device(device, ray.get_gpu_ids(), os.environ.get("CUDA_VISIBLE_DEVICES"))
+    return _train_seed(config_dict, seed, run, task_device, max_minutes)
+
+
 def train_pool(
     config: TrainConfig,
     seeds: Sequence[int],
@@ -110,13 +149,16 @@ def train_pool(
     ray_address: str | None = None,
     use_ray: bool | None = None,
     max_retries: int = 3,
+    gpus_per_seed: float = 1.0,
     log: Any = print,
 ) -> dict[str, Any]:
     """Train every unfinished seed of the pool in ``out``; return and write ``out/pool.json``.
 
     ``use_ray``: None = Ray when installed (or required when ``ray_address`` is given), False = one
     after another in this process. ``max_minutes`` bounds each seed's run (it resumes next time).
+    ``gpus_per_seed`` (in (0, 1]): the share of a GPU each Ray task asks for with a CUDA ``device``.
     """
+    check_float(gpus_per_seed, "gpus_per_seed", low=0, high=1, low_open=True)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     todo = [s for s in seeds if _finished(seed_dir(out, s), config) is None]
@@ -126,7 +168,7 @@ def train_pool(
     if use_ray is None:
         use_ray = ray_address is not None or _ray_installed()
     if use_ray and todo:
-        _run_with_ray(config, todo, out, device, max_minutes, ray_address, max_retries, log)
+        _run_with_ray(config, todo, out, device, max_minutes, ray_address, max_retries, gpus_per_seed, log)
     else:
         for seed in todo:
             log(f"seed {seed}: training in this process")
@@ -147,7 +189,7 @@ def _ray_installed() -> bool:
 
 def _run_with_ray(
     config: TrainConfig, seeds: list[int], out: Path, device: str, max_minutes: float | None,
-    address: str | None, max_retries: int, log: Any,
+    address: str | None, max_retries: int, gpus_per_seed: float, log: Any,
 ) -> None:
     try:
         import ray
@@ -161,8 +203,11 @@ def _run_with_ray(
         ray.init(address=address or "local", include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         gpu = device.startswith("cuda")
-        task = ray.remote(_train_seed).options(
-            num_cpus=0 if gpu else config.run.threads, num_gpus=1 if gpu else 0, max_retries=max_retries, retry_exceptions=False
+        if gpu and not ray.cluster_resources().get("GPU", 0):
+            raise ValueError(f"device {device!r} but the Ray cluster has no GPU; use --device cpu or add GPU nodes")
+        task = ray.remote(_train_seed_on_ray).options(
+            num_cpus=0 if gpu else config.run.threads, num_gpus=gpus_per_seed if gpu else 0, max_retries=max_retries,
+            retry_exceptions=False,  # an exception would recur on a retry; a lost worker is retried (see the module docstring)
         )
         refs = {task.remote(config.to_dict(), seed, str(seed_dir(out, seed).resolve()), device, max_minutes): seed for seed in seeds}
         log(f"{len(refs)} seeds submitted to Ray ({ray.cluster_resources().get('CPU', 0):.0f} CPUs in the cluster)")
@@ -190,8 +235,10 @@ def check_ray_address(address: str, timeout: float = 5.0) -> None:
     """Raise ``ValueError`` (one line) unless a Ray cluster answers at ``address``: 'auto' or [ray://]host:port.
 
     'auto' is resolved as Ray does: ``RAY_ADDRESS`` when set, else the address ``ray start`` recorded in
-    ``/tmp/ray/ray_current_cluster``, a file that outlives its cluster. Only a TCP connection to the port is
-    tried: ``ray.init`` would retry a dead address for minutes.
+    ``/tmp/ray/ray_current_cluster``, a file that outlives its cluster. A Ray head's GCS (and Ray Client) port
+    speaks gRPC, so the check opens a TCP connection and sends the HTTP/2 client preface; the server must answer
+    with an HTTP/2 SETTINGS frame within ``timeout`` seconds. ``ray.init`` would retry a dead address, or a port
+    that accepts TCP but is not Ray, for minutes.
     """
     source = ""
     if address == "auto":
@@ -206,9 +253,34 @@ def check_ray_address(address: str, timeout: float = 5.0) -> None:
     if not host or not port.isdigit():
         raise ValueError(f"must be 'auto' or host:port, got {address!r}" + (f" from {source}" if source else ""))
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+        answers_grpc = _answers_http2(host.strip("[]"), int(port), timeout)
     except OSError as exc:
         if not source:
             raise ValueError(f"cannot reach a Ray cluster at {address!r}: {exc}") from None
         found = "address from" if source == "RAY_ADDRESS" else "stale address in"
         raise ValueError(f"no Ray cluster is running at {address} ({found} {source}); {_START_RAY}") from None
+    if not answers_grpc:
+        where = f" (from {source})" if source else ""
+        raise ValueError(f"{address!r}{where} accepts connections but is not a Ray cluster: it did not answer gRPC's HTTP/2 "
+                         f"handshake within {timeout:g} s; give the address of a Ray head (ray start --head prints it)")
+
+
+#: What an HTTP/2 (gRPC) client sends first: the connection preface and an empty SETTINGS frame.
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+
+def _answers_http2(host: str, port: int, timeout: float) -> bool:
+    """Whether ``host:port`` answers the HTTP/2 client preface with a SETTINGS frame (type 4 on stream 0) within
+    ``timeout`` seconds, as a gRPC server such as Ray's GCS does; ``OSError`` if it cannot be connected to."""
+    with socket.create_connection((host, port), timeout=timeout) as connection:
+        try:
+            connection.sendall(_HTTP2_PREFACE)
+            header = b""
+            while len(header) < 9:
+                chunk = connection.recv(9 - len(header))
+                if not chunk:
+                    return False
+                header += chunk
+        except OSError:  # a timeout or a reset: no HTTP/2 server there
+            return False
+    return header[3] == 0x4 and header[5:9] == b"\x00\x00\x00\x00"

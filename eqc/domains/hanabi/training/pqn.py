@@ -28,7 +28,7 @@ from eqc.domains.hanabi.training.config import PQNConfig, TrainConfig
 from eqc.domains.hanabi.training.learner import Learner
 from eqc.symmetrize.other_play import Relabelling
 
-__all__ = ["PQNLearner", "epsilon_schedule", "lambda_returns"]
+__all__ = ["PQNLearner", "epsilon_ladder", "epsilon_schedule", "exploration_epsilon", "lambda_returns"]
 
 
 def lambda_returns(rewards: torch.Tensor, ended: torch.Tensor, values: torch.Tensor, gamma: float, td_lambda: float) -> torch.Tensor:
@@ -51,6 +51,18 @@ def epsilon_schedule(p: PQNConfig, moves: int) -> float:
     """Epsilon after ``moves`` moves: linear from ``eps_start`` to ``eps_end`` over ``eps_decay_moves``."""
     frac = min(1.0, moves / p.eps_decay_moves)
     return p.eps_start + frac * (p.eps_end - p.eps_start)
+
+
+def epsilon_ladder(p: PQNConfig, games: int, device: torch.device) -> torch.Tensor:
+    """Per-game epsilons ``[games]`` of ``exploration = "ladder"``: game b explores with
+    ``eps_start * (eps_end / eps_start) ** (k / (ladder_rungs - 1))``, ``k = b mod ladder_rungs``."""
+    k = torch.arange(games, device=device) % p.ladder_rungs
+    return p.eps_start * (p.eps_end / p.eps_start) ** (k.double() / (p.ladder_rungs - 1))
+
+
+def exploration_epsilon(p: PQNConfig, moves: int, games: int, device: torch.device) -> float | torch.Tensor:
+    """The epsilon(s) of the next rollout: one float under "decay", the per-game ladder under "ladder"."""
+    return epsilon_schedule(p, moves) if p.exploration == "decay" else epsilon_ladder(p, games, device).float()
 
 
 class PQNLearner(Learner):
@@ -86,7 +98,7 @@ class PQNLearner(Learner):
     def iteration(self) -> dict[str, float]:
         c, p = self.config, self.config.pqn
         T, B = p.rollout_steps, c.run.num_envs
-        epsilon = epsilon_schedule(p, self.moves_played)
+        epsilon = exploration_epsilon(p, self.moves_played, B, self.device)
         with torch.no_grad():
             obs, legal, acting = self._acting_view()
             q, _ = self.agent.step(obs, legal)
@@ -115,7 +127,7 @@ class PQNLearner(Learner):
                 loss = 0.5 * (chosen - target_b).pow(2).mean()
                 self.optimize(loss)
                 losses.append(loss.detach())
-        return {"loss": torch.stack(losses).mean(), "epsilon": epsilon}
+        return {"loss": torch.stack(losses).mean(), "epsilon": epsilon if isinstance(epsilon, float) else epsilon.mean()}
 
     def modules(self) -> dict[str, nn.Module]:
         return {"network": self.network}

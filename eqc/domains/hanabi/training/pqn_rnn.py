@@ -25,7 +25,7 @@ from torch import nn
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.learner import Learner
 from eqc.domains.hanabi.training.network import State
-from eqc.domains.hanabi.training.pqn import epsilon_schedule, lambda_returns
+from eqc.domains.hanabi.training.pqn import exploration_epsilon, lambda_returns
 from eqc.symmetrize.other_play import Relabelling
 
 __all__ = ["RecurrentPQNLearner"]
@@ -67,7 +67,7 @@ class RecurrentPQNLearner(Learner):
     def iteration(self) -> dict[str, torch.Tensor | float]:
         c, p = self.config, self.config.pqn
         T, B, P = p.rollout_steps, c.run.num_envs, self.num_players
-        epsilon = epsilon_schedule(p, self.moves_played)
+        epsilon = exploration_epsilon(p, self.moves_played, B, self.device)
         start_state = tuple(s.clone() for s in self.lstm_state)
         with torch.no_grad():
             obs, legal, current, acting, q, state = self._step()
@@ -89,7 +89,7 @@ class RecurrentPQNLearner(Learner):
             order = torch.randperm(B, generator=self.learn_generator, device=self.device)
             for games in order.chunk(p.minibatches):
                 losses.append(self._learn(games, start_state, returns))
-        return {"loss": torch.stack(losses).mean(), "epsilon": epsilon}
+        return {"loss": torch.stack(losses).mean(), "epsilon": epsilon if isinstance(epsilon, float) else epsilon.mean()}
 
     def replay_q(self, games: torch.Tensor, start_state: State) -> torch.Tensor:
         """Q ``[T, b, A]`` of the acting players of ``games`` ``[b]`` over the last rollout, replayed through
@@ -115,7 +115,8 @@ class RecurrentPQNLearner(Learner):
     def modules(self) -> dict[str, nn.Module]:
         return {"network": self.network}
 
-    def load_state_dict(self, state: dict) -> None:
-        """Restore as :class:`Learner` does; the games restart, so every LSTM state starts from zero."""
-        super().load_state_dict(state)
+    def load_state_dict(self, state: dict) -> str | None:
+        """Restore as :class:`Learner` does (and return its note); the games restart, so every LSTM state starts from zero."""
+        note = super().load_state_dict(state)
         self.lstm_state = self.agent.initial_state(self.config.run.num_envs * self.num_players, self.device)
+        return note

@@ -7,7 +7,7 @@ One iteration is one batched environment step followed by the learner updates it
    moves, epsilon-greedily with its own epsilon ``eps_i = eps_base^(1 + eps_alpha i / (eps_count - 1))``
    (Ape-X; ``i`` drawn once per player per episode); the others' only legal move is the no-op
    (index ``num_moves``). Under Other-Play / G-OP each player sees its relabelled game (the
-   base class's ``perms``) and the acting player's move is mapped back; with ``[game] sad`` its
+   base class's ``element_indices``) and the acting player's move is mapped back; with ``[game] sad`` its
    greedy move, mapped back too, is shown to everyone (``env.step(moves, greedy=...)``).
 2. *Replay.* Every move is written into the game's episode slot of :class:`EpisodeReplay` (all
    players' observations, legal moves and actions, the shared reward, SAD-AUX labels). An
@@ -117,6 +117,9 @@ class R2D2Learner(Learner):
         q, B, P = config.r2d2, config.run.num_envs, self.num_players
         self.aux_weight = config.network.aux_weight
         self.target_network = copy.deepcopy(self.network).requires_grad_(False)
+        for module in self.target_network.modules():
+            if isinstance(module, nn.RNNBase):
+                module.flatten_parameters()  # a deep copy's LSTM weights are not one cuDNN block (a no-op on the CPU)
         self.target_agent = make_agent(config, self.target_network)
         self.replay = EpisodeReplay(
             q.buffer_episodes, B, config.game.max_moves, P, self.obs_dim, self.num_actions,
@@ -132,6 +135,7 @@ class R2D2Learner(Learner):
         self._obs = self.env.observations()
         self._legal = self.env.legal_move_mask()
         self.update_credit = 0.0
+        self._only_no_op = F.one_hot(torch.full((), self.num_moves, device=device), self.num_actions).bool()  # built once
         self.last_loss = torch.full((), float("nan"), device=device)
         self._reset_acting()
 
@@ -198,11 +202,10 @@ class R2D2Learner(Learner):
     def update(self) -> torch.Tensor:
         """One learner update on a prioritized batch of episodes; returns the loss (a device scalar)."""
         r = self.config.r2d2
-        batch = self.replay.sample(r.batch_size)
+        batch = self.replay.sample(r.batch_size, check=False)  # warm: the replay holds finished episodes
         T, N, P, D = batch.obs.shape
-        no_op = F.one_hot(torch.tensor(self.num_moves, device=self.device), self.num_actions).bool()
         pad = ~batch.mask.view(T, N, 1, 1)
-        legal = torch.where(pad, no_op, batch.legal)  # padding: the no-op only, so Q stays finite
+        legal = torch.where(pad, self._only_no_op, batch.legal)  # padding: the no-op only, so Q stays finite
         batch = dataclasses.replace(batch, legal=legal, action=batch.action.masked_fill(pad.squeeze(-1), self.num_moves))
         obs, legal_flat = batch.obs.reshape(T, N * P, D), legal.reshape(T, N * P, -1)
         q, aux_logits = self._online(obs, legal_flat)
@@ -227,8 +230,9 @@ class R2D2Learner(Learner):
         state["counters"]["update_credit"] = self.update_credit
         return state
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore networks, optimizer, generators and counters; the replay starts empty and refills."""
-        super().load_state_dict(state)
+    def load_state_dict(self, state: dict[str, Any]) -> str | None:
+        """Restore as :class:`Learner` does (and return its note); the replay starts empty and refills."""
+        note = super().load_state_dict(state)
         self.update_credit = float(state["counters"].get("update_credit", 0.0))
         self._reset_acting()
+        return note

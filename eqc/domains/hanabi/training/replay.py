@@ -214,15 +214,22 @@ class EpisodeReplay:
         weight = torch.where(self.complete, self.priority.pow(self.alpha), 0.0)
         return weight / weight.sum()
 
-    def sample(self, batch_size: int) -> EpisodeBatch:
-        """``batch_size`` episodes drawn with replacement by priority (reads the longest length back once)."""
+    def sample(self, batch_size: int, *, check: bool = True) -> EpisodeBatch:
+        """``batch_size`` episodes drawn with replacement by priority.
+
+        ``check`` refuses an empty replay (a read from the device); a caller that knows the replay holds a
+        finished episode (R2D2 once warm: the count of finished episodes never falls until :meth:`clear`)
+        passes False. The batch's longest length is read back once (see below).
+        """
         prob = self.probabilities()
-        if not bool(self.complete.any()):
+        if check and not bool(self.complete.any()):
             raise RuntimeError("the replay holds no finished episode to sample")
         idx = torch.multinomial(prob, batch_size, replacement=True, generator=self.generator)
         weights = (self.size * prob[idx]).pow(-self.beta)
         weights = weights / weights.max()
         length = self.length[idx]
+        # The one read from the device per update, kept on purpose: the batch is cut to its longest episode,
+        # so the LSTM runs max_len / T times fewer steps on short batches (the shapes must be known on the host).
         T = int(length.max())
         mask = torch.arange(T, device=self.device).view(T, 1) < length.view(1, -1)
         aux = None

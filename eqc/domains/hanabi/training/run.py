@@ -28,10 +28,11 @@ from typing import Any
 import torch
 
 from eqc._checks import check_device, check_float, check_int
-from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint, upgrade_fields
+from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint
 from eqc.domains.hanabi.training.config import ConfigError, TrainConfig
 from eqc.domains.hanabi.training.greedy_eval import evaluate_agent
 from eqc.domains.hanabi.training.learner import Learner
+from eqc.domains.hanabi.training.policy_file import POLICY_JSON
 from eqc.domains.hanabi.training.run_log import METRICS, RunLog
 from eqc.io import write_json_atomic
 
@@ -107,7 +108,7 @@ def _prepare_dir(out: Path, config: TrainConfig, seed: int) -> dict[str, Any] | 
         if checkpoint["seed"] != seed:
             raise RunDirectoryError(f"out {str(out)!r} holds a run with seed {checkpoint['seed']}, not {seed}: use another directory")
         try:
-            saved = TrainConfig.from_dict(checkpoint["config"], f"{out / CHECKPOINT_NAME}", warn_renamed=False).to_dict()
+            saved = TrainConfig.from_dict(checkpoint["config"], f"{out / CHECKPOINT_NAME}").to_dict()
         except ConfigError:
             saved = checkpoint["config"]
         diffs = _config_differences(saved, record["config"])
@@ -142,10 +143,15 @@ def train(
     if not isinstance(out, (str, Path)) or not str(out).strip():
         raise RunDirectoryError(f"out must name a run directory, got {out!r}")
     out = Path(out)
+    if config.run.tensorboard:
+        _tensorboard_writer()  # a missing package is refused before anything is written
     if out.exists() and not out.is_dir():
         raise RunDirectoryError(f"out {str(out)!r} is a file, not a directory")
     if (out / "pool.json").is_file() or any(p.name.startswith("seed_") and p.is_dir() for p in (out.iterdir() if out.is_dir() else ())):
         raise RunDirectoryError(f"out {str(out)!r} is a pool directory (seed_<n>/ runs); train one run in a directory of its own")
+    if (out / POLICY_JSON).is_file():
+        raise RunDirectoryError(f"out {str(out)!r} is a policy directory ({POLICY_JSON}): training there would overwrite its "
+                                "metrics.csv and learning curve; train in a directory of its own")
     out.mkdir(parents=True, exist_ok=True)
     with open(out / ".lock", "w") as lock:
         try:
@@ -232,9 +238,11 @@ def _restore(learner: Learner, checkpoint: dict[str, Any] | None, out: Path, log
     """Load a checkpoint into ``learner``; its metrics rows and wall-clock seconds so far."""
     if checkpoint is None:
         return [], 0.0
-    learner.load_state_dict(checkpoint["learner"])
+    note = learner.load_state_dict(checkpoint["learner"])
     log(f"resuming {out} at {learner.moves_played:,} moves, {learner.updates:,} updates")
-    rows = [r for r in map(upgrade_fields, checkpoint.get("metrics", [])) if r["moves"] <= learner.moves_played]
+    if note is not None:
+        log(note)
+    rows = [r for r in checkpoint.get("metrics", []) if r["moves"] <= learner.moves_played]
     return rows, float(checkpoint["learner"]["counters"].get("wall_s", 0.0))
 
 
@@ -264,9 +272,14 @@ def _save(out: Path, config: TrainConfig, seed: int, learner: Learner, rows: lis
     save_checkpoint(out / CHECKPOINT_NAME, {"config": config.to_dict(), "seed": seed, "learner": state, "metrics": rows})
 
 
-def _tensorboard(out: Path) -> Any:
+def _tensorboard_writer() -> type:
+    """TensorBoard's ``SummaryWriter`` class; ``ConfigError`` naming the key when the package is missing."""
     try:
         from torch.utils.tensorboard import SummaryWriter
     except ImportError as exc:
         raise ConfigError(f"[run] tensorboard = true needs the tensorboard package ({exc}); pip install tensorboard") from None
-    return SummaryWriter(str(out / "tensorboard"))
+    return SummaryWriter
+
+
+def _tensorboard(out: Path) -> Any:
+    return _tensorboard_writer()(str(out / "tensorboard"))

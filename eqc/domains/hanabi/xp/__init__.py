@@ -15,7 +15,7 @@ Example::
     print(games.summary().xp)
 """
 
-from eqc.domains.hanabi.xp.actions import PAPER_ORDER, ActionMatrices, action_matrices, plot_action_matrices
+from eqc.domains.hanabi.xp.actions import ActionMatrices, action_matrices, paper_order, plot_action_matrices
 from eqc.domains.hanabi.xp.play import XPGames, cross_play_games, play_pairs
 from eqc.domains.hanabi.xp.pools import PoolAgent, PoolError, describe_policy, load_pools, pool_runs
 from eqc.domains.hanabi.xp.relabelled import RelabelledAgent, RelabelledSelfPlay, relabelled_self_play
@@ -23,7 +23,6 @@ from eqc.domains.hanabi.xp.report import plot_xp, write_xp, xp_record
 from eqc.domains.hanabi.xp.verify import HLEMismatchError, verify_hle
 
 __all__ = [
-    "PAPER_ORDER",
     "ActionMatrices",
     "HLEMismatchError",
     "PoolAgent",
@@ -35,6 +34,7 @@ __all__ = [
     "cross_play_games",
     "describe_policy",
     "load_pools",
+    "paper_order",
     "play_pairs",
     "plot_action_matrices",
     "plot_xp",

@@ -10,7 +10,6 @@ All pairs' games run as one batch (in chunks of ``num_envs``) through
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,6 +18,7 @@ import torch
 from eqc._checks import check_int, check_list
 from eqc.domains.hanabi.batched_play import play_seats
 from eqc.domains.hanabi.evaluate import common_decks
+from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.training.policy import TrainedPolicy
 from eqc.domains.hanabi.training.setup import game_rules
 from eqc.evaluation import CrossPlayResult, GameResults, cross_play
@@ -36,7 +36,7 @@ class XPGames:
         pairs: the ``A * A`` ordered pairs (``i == j`` is self-play).
         scores: long ``[A * A, games]``; ``bombed_out``: bool, the same shape.
         moves: long ``[A * A, T, K]``, the move uids of the first K games (-1 once a game is over).
-        decks: long ``[games, 50]``, the decks every pair played; ``seed`` dealt them.
+        decks: long ``[games, deck size]``, the decks every pair played; ``seed`` dealt them.
         max_score: the game's perfect score (``HanabiRules.max_score``).
     """
 
@@ -81,7 +81,16 @@ def _check_policies(policies: object) -> list[TrainedPolicy]:
             raise TypeError(f"policies[{k}] must be a TrainedPolicy (from load_policy), got {type(policy).__name__}")
         if policy.config.game.num_players != 2:
             raise ValueError(f"policies[{k}] was trained for {policy.config.game.num_players} players; cross-play here is two-player")
+        if policy.rules.game != items[0].rules.game:
+            raise ValueError(f"policies[{k}] plays another game than policies[0] ({_shape(policy.rules)} vs {_shape(items[0].rules)}); "
+                             "agents of different games cannot cross-play")
     return items
+
+
+def _shape(rules: HanabiRules) -> str:
+    """The game of ``rules`` in words, for errors."""
+    return (f"{rules.num_colours} colours x {rules.num_ranks} ranks, hand {rules.hand_size}, "
+            f"{rules.max_info_tokens} information tokens, {rules.max_lives} lives")
 
 
 def cross_play_games(
@@ -91,17 +100,13 @@ def cross_play_games(
     seed: int = 1,
     record_moves: int = 0,
     num_envs: int | None = None,
-    batch_games: int | None = None,
 ) -> XPGames:
     """Greedy games of every ordered pair of ``policies`` (self-play included) on ``games`` common decks.
 
     ``record_moves``: keep the moves of the first this many games of each pair (for HLE replays).
-    ``num_envs``: games stepped together (default 2048 on CPU, the fastest here; 65536 on CUDA);
-    ``batch_games`` is its old, deprecated name. Games run on the policies' device (load them all on one).
+    ``num_envs``: games stepped together (default 2048 on CPU, the fastest here; 65536 on CUDA).
+    Games run on the policies' device (load them all on one).
     """
-    if batch_games is not None:
-        warnings.warn("cross_play_games(batch_games=) is deprecated; use num_envs=", FutureWarning, stacklevel=2)
-        num_envs = batch_games if num_envs is None else num_envs
     policies = _check_policies(policies)
     A = len(policies)
     pairs = tuple((i, j) for i in range(A) for j in range(A))
@@ -132,7 +137,7 @@ def play_pairs(
         num_envs = 65536 if device.type == "cuda" else 2048
     check_int(num_envs, "num_envs", low=1)
     rules = [game_rules(p.config) for p in policies]
-    decks = torch.tensor(common_decks(games, seed), dtype=torch.long)
+    decks = torch.tensor(common_decks(games, seed, rules=rules[0]), dtype=torch.long)
     # entry e = p * games + k: pair p, game k; agent i sits in seat k % 2
     entries = torch.arange(len(pairs) * games)
     pair_of, game_of = entries // games, entries % games

@@ -11,11 +11,11 @@ from pathlib import Path
 import torch
 
 from eqc._checks import check_choice, check_list
+from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group_name
 from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, CheckpointError
-from eqc.domains.hanabi.training.config import GROUP_NAMES, HIDDEN
+from eqc.domains.hanabi.training.config import HIDDEN
 from eqc.domains.hanabi.training.policy import TrainedPolicy, load_policy
 from eqc.domains.hanabi.training.policy_file import POLICY_JSON, is_policy_dir
-from eqc.domains.hanabi.training.setup import colour_group_name
 
 __all__ = ["PoolAgent", "PoolError", "describe_policy", "load_pools", "pool_runs"]
 
@@ -69,11 +69,14 @@ def pool_runs(pool: str | Path) -> list[Path]:
 def load_pools(
     pools: Sequence[str | Path],
     symmetrize: str | Sequence[str | None] | None = None,
-    hidden: str | None = None,
+    hidden_scheme: str | None = None,
     device: torch.device | str = "cpu",
+    precision: str | None = None,
 ) -> list[PoolAgent]:
-    """Every agent of every pool, in order. ``symmetrize``: one group name (C5, D10, S5, A5) or None for
-    all pools, or one per pool (None keeps an agent as trained). A run listed twice is refused."""
+    """Every agent of every pool, in order. ``symmetrize``: one colour group name (``COLOUR_GROUP_NAMES``) or None for
+    all pools, or one per pool (None keeps an agent as trained). ``precision``: "fp32" or "bf16" for every agent
+    (None: each agent's training precision). A run listed twice, or agents of different
+    games (deck shape, hand, tokens: ``HanabiRules.game``), are refused."""
     pools = check_list(pools, "pools", item="pool directories")
     if not pools:
         raise ValueError("pools must name at least one pool directory")
@@ -82,9 +85,9 @@ def load_pools(
         raise ValueError(f"symmetrize must be one group or one per pool ({len(pools)}), got {len(groups)}")
     for group in groups:
         if group is not None:
-            check_choice(group, "symmetrize", GROUP_NAMES)
-    if hidden is not None:
-        check_choice(hidden, "hidden", HIDDEN)
+            check_choice(group, "symmetrize", COLOUR_GROUP_NAMES)
+    if hidden_scheme is not None:
+        check_choice(hidden_scheme, "hidden_scheme", HIDDEN)
     agents: list[PoolAgent] = []
     seen: dict[Path, Path] = {}
     for pool, group in zip(pools, groups, strict=True):
@@ -94,9 +97,14 @@ def load_pools(
                 raise PoolError(f"{str(run)!r} is listed twice (also through {str(seen[key])!r}); an agent cannot cross-play itself")
             seen[key] = run
             try:
-                policy = load_policy(run, device=device, symmetrize=group, hidden=hidden)
+                policy = load_policy(run, device=device, symmetrize=group, hidden_scheme=hidden_scheme, precision=precision)
             except (CheckpointError, ValueError) as exc:  # unreadable, or symmetrize clashes with a training group
                 raise PoolError(f"pool {str(pool)!r}: {exc}") from None
+            if agents and policy.rules.game != agents[0].policy.rules.game:
+                first = agents[0].policy.rules
+                raise PoolError(f"{str(run)!r} plays another game ({policy.rules.num_colours} colours x {policy.rules.num_ranks} ranks, "
+                                f"hand {policy.rules.hand_size}) than {str(agents[0].path)!r} ({first.num_colours} colours x "
+                                f"{first.num_ranks} ranks, hand {first.hand_size}); agents of different games cannot cross-play")
             agents.append(PoolAgent(Path(run), policy, group))
     return agents
 
@@ -109,10 +117,11 @@ def describe_policy(policy: TrainedPolicy, path: str | Path | None = None, symme
         "symmetrize": symmetrize if symmetrize is not None else config.rule.symmetrize_group,
         "symmetrized_at": "test" if symmetrize is not None else ("training" if config.rule.symmetrize_group else None),
         "group": None if group is None else {"name": colour_group_name(group), "order": group.order},
-        "hidden": policy.agent.hidden if group is not None and policy.agent.recurrent else None,
+        "hidden_scheme": policy.agent.hidden_scheme if group is not None and policy.agent.recurrent else None,
         "moves": policy.trained_moves,
+        "precision": policy.agent.precision,
         "algorithm": config.run.algorithm,
-        "rule": config.rule.objective,
+        "objective": config.rule.objective,
         "knowledge": config.game.knowledge,
         "sad": config.game.sad,
         "network": {k: getattr(config.network, k) for k in ("hidden_size", "mlp_layers", "lstm_layers")},

@@ -22,10 +22,9 @@ from torch import nn
 
 from eqc._checks import check_int
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.symmetry import colour_symmetry
+from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.domains.hanabi.training.network import Agent, State, no_op_representation
 from eqc.domains.hanabi.training.policy import TrainedPolicy
-from eqc.domains.hanabi.training.setup import colour_group
 from eqc.domains.hanabi.xp.play import play_pairs
 from eqc.evaluation import mean_sem
 from eqc.groups import PermutationGroup
@@ -61,7 +60,7 @@ class RelabelledAgent(nn.Module):
         return self.agent.initial_state(batch, device)
 
     def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]:
-        g = torch.full(obs.shape[:-1], self.element, dtype=torch.long, device=obs.device)
+        g = self.element  # one int: a row of each device-resident table, nothing read back from the device per move
         seen_legal = None if legal is None else self.move_rep.act(legal, g)
         q, state = self.agent.step(self.obs_rep.act(obs, g), seen_legal, state)
         return self.move_rep.act(q, g, inverse=True), state
@@ -111,13 +110,15 @@ def relabelled_self_play(
     elements: int | list[int] = 12,
     games: int = 500,
     seed: int = 1,
-    group: str = "S5",
+    group: str | None = None,
 ) -> RelabelledSelfPlay:
     """Plain and relabelled self-play of ``policy`` (see the module docstring) on ``games`` common decks of
-    ``seed``. ``elements``: how many non-identity elements of ``group`` to draw (seeded), or their rows."""
+    ``seed``. ``elements``: how many non-identity elements of ``group`` (a colour group name of the
+    policy's game; default every permutation of its colours, S5 in the standard game) to draw (seeded), or their rows."""
     if not isinstance(policy, TrainedPolicy):
         raise TypeError(f"policy must be a TrainedPolicy (from load_policy), got {type(policy).__name__}")
     check_int(games, "games", low=2)
+    group = f"S{policy.rules.num_colours}" if group is None else group
     g = colour_group(group)
     if isinstance(elements, int):
         rows = default_elements(g, elements)

@@ -31,3 +31,15 @@ def test_ray_auto_without_a_live_cluster(
     expected = f"no Ray cluster is running at {address} (stale address in {file})" if stale else "'auto' found no"
     assert expected in error and "ray start --head" in error
     assert not (tmp_path / "pool").exists()
+
+
+def test_ray_at_a_port_that_is_not_ray_is_refused_before_out_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A loopback listener that accepts TCP but never speaks gRPC: before, the pool directory was created and Ray hung."""
+    pytest.importorskip("ray")
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        with pytest.raises(SystemExit) as info:
+            main(["hanabi", "pool", "--config", "vdn_cpu", "--seeds", "0", "--out", str(tmp_path / "pool"), "--ray", address])
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert info.value.code == 2 and f"argument --ray: '{address}' accepts connections but is not a Ray cluster" in error
+    assert not (tmp_path / "pool").exists()

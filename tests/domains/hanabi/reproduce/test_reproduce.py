@@ -72,7 +72,7 @@ def test_reuse_takes_only_results_of_the_same_agents(tmp_path: Path) -> None:
 
 def test_table3_compares_hidden_schemes_of_recurrent_agents(tmp_path: Path) -> None:
     record = reproduce("table3", "smoke", tmp_path, use_ray=False, log=lambda _: None)
-    assert [c["hidden"] for c in record["cells"].values()] == ["average", "identity", "average"]
+    assert [c["hidden_scheme"] for c in record["cells"].values()] == ["average", "identity", "average"]
     assert record["pool_configs"]["recurrent"]["network"]["lstm_layers"] == 1
 
 
@@ -152,3 +152,57 @@ def test_cpu_scale_without_shipped_agents_says_where_to_get_them(tmp_path: Path,
     monkeypatch.setattr(run, "SHIPPED_AGENTS", tmp_path / "nowhere")  # as in a wheel installed outside the repository
     with pytest.raises(ValueError, match=r"no shipped agents at .*nowhere.*--agents.*--retrain"):
         reproduce("table2", "cpu", tmp_path / "out", log=lambda _: None)
+
+
+def test_reuse_derives_every_number_from_a_cached_matrix_of_the_right_shape(tmp_path: Path) -> None:
+    """An edited summary is not printed as is; a matrix of another shape, a cell or relabelled result missing a
+    field are played again (saying why); a directory where a result goes is a clear error."""
+    from eqc.domains.hanabi.reproduce.reuse import ResultFileError
+
+    first = reproduce("table1", "smoke", tmp_path, use_ray=False, log=lambda _: None)
+    cells = tmp_path / "xp" / "table1"
+
+    def edit(path: Path, change) -> None:
+        saved = json.loads(path.read_text())
+        change(saved["result"])
+        path.write_text(json.dumps(saved))
+
+    edit(cells / "op" / "cell.json", lambda r: r.update(xp_mean=99.0, bomb_out_rate=0.5))
+    edit(cells / "c5-equivariant" / "cell.json", lambda r: r.update(matrix=[[1.0, 2.0, 3.0]] * 3))
+    edit(cells / "d10-equivariant" / "cell.json", lambda r: r.pop("matrix"))
+    relabelled = sorted((tmp_path / "relabelled" / "op").glob("*.json"))[0]
+    edit(relabelled, lambda r: r.pop("loss"))
+    messages: list[str] = []
+    again = reproduce("table1", "smoke", tmp_path, use_ray=False, reuse=True, log=messages.append)
+    assert again["cells"]["OP"].pop("reused") and json_safe(again["cells"]["OP"]) == json_safe(first["cells"]["OP"])
+    assert "C5-equivariant: " + str(cells / "c5-equivariant" / "cell.json") + (
+        " cannot be reused (its 'matrix' has shape [3, 3], the cell has 2 agents); playing the cell again") in messages
+    assert any("cannot be reused (it lacks 'matrix')" in m for m in messages)
+    assert any(f"{relabelled} cannot be reused ('loss' is missing or not a finite number)" in m for m in messages)
+    assert json_safe(again["cells"]) == json_safe(first["cells"]) and again["tests"] == first["tests"]
+    assert again["relabelled"] == json.loads(json.dumps(json_safe(first["relabelled"])))
+    (cells / "op" / "cell.json").unlink()
+    (cells / "op" / "cell.json").mkdir()
+    with pytest.raises(ResultFileError, match=r"op/cell.json is a directory, not a result file"):
+        reproduce("table1", "smoke", tmp_path, use_ray=False, reuse=True, log=lambda _: None)
+
+
+def test_agents_that_make_no_cell_are_refused_before_out_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from eqc.domains.hanabi.reproduce.run import shipped_pools
+    from eqc.domains.hanabi.xp import PoolError
+
+    (tmp_path / "empty").mkdir()
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as info:
+        main(["hanabi", "reproduce", "table1", "--scale", "cpu", "--agents", str(tmp_path / "empty"), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "argument --agents: no cell of table1 can be computed" in err and "op: 0, gop_c5: 0, gop_d10: 0" in err
+    assert not out.exists()
+    one = tmp_path / "one" / "op" / "seed_0"
+    one.mkdir(parents=True)
+    (one / "policy.json").write_text("{}")
+    with pytest.raises(PoolError, match=r"each needs a pool of at least 2 agents .*, the pools hold op: 1, gop_c5: 0"):
+        shipped_pools("table1", tmp_path / "one")
+    with pytest.raises(PoolError, match="no cell of table1"):
+        reproduce("table1", "cpu", out, agents=tmp_path / "one", log=lambda _: None)
+    assert not out.exists()

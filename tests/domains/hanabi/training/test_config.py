@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from pathlib import Path
 
 import pytest
 
 from eqc.domains.hanabi.training.config import ConfigError, TrainConfig, describe_config, load_config
+from eqc.domains.hanabi.training.config_files import with_overrides
 
 CONFIGS = sorted((Path(__file__).parents[4] / "configs" / "hanabi").glob("*.toml"))
 
@@ -39,39 +39,24 @@ def test_derived_configs_differ_from_paper_only_where_they_say() -> None:
         assert differences == changes, name
 
 
-@pytest.mark.parametrize(("section", "old", "new", "value"), [
-    ("run", "total_env_steps", "total_moves", 1_000), ("run", "eval_every_steps", "eval_every_moves", 500),
-    ("pqn", "eps_decay_steps", "eps_decay_moves", 700), ("rule", "rule", "objective", "op"),
-    ("rule", "hidden", "hidden_scheme", "identity"),
+@pytest.mark.parametrize(("section", "old"), [
+    ("run", "total_env_steps"), ("run", "eval_every_steps"), ("pqn", "eps_decay_steps"), ("rule", "rule"), ("rule", "hidden"),
 ])
-def test_renamed_keys_still_read_with_a_warning(tmp_path: Path, section: str, old: str, new: str, value: object) -> None:
-    literal = f'"{value}"' if isinstance(value, str) else str(value)
-    (tmp_path / "old.toml").write_text(f'base = "vdn_cpu"\n[{section}]\n{old} = {literal}\n')
-    with pytest.warns(FutureWarning, match=f"{old} is deprecated; it is now called {new}"):
-        from_file = load_config(tmp_path / "old.toml")
-    with pytest.warns(FutureWarning, match=f"--set {section}.{old} is deprecated"):
-        from_flag = load_config("vdn_cpu", [f"{section}.{old}={literal}"])
-    assert getattr(getattr(from_file, section), new) == value and from_flag == from_file
-    (tmp_path / "both.toml").write_text(f'[{section}]\n{old} = {literal}\n{new} = {literal}\n')
-    with pytest.raises(ConfigError, match=f"gives both {old!r} and its new name {new!r}"):
-        load_config(tmp_path / "both.toml")
+def test_former_key_names_are_unknown_keys(tmp_path: Path, section: str, old: str) -> None:
+    """One spelling per key: a former name is refused like any unknown key (scripts/migrate_vocabulary.py migrates files)."""
+    (tmp_path / "old.toml").write_text(f'base = "vdn_cpu"\n[{section}]\n{old} = 1\n')
+    with pytest.raises(ConfigError, match=f"unknown key {old!r}"):
+        load_config(tmp_path / "old.toml")
+    with pytest.raises(ConfigError, match=f"unknown key {old!r}"):
+        load_config("vdn_cpu", [f"{section}.{old}=1"])
 
 
 def test_the_plain_network_is_spelt_none(tmp_path: Path) -> None:
     (tmp_path / "old.toml").write_text('base = "vdn_cpu"\n[rule]\nsymmetrize = ""\n')
-    with pytest.warns(FutureWarning, match="symmetrize = '' is deprecated; write 'none'"):
-        old = load_config(tmp_path / "old.toml")
-    assert old == load_config("vdn_cpu") and old.rule.symmetrize == "none" and old.rule.symmetrize_group is None
+    with pytest.raises(ConfigError, match=r"\[rule\] symmetrize.*must be 'none'"):
+        load_config(tmp_path / "old.toml")
+    assert load_config("vdn_cpu").rule.symmetrize == "none" and load_config("vdn_cpu").rule.symmetrize_group is None
     assert load_config("vdn_cpu", ['rule.symmetrize="D10"']).rule.symmetrize_group == "D10"
-
-
-def test_configs_written_by_older_eqc_load_silently() -> None:
-    data = load_config("vdn_cpu").to_dict()
-    data["run"]["total_env_steps"] = data["run"].pop("total_moves")
-    data["rule"]["symmetrize"] = ""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert TrainConfig.from_dict(data, "checkpoint", warn_renamed=False) == load_config("vdn_cpu")
 
 
 def test_base_and_overrides(tmp_path: Path) -> None:
@@ -94,6 +79,34 @@ def test_base_and_overrides(tmp_path: Path) -> None:
         load_config("vdn_cpu", ["run.num_envz=3"])
     with pytest.raises(ConfigError, match=r"\[optim\] lr must be > 0"):
         load_config("vdn_cpu", ["optim.lr=-1"])
+
+
+@pytest.mark.parametrize("override", ["=1", "run.", "game=3", ".num_envs=3", "run.num_envs"])
+def test_malformed_overrides_are_refused(override: str) -> None:
+    with pytest.raises(ConfigError, match=r"must look like section.key=value"):
+        load_config("vdn_cpu", [override])
+
+
+def test_an_override_of_several_lines_is_refused_not_cut() -> None:
+    """TOML would read the first line's value and drop the rest (here a whole [game] section) silently."""
+    with pytest.raises(ConfigError, match=r"must be one line section.key=value; give each key its own override"):
+        load_config("vdn_cpu", ["run.num_envs=16\n[game]\nnum_players = 3"])
+    with pytest.raises(ConfigError, match="must be one line"):
+        with_overrides(TrainConfig(), ["run.num_envs=16\r\nx=1"])
+
+
+def test_overrides_given_as_one_string_are_refused_not_read_per_character() -> None:
+    for call in (lambda: load_config("vdn_cpu", "run.num_envs=64"), lambda: with_overrides(TrainConfig(), "run.num_envs=64")):
+        with pytest.raises(TypeError, match=r"overrides must be a list of 'section.key=value' strings .wrap a single override"):
+            call()
+    with pytest.raises(TypeError, match=r"an override must be a string 'section.key=value', got int 3"):
+        load_config("vdn_cpu", [3])
+
+
+def test_an_empty_base_is_named_as_such(tmp_path: Path) -> None:
+    (tmp_path / "empty_base.toml").write_text('base = ""\n[run]\nnum_envs = 64\n')
+    with pytest.raises(ConfigError, match=r"base must name a shipped config .* or a TOML file, got an empty string"):
+        load_config(tmp_path / "empty_base.toml")
 
 
 def test_contract_configs_exist() -> None:
@@ -164,3 +177,34 @@ def test_sections_built_directly_are_checked_too(section: str, values: dict, mes
         TrainConfig(**{section: cls(**values)})
     assert message in str(info.value), str(info.value)
     assert config_module.OptimConfig(lr=1).lr == 1  # an int where a float is wanted is a number all the same
+
+
+def test_game_preset_and_shape_keys_build_the_rules() -> None:
+    """``[game] preset`` names the game; a shape key that is not 0 changes it; ``setup.game_rules`` builds the rules."""
+    from eqc.domains.hanabi.rules import HanabiRules
+    from eqc.domains.hanabi.training.setup import game_rules
+
+    assert game_rules(TrainConfig()) == HanabiRules(knowledge="v0_belief")
+    mini = load_config("vdn_cpu", ["game.preset=mini"])
+    assert game_rules(mini) == HanabiRules.preset("mini", knowledge="v0_belief")
+    shaped = load_config("vdn_cpu", ["game.preset=small", "game.num_colours=3", "game.max_lives=2", "rule.objective=gop", "rule.group=D6"])
+    assert game_rules(shaped) == HanabiRules.preset("small", knowledge="v0_belief", num_colours=3, max_lives=2)
+    assert load_config("vdn_cpu", ["game.preset=mini", "rule.symmetrize=C3"]).rule.symmetrize == "C3"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["game.preset=tiny"], "[game] preset must be one of ['full', 'small', 'mini'], got 'tiny'"),
+        (["game.num_ranks=6"], "[game] num_ranks must be in 1..5 or 0 (the preset's), got 6"),
+        (["game.hand_size=-1"], "[game] hand_size must be in 1..8 or 0 (the preset's), got -1"),
+        (["game.preset=small", "game.num_players=5", "game.hand_size=4"], "[game] (preset 'small' with num_players"),
+        (["game.preset=mini", "rule.objective=gop"], "[rule] group must be a colour group of the game's 3 colours"),
+        (["game.preset=mini", "rule.symmetrize=C5"], "[rule] symmetrize must be 'none' or one of ('C3', 'D6', 'S3', 'A3')"),
+        (["rule.group=D4"], "[rule] group must be one of ("),
+    ],
+)
+def test_bad_game_shapes_name_the_key(overrides: list[str], message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config("vdn_cpu", overrides)
+    assert message in str(info.value), str(info.value)

@@ -14,12 +14,12 @@ from eqc.verification import equivariance_error
 OBS, MOVES = 658, 20
 
 
-def _agent(group, lstm_layers: int, hidden: str = "average", symmetrize: bool = True) -> tuple[Agent, object, object]:
+def _agent(group, lstm_layers: int, hidden_scheme: str = "average", symmetrize: bool = True) -> tuple[Agent, object, object]:
     torch.manual_seed(0)
     config = NetworkConfig(hidden_size=32, mlp_layers=1, lstm_layers=lstm_layers, layer_norm=lstm_layers == 0)
     network = QNetwork(OBS, MOVES + 1, config).double()
     sym = colour_symmetry(group, 2)
-    agent = Agent(network, sym.observation_rep, sym.action_rep, hidden=hidden) if symmetrize else Agent(network)
+    agent = Agent(network, sym.observation_rep, sym.action_rep, hidden_scheme=hidden_scheme) if symmetrize else Agent(network)
     return agent, sym.observation_rep, no_op_representation(sym.action_rep, 1)
 
 
@@ -53,9 +53,9 @@ def test_plain_agent_is_not_equivariant() -> None:
     assert report.max_error > 1e-4
 
 
-@pytest.mark.parametrize("hidden", ["average", "identity"])
-def test_symmetrized_recurrent_agent_steps_equivariantly(hidden: str) -> None:
-    agent, obs_rep, act_rep = _agent(dihedral(5), lstm_layers=1, hidden=hidden)
+@pytest.mark.parametrize("hidden_scheme", ["average", "identity"])
+def test_symmetrized_recurrent_agent_steps_equivariantly(hidden_scheme: str) -> None:
+    agent, obs_rep, act_rep = _agent(dihedral(5), lstm_layers=1, hidden_scheme=hidden_scheme)
     obs, legal = _inputs(8, torch.Generator().manual_seed(2), 5)
     report = equivariance_error(_q(agent, True), [obs_rep, act_rep], act_rep, [obs[:1], legal[:1]])
     assert report.max_error < 1e-12  # one step from the zero state: both schemes equivariant
@@ -64,9 +64,9 @@ def test_symmetrized_recurrent_agent_steps_equivariantly(hidden: str) -> None:
 def test_average_scheme_sequence_is_equivariant_identity_is_not() -> None:
     generator = torch.Generator().manual_seed(3)
     obs, legal = _inputs(8, generator, 6)
-    average, obs_rep, act_rep = _agent(dihedral(5), lstm_layers=1, hidden="average")
+    average, obs_rep, act_rep = _agent(dihedral(5), lstm_layers=1, hidden_scheme="average")
     assert equivariance_error(_q(average, True), [obs_rep, act_rep], act_rep, [obs, legal]).max_error < 1e-12
-    identity, _, _ = _agent(dihedral(5), lstm_layers=1, hidden="identity")
+    identity, _, _ = _agent(dihedral(5), lstm_layers=1, hidden_scheme="identity")
     assert equivariance_error(_q(identity, True), [obs_rep, act_rep], act_rep, [obs, legal]).max_error > 1e-6
 
 

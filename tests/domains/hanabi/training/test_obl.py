@@ -180,10 +180,10 @@ def test_public_part_is_a_subrepresentation() -> None:
     assert not bool((moves[:, HAND:] == torch.arange(HAND, PRIV)).all())  # the public part does move
 
 
-def _symmetrized_q(kind: str, hidden: str = "average", symmetrize: bool = True):
+def _symmetrized_q(kind: str, hidden_scheme: str = "average", symmetrize: bool = True):
     network = load_obl_network(_obl_state_dict(kind, 16, 2, seed=5))
     sym = colour_symmetry(dihedral(5), HanabiRules(knowledge="v0_belief"))
-    agent = Agent(network, sym.observation_rep, sym.action_rep, hidden=hidden) if symmetrize else Agent(network)
+    agent = Agent(network, sym.observation_rep, sym.action_rep, hidden_scheme=hidden_scheme) if symmetrize else Agent(network)
 
     def q(obs: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
         values, _ = agent.sequence(obs, legal)

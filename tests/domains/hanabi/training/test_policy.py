@@ -60,8 +60,8 @@ def test_symmetrize_at_test_time_and_bad_arguments(tmp_path: Path, tiny_config) 
         load_policy(out, symmetrize="Z7")
     with pytest.raises(TypeError, match="symmetrize must be None"):
         load_policy(out, symmetrize=5)
-    with pytest.raises(ValueError, match="hidden must be one of"):
-        load_policy(out, hidden="avg")
+    with pytest.raises(ValueError, match="hidden_scheme must be one of"):
+        load_policy(out, hidden_scheme="avg")
     with pytest.raises(ValueError, match="did you mean 'cuda'"):
         load_policy(out, device="gpu")
     policy = load_policy(out)
@@ -98,3 +98,18 @@ def test_play_games_plays_in_the_policys_variant_or_refuses(tmp_path: Path, tiny
         play_games(policy, copy.copy(policy), decks, env=HanabiEnv(HanabiRules()))
     with pytest.raises(ValueError, match="env gives canonical"):
         play_games(policy, copy.copy(policy), decks, rules=HanabiRules())
+
+
+def test_a_policy_appends_the_no_op_on_its_own_device(host_traffic) -> None:
+    """The no-op column of the legal mask is made where the mask is (a CPU zero concatenated to a CUDA mask fails)."""
+    from eqc.domains.hanabi.training.config import TrainConfig
+    from eqc.domains.hanabi.training.network import Agent, QNetwork
+    from eqc.domains.hanabi.training.policy import TrainedPolicy
+
+    config = TrainConfig().replace(network={"hidden_size": 16, "mlp_layers": 1})
+    policy = TrainedPolicy(Agent(QNetwork(658, 21, config.network)), config, 0, torch.device("cpu"))
+    legal = torch.zeros(20, dtype=torch.bool)
+    legal[3] = True
+    with host_traffic() as traffic:
+        assert policy(torch.zeros(658), legal) == 3
+    assert not [event for event in traffic.events if event.startswith("policy.py") and "host" in event], traffic.events

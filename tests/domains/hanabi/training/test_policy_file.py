@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import json
 import pickle
-import warnings
+import re
 from pathlib import Path
 
 import pytest
@@ -14,10 +16,24 @@ from eqc.domains.hanabi import load_policy
 from eqc.domains.hanabi.evaluate import common_decks
 from eqc.domains.hanabi.training.checkpoint import CheckpointError
 from eqc.domains.hanabi.training.greedy_eval import greedy_games
-from eqc.domains.hanabi.training.policy_file import POLICY_JSON, POLICY_WEIGHTS, export_policy, read_policy
-from eqc.domains.hanabi.training.run import train
+from eqc.domains.hanabi.training.policy_file import (
+    POLICY_JSON,
+    POLICY_WEIGHTS,
+    PolicyDirectoryError,
+    export_policy,
+    read_policy,
+    seal_record,
+)
+from eqc.domains.hanabi.training.run import RunDirectoryError, train
 
 CPU = torch.device("cpu")
+ROOT = Path(__file__).resolve().parents[4]
+
+
+def reseal(folder: Path, record: dict) -> None:
+    """Write ``record`` as ``folder``'s policy.json, sealed to its weights as ``save_policy`` would: the
+    edits a test makes then reach the checks behind the seal."""
+    (folder / POLICY_JSON).write_text(json.dumps(seal_record(record, (folder / POLICY_WEIGHTS).read_bytes())))
 
 
 @pytest.fixture(name="run_dir")
@@ -41,25 +57,30 @@ def test_exported_policy_plays_the_same_games_as_its_checkpoint(run_dir: Path, t
     assert load_policy(shipped / POLICY_WEIGHTS).trained_moves == from_file.trained_moves  # either file names the directory
 
 
-def test_files_written_before_the_renames_still_load(run_dir: Path, tmp_path: Path) -> None:
-    """Policy records and checkpoints of an older eqc (``env_steps``, ``[rule] rule``, ...) load silently."""
+def _migration_script():
+    spec = importlib.util.spec_from_file_location("migrate_vocabulary", ROOT / "scripts" / "migrate_vocabulary.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_files_in_the_old_vocabulary_are_refused_until_migrated(run_dir: Path, tmp_path: Path) -> None:
+    """One spelling: a record with old names (``env_steps``, ``[rule] rule``, ...) is refused; the script migrates it."""
     shipped = export_policy(run_dir, tmp_path / "p")
     record = json.loads((shipped / POLICY_JSON).read_text())
-    record["env_steps"] = record.pop("moves")
-    record["config"]["run"]["total_env_steps"] = record["config"]["run"].pop("total_moves")
-    record["config"]["rule"]["rule"] = record["config"]["rule"].pop("objective")
-    (shipped / POLICY_JSON).write_text(json.dumps(record))
-    checkpoint = torch.load(run_dir / "checkpoint.pt", weights_only=True)
-    checkpoint["learner"]["counters"]["env_steps"] = checkpoint["learner"]["counters"].pop("moves")
-    checkpoint["metrics"] = [{("eval_bombout" if k == "eval_bomb_out_rate" else k): v for k, v in r.items()} for r in checkpoint["metrics"]]
-    torch.save(checkpoint, run_dir / "checkpoint.pt")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        old_file, old_checkpoint = load_policy(shipped), load_policy(run_dir)
-        assert old_file.trained_moves == old_checkpoint.trained_moves >= 8_192
-        assert old_file.config == old_checkpoint.config and old_file.config.rule.objective == "sp"
-        summary = train(old_file.config.replace(run={"total_moves": 12_288}), run_dir, seed=3, progress=False, log=lambda _: None)
-    assert summary.resumed and summary.moves == 12_288
+    current = {k: v for k, v in record.items() if k not in ("weights_sha256", "record_sha256")}
+    old = json.loads(json.dumps(current))
+    old["env_steps"] = old.pop("moves")
+    old["config"]["run"]["total_env_steps"] = old["config"]["run"].pop("total_moves")
+    old["config"]["rule"]["rule"] = old["config"]["rule"].pop("objective")
+    old["config"]["rule"]["hidden"] = old["config"]["rule"].pop("hidden_scheme")
+    reseal(shipped, old)
+    with pytest.raises(CheckpointError, match="lacks"):
+        load_policy(shipped)
+    migrate = _migration_script().migrate
+    assert migrate(old) == current and migrate(current) == current  # idempotent
+    reseal(shipped, migrate(old))
+    assert load_policy(shipped).trained_moves == record["moves"]
 
 
 def test_policy_weights_hold_no_pickle(run_dir: Path, tmp_path: Path) -> None:
@@ -73,16 +94,19 @@ def test_policy_weights_hold_no_pickle(run_dir: Path, tmp_path: Path) -> None:
 def test_broken_policy_directories_give_clear_errors(run_dir: Path, tmp_path: Path) -> None:
     shipped = export_policy(run_dir, tmp_path / "p")
     weights = (shipped / POLICY_WEIGHTS).read_bytes()
+    record = json.loads((shipped / POLICY_JSON).read_text())
     (shipped / POLICY_WEIGHTS).write_bytes(weights[: len(weights) // 2])
+    with pytest.raises(CheckpointError, match=r"is not the weights file exported with policy.json .changed, truncated or replaced"):
+        read_policy(shipped)
+    reseal(shipped, record)
     with pytest.raises(CheckpointError, match="not a readable safetensors file"):
         read_policy(shipped)
     (shipped / POLICY_WEIGHTS).write_bytes(weights)
-    record = json.loads((shipped / POLICY_JSON).read_text())
     (shipped / POLICY_JSON).write_text(json.dumps({**record, "format": "something-else"}))
     with pytest.raises(CheckpointError, match="not an eqc policy file"):
         load_policy(shipped)
     wider = {**record, "config": {**record["config"], "network": {**record["config"]["network"], "hidden_size": 32}}}
-    (shipped / POLICY_JSON).write_text(json.dumps(wider))
+    reseal(shipped, wider)
     with pytest.raises(CheckpointError, match="does not match its config"):
         load_policy(shipped)
     (shipped / POLICY_JSON).write_text("{not json")
@@ -101,3 +125,116 @@ def test_an_agent_trained_symmetrized_refuses_another_group(tmp_path: Path, tiny
     assert load_policy(out, symmetrize="C5").agent.group.order == 5
     with pytest.raises(ValueError, match="trained symmetrized over C5"):
         load_policy(out, symmetrize="D10")
+
+
+def test_an_edited_policy_json_or_weights_file_is_refused(run_dir: Path, tmp_path: Path) -> None:
+    """Same-sized edits the weights cannot reveal (another observation variant, a symmetrizer it was not
+    trained with) and swapped weights are caught by the two digests in policy.json."""
+    shipped = export_policy(run_dir, tmp_path / "p")
+    record = json.loads((shipped / POLICY_JSON).read_text())
+    assert record["weights_sha256"] == hashlib.sha256((shipped / POLICY_WEIGHTS).read_bytes()).hexdigest()
+    for section, key, value in (("game", "knowledge", "canonical"), ("rule", "symmetrize", "D10")):
+        edited = {**record, "config": {**record["config"], section: {**record["config"][section], key: value}}}
+        (shipped / POLICY_JSON).write_text(json.dumps(edited))
+        with pytest.raises(CheckpointError, match="was edited after export"):
+            load_policy(shipped)
+    (shipped / POLICY_JSON).write_text(json.dumps({k: v for k, v in record.items() if not k.endswith("sha256")}))
+    with pytest.raises(CheckpointError, match=r"lacks \['weights_sha256', 'record_sha256'\]"):
+        load_policy(shipped)
+    (shipped / POLICY_JSON).write_text(json.dumps(record))
+    other = export_policy(train_tiny(tmp_path / "other_run"), tmp_path / "other")
+    (shipped / POLICY_WEIGHTS).write_bytes((other / POLICY_WEIGHTS).read_bytes())
+    with pytest.raises(CheckpointError, match=r"is not the weights file exported with policy.json"):
+        load_policy(shipped)
+    (shipped / POLICY_JSON).write_text(json.dumps({**record, "moves": float("nan")}))
+    with pytest.raises(CheckpointError, match="not readable JSON: NaN is not a JSON number"):
+        load_policy(shipped)
+
+
+def train_tiny(out: Path, **changes: dict) -> Path:
+    from tests.domains.hanabi.training.conftest import tiny_config
+
+    train(tiny_config(run={"total_moves": 1_024, "eval_every_moves": 1_024}, **changes), out, seed=1, progress=False, log=lambda _: None)
+    return out
+
+
+@pytest.mark.parametrize(("section", "key", "value", "message"), [
+    ("game", "num_players", 3, "reads observations of 658 floats, but its config's game (num_players 3"),
+    ("game", "sad", "greedy_onehot", "knowledge 'v0_belief', sad 'greedy_onehot') has observations of"),
+    ("network", "dueling", False, "head has 22 outputs, but its config gives 21"),
+])
+def test_a_description_that_disagrees_with_the_weights_is_refused(
+    run_dir: Path, tmp_path: Path, section: str, key: str, value: object, message: str
+) -> None:
+    shipped = export_policy(run_dir, tmp_path / "p")
+    record = {k: v for k, v in json.loads((shipped / POLICY_JSON).read_text()).items() if k != "rules"}  # the weights' checks alone
+    reseal(shipped, {**record, "config": {**record["config"], section: {**record["config"][section], key: value}}})
+    with pytest.raises(CheckpointError, match=re.escape(message)):
+        load_policy(shipped)
+
+
+def test_malformed_weights_and_counters_are_refused(run_dir: Path, tmp_path: Path) -> None:
+    from safetensors.torch import load, save
+
+    shipped = export_policy(run_dir, tmp_path / "p")
+    record = json.loads((shipped / POLICY_JSON).read_text())
+    weights = load((shipped / POLICY_WEIGHTS).read_bytes())
+    for changed, message in (({"head.bias": torch.full_like(weights["head.bias"], float("nan"))}, "'head.bias' holds 22 NaN or infinite"),
+                             ({"mlp.0.weight": weights["mlp.0.weight"].flatten()}, "'mlp.0.weight' must be a matrix, got shape")):
+        (shipped / POLICY_WEIGHTS).write_bytes(save({**weights, **changed}))
+        reseal(shipped, record)
+        with pytest.raises(CheckpointError, match=message):
+            load_policy(shipped)
+    (shipped / POLICY_WEIGHTS).write_bytes(save(weights))
+    for changed, message in (({"moves": -5}, r"moves must be in \[0, inf\], got -5"),
+                             ({"seed": "zero"}, "seed must be a Python int, got str"),
+                             ({"updates": 1.5}, "updates must be a Python int")):
+        reseal(shipped, {**record, **changed})
+        with pytest.raises(CheckpointError, match=message):
+            load_policy(shipped)
+    with pytest.raises(TypeError, match=r"path must be a str or Path .* got int 123"):
+        load_policy(123)
+
+
+def test_a_checkpoint_with_malformed_counters_is_refused(run_dir: Path, tmp_path: Path) -> None:
+    checkpoint = torch.load(run_dir / "checkpoint.pt", weights_only=True)
+    checkpoint["learner"]["counters"]["moves"] = "many"
+    torch.save(checkpoint, run_dir / "checkpoint.pt")
+    with pytest.raises(CheckpointError, match="moves must be a Python int, got str 'many'"):
+        load_policy(run_dir)
+    with pytest.raises(CheckpointError, match="moves must be a Python int"):
+        export_policy(run_dir, tmp_path / "p")
+    assert not (tmp_path / "p").exists()
+
+
+def test_export_never_overwrites_a_policy_or_its_run(run_dir: Path, tmp_path: Path) -> None:
+    other = export_policy(train_tiny(tmp_path / "other_run"), tmp_path / "other")
+    before = {p.name: p.read_bytes() for p in other.iterdir()}
+    with pytest.raises(PolicyDirectoryError, match=r"is another agent's policy directory .* export never overwrites"):
+        export_policy(run_dir, other)
+    assert {p.name: p.read_bytes() for p in other.iterdir()} == before
+    with pytest.raises(PolicyDirectoryError, match="is the run directory itself"):
+        export_policy(run_dir, run_dir)
+    with pytest.raises(PolicyDirectoryError, match="is the run directory itself"):
+        export_policy(run_dir / "checkpoint.pt", run_dir / ".." / run_dir.name)
+    assert not (run_dir / POLICY_JSON).exists()
+    (tmp_path / "empty").mkdir()
+    assert export_policy(run_dir, tmp_path / "empty") == tmp_path / "empty"  # a new or empty directory is fine
+
+
+def test_train_refuses_a_policy_directory(run_dir: Path, tmp_path: Path, tiny_config) -> None:
+    shipped = export_policy(run_dir, tmp_path / "p")
+    before = {p.name: p.read_bytes() for p in shipped.iterdir()}
+    with pytest.raises(RunDirectoryError, match=r"is a policy directory .* would overwrite its metrics.csv"):
+        train(tiny_config(), shipped, seed=3, progress=False, log=lambda _: None)
+    assert {p.name: p.read_bytes() for p in shipped.iterdir()} == before
+
+
+def test_the_shipped_agents_are_sealed_and_load() -> None:
+    from eqc.domains.hanabi.reproduce.run import SHIPPED_AGENTS
+
+    folders = sorted(p.parent for p in SHIPPED_AGENTS.rglob(POLICY_JSON))
+    assert len(folders) >= 25
+    for folder in folders:
+        network, _, record = read_policy(folder)
+        assert record["moves"] > 0 and network.obs_dim == 658

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
+import torch
 
+import eqc.domains.hanabi.training.pool as pool
 from eqc.domains.hanabi.training.checkpoint import load_checkpoint
 from eqc.domains.hanabi.training.pool import parse_seeds, seed_dir, train_pool
 
@@ -67,3 +70,113 @@ def test_ray_pool_survives_a_killed_worker(tmp_path: Path, tiny_config) -> None:
     assert int((run / "worker.pid").read_text()) != first_pid  # a new worker finished the seed
     final = load_checkpoint(run)["learner"]["counters"]["moves"]
     assert final >= 40_960 and killed_at < 40_960
+
+
+# ---------------------------------------------------------------- GPUs under Ray, without a GPU
+@pytest.mark.parametrize(
+    ("device", "gpu_ids", "visible", "expected"),
+    [
+        ("cpu", [], None, "cpu"),
+        ("cuda:1", [1], "1", "cuda:0"),  # Ray shows the task its GPU only: the head's index means nothing there
+        ("cuda", [3], "2,3", "cuda:1"),
+        ("cuda:0", ["2"], None, "cuda:2"),  # Ray left CUDA_VISIBLE_DEVICES alone: every GPU visible
+    ],
+)
+def test_ray_task_device(device: str, gpu_ids: list, visible: str | None, expected: str) -> None:
+    assert pool.ray_task_device(device, gpu_ids, visible) == expected
+
+
+def test_ray_task_device_errors() -> None:
+    with pytest.raises(ValueError, match="no GPU"):
+        pool.ray_task_device("cuda:1", [], "")
+    with pytest.raises(ValueError, match="not among"):
+        pool.ray_task_device("cuda", [4], "0,1")
+
+
+class FakeRay:
+    """The part of Ray a pool uses, with ``gpus`` fake GPUs: records each task's options and runs it in this process
+    as a task on GPU ``k % gpus`` (Ray's ``CUDA_VISIBLE_DEVICES`` set to that GPU only)."""
+
+    def __init__(self, gpus: int, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.gpus, self.options, self.monkeypatch, self.current, self.submitted = gpus, [], monkeypatch, [0], 0
+
+    def is_initialized(self) -> bool:
+        return True
+
+    def cluster_resources(self) -> dict[str, float]:
+        return {"CPU": 2.0, "GPU": float(self.gpus)}
+
+    def get_gpu_ids(self) -> list[int]:
+        return self.current
+
+    def remote(self, function):
+        ray = self
+
+        class Task:
+            def options(self, **options):
+                ray.options.append(options)
+                return self
+
+            def remote(self, *args):
+                gpu = ray.submitted % ray.gpus
+                ray.submitted += 1
+                ray.current = [gpu]
+                ray.monkeypatch.setenv("CUDA_VISIBLE_DEVICES", str(gpu))
+                return Ref(function(*args))
+
+        return Task()
+
+    def wait(self, pending: list, num_returns: int) -> tuple[list, list]:
+        return pending[:num_returns], pending[num_returns:]
+
+    def get(self, ref: Ref) -> dict:
+        return ref.value
+
+
+class Ref:
+    """A finished task's result."""
+
+    def __init__(self, value: dict) -> None:
+        self.value = value
+
+
+def test_cuda_seeds_share_gpus_and_train_on_the_task_gpu(tmp_path: Path, tiny_config, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--device cuda:1`` with 4 seeds on a cluster of 2 (fake) GPUs, a quarter of a GPU per seed: every task asks
+    for 0.25 GPU and trains on ``cuda:0``, its GPU as Ray numbers it in the task."""
+    fake = FakeRay(2, monkeypatch)
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    devices: list[str] = []
+    monkeypatch.setattr(pool, "_train_seed", lambda config, seed, run, device, minutes: devices.append(device) or {
+        "moves": 0, "eval_score": 0.0})
+    train_pool(tiny_config(), [0, 1, 2, 3], tmp_path, device="cuda:1", use_ray=True, gpus_per_seed=0.25, log=lambda _: None)
+    assert [(o["num_gpus"], o["retry_exceptions"]) for o in fake.options] == [(0.25, False)]
+    assert fake.submitted == 4 and devices == ["cuda:0"] * 4
+
+
+def test_cuda_seeds_on_a_cluster_without_gpus_are_refused(tmp_path: Path, tiny_config, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", FakeRay(0, monkeypatch))
+    with pytest.raises(ValueError, match="the Ray cluster has no GPU"):
+        train_pool(tiny_config(), [0], tmp_path, device="cuda", use_ray=True, log=lambda _: None)
+
+
+@pytest.mark.parametrize("share", [0.0, 1.5, -0.25])
+def test_gpus_per_seed_is_a_share_of_one_gpu(tmp_path: Path, tiny_config, share: float) -> None:
+    with pytest.raises(ValueError, match="gpus_per_seed"):
+        train_pool(tiny_config(), [0], tmp_path, use_ray=False, gpus_per_seed=share, log=lambda _: None)
+
+
+def test_a_head_without_a_gpu_sends_cuda_seeds_to_a_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``eqc hanabi pool --device cuda --ray ADDRESS`` is not refused on a head without CUDA (the workers check the
+    device); without ``--ray ADDRESS`` the seeds train here, so the device is checked here."""
+    from eqc.cli import main
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(pool, "check_ray_address", lambda address: None)  # no cluster is reached
+    calls: list[dict] = []
+    monkeypatch.setattr(pool, "train_pool", lambda *args, **kwargs: calls.append(kwargs) or {"status": {}})
+    args = ["hanabi", "pool", "--config", "vdn_cpu", "--seeds", "0-3", "--out", str(tmp_path / "p"), "--device", "cuda:1"]
+    assert main([*args, "--ray", "10.0.0.1:6379", "--gpus-per-seed", "0.5"]) == 0
+    assert calls[0]["device"] == "cuda:1" and calls[0]["gpus_per_seed"] == 0.5
+    with pytest.raises(SystemExit):
+        main([*args, "--no-ray"])
+    assert len(calls) == 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,9 +45,45 @@ def dead_address() -> str:
         return f"127.0.0.1:{sock.getsockname()[1]}"
 
 
+def http2_server(reply: bytes) -> Iterator[str]:
+    """host:port of a loopback server that reads what a client sends and answers ``reply`` to each connection."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                continue
+            with connection:
+                connection.settimeout(1.0)
+                try:
+                    connection.recv(64)
+                    connection.sendall(reply)
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+
+
 @pytest.fixture
 def live_address() -> Iterator[str]:
-    """host:port of a listening socket, standing in for a running cluster's GCS port."""
+    """host:port of a loopback server answering the HTTP/2 preface with a SETTINGS frame, as a Ray head's GCS (gRPC) does."""
+    yield from http2_server(b"\x00\x00\x06\x04\x00\x00\x00\x00\x00" + b"\x00\x03\x00\x00\x00\x64")
+
+
+@pytest.fixture
+def silent_address() -> Iterator[str]:
+    """host:port of a loopback socket that accepts TCP connections and never answers (not Ray)."""
     with socket.create_server(("127.0.0.1", 0)) as server:
         yield f"127.0.0.1:{server.getsockname()[1]}"
 
@@ -93,6 +130,18 @@ def test_explicit_addresses(dead_address: str, live_address: str) -> None:
         check_ray_address(dead_address, timeout=1.0)
     check_ray_address(live_address, timeout=1.0)
     check_ray_address(f"ray://{live_address}", timeout=1.0)
+
+
+def test_a_port_that_accepts_tcp_but_is_not_ray_is_refused(silent_address: str) -> None:
+    """Before, it passed the check and ray.init retried "Failed to connect to GCS" until killed."""
+    with pytest.raises(ValueError, match=re.escape(f"'{silent_address}' accepts connections but is not a Ray cluster: it did "
+                                                   "not answer gRPC's HTTP/2 handshake within 0.5 s")):
+        check_ray_address(silent_address, timeout=0.5)
+    for reply in (b"HTTP/1.1 400 Bad Request\r\n\r\n", b""):  # an HTTP/1 server; one that closes at once
+        address = http2_server(reply)
+        with pytest.raises(ValueError, match="accepts connections but is not a Ray cluster"):
+            check_ray_address(next(address), timeout=0.5)
+        address.close()
 
 
 def test_the_address_file_is_where_ray_looks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from eqc.domains.hanabi.symmetry import colour_symmetry
+from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.domains.hanabi.training.pqn import PQNLearner, lambda_returns
-from eqc.domains.hanabi.training.setup import colour_group, game_rules
+from eqc.domains.hanabi.training.setup import game_rules
 
 CPU = torch.device("cpu")
 
@@ -30,7 +30,7 @@ def test_acting_player_sees_and_plays_in_its_relabelled_game(tiny_config, rule: 
     config = tiny_config(run={"num_envs": 16}, rule={"objective": rule, "group": group})
     learner = PQNLearner(config, seed=3, device=CPU)
     sym = colour_symmetry(colour_group(group), game_rules(config))
-    perms = learner.perms
+    perms = learner.other_play.group.elements[learner.element_indices]
     assert all(p in sym.group for p in perms.view(-1, 5))  # elements of the rule's group
     identity = torch.arange(5)
     kept = (perms == identity).all(-1)  # [B, P]: one player per game keeps the identity (VDN's Other-Play)
@@ -55,10 +55,10 @@ def test_acting_player_sees_and_plays_in_its_relabelled_game(tiny_config, rule: 
 def test_relabellings_are_redrawn_only_for_games_that_ended(tiny_config) -> None:
     learner = PQNLearner(tiny_config(run={"num_envs": 64}, rule={"objective": "op"}), seed=0, device=CPU)
     for _ in range(40):
-        before = learner.perms.clone()
+        before = learner.element_indices.clone()
         _, legal, acting = learner._acting_view()
         _, ended = learner.env_step(legal.float().argmax(-1), acting)
-        unchanged = (learner.perms == before).all(-1).all(-1)
+        unchanged = (learner.element_indices == before).all(-1)
         assert bool(unchanged[~ended].all())
 
 
@@ -78,3 +78,65 @@ def test_symmetrized_network_is_trained_and_deployed_symmetrized(tmp_path, tiny_
         return policy.agent.step(x, None)[0][:, :-1]  # Q of HLE's moves (the no-op is fixed)
 
     assert equivariance_error(q, sym.observation_rep, sym.action_rep, obs).max_error < 1e-4  # float32
+
+
+def test_epsilon_ladder_is_hanabi_sads() -> None:
+    from eqc.domains.hanabi.training.config import PQNConfig
+    from eqc.domains.hanabi.training.pqn import epsilon_ladder
+
+    p = PQNConfig(exploration="ladder", eps_start=0.1, eps_end=1e-8, ladder_rungs=80)
+    eps = epsilon_ladder(p, 200, torch.device("cpu"))
+    k = torch.arange(200) % 80
+    torch.testing.assert_close(eps, 0.1 ** (1 + 7 * k.double() / 79), rtol=1e-12, atol=0)
+
+
+def test_ladder_explores_per_game(tiny_config) -> None:
+    """Two rungs, eps 1 and 1e-8: odd games always play the greedy move, even games explore uniformly."""
+    from eqc.domains.hanabi.training.pqn import exploration_epsilon
+    from eqc.domains.hanabi.training.run import make_learner
+
+    config = tiny_config(pqn={"exploration": "ladder", "eps_start": 1.0, "eps_end": 1e-8, "ladder_rungs": 2})
+    learner = make_learner(config, 0, torch.device("cpu"))
+    eps = exploration_epsilon(config.pqn, 0, 64, torch.device("cpu"))
+    q = torch.randn(64, 21)
+    legal = torch.ones(64, 21, dtype=torch.bool)
+    draws = torch.stack([learner.explore(q, legal, eps) for _ in range(20)])
+    assert torch.equal(draws[:, 1::2], q.argmax(-1)[1::2].expand(20, -1))
+    assert (draws[:, 0::2] != q.argmax(-1)[0::2]).float().mean() > 0.8
+    logged = learner.iteration()
+    assert abs(float(logged["epsilon"]) - 0.5) < 1e-6
+
+
+def test_ladder_needs_positive_ends(tiny_config) -> None:
+    from eqc.domains.hanabi.training.config import ConfigError
+
+    with pytest.raises(ConfigError, match=r"\[pqn\] eps_end must be > 0 with exploration 'ladder'"):
+        tiny_config(pqn={"exploration": "ladder", "eps_end": 0.0})
+    with pytest.raises(ConfigError, match=r"\[pqn\] exploration must be one of \('decay', 'ladder'\)"):
+        tiny_config(pqn={"exploration": "apex"})
+
+
+@pytest.mark.parametrize(("rule", "group"), [("sp", "S5"), ("op", "S5"), ("gop", "D10")])
+def test_an_iteration_never_goes_through_the_host(tiny_config, host_traffic, rule: str, group: str) -> None:
+    """On a GPU every read of a value stalls the pipeline, and a tensor built without ``device=`` lands on the CPU:
+    after the first iteration, none happens in eqc's code (the Other-Play relabelling used to map each move on
+    the CPU, and the group's index checks read the indices back)."""
+    learner = PQNLearner(tiny_config(rule={"objective": rule, "group": group}), seed=0, device=CPU)
+    learner.iteration()
+    with host_traffic() as traffic:
+        for _ in range(2):
+            learner.iteration()
+    assert traffic.events == []
+
+
+def test_the_host_traffic_check_sees_the_old_relabelling(tiny_config, host_traffic) -> None:
+    """Negative control: relabelling by permutations (the learner's path before issue 25) maps them on the CPU
+    and is caught; the checker ignores what the test itself does."""
+    learner = PQNLearner(tiny_config(rule={"objective": "op"}), seed=0, device=CPU)
+    perms = learner.other_play.group.elements[learner.element_indices]
+    learner.other_play.relabelling(perms)  # tables built once, outside
+    with host_traffic() as traffic:
+        learner.other_play.relabelling(perms)
+        torch.zeros(3)  # made here, not by eqc: not counted
+    assert any(event.startswith("group.py:permutation_to_index read") for event in traffic.events)
+    assert not any(event.startswith("test_") for event in traffic.events)

@@ -77,3 +77,13 @@ def test_rules_symmetrizers_and_sad_run(tiny_config, changes: dict) -> None:
 def test_feed_forward_config_is_refused_by_the_recurrent_learner(tiny_config) -> None:
     with pytest.raises(ValueError, match="lstm_layers >= 1"):
         RecurrentPQNLearner(tiny_config(), 0, CPU)
+
+
+@pytest.mark.parametrize("rule", ["op", "gop"])
+def test_an_iteration_never_goes_through_the_host(tiny_config, host_traffic, rule: str) -> None:
+    """Every player's relabelled view is gathered on the device: no read back, no tensor from host data."""
+    learner = RecurrentPQNLearner(_recurrent(tiny_config, rule={"objective": rule, "group": "C5"}), 0, CPU)
+    learner.iteration()
+    with host_traffic() as traffic:
+        learner.iteration()
+    assert traffic.events == []

@@ -193,3 +193,36 @@ def test_checkpoint_round_trip_restores_everything_but_the_replay() -> None:
     assert b.updates == c.updates > a.updates + 3
     assert all(torch.equal(x, y) for x, y in zip(b.network.parameters(), c.network.parameters(), strict=True))
     assert all(torch.equal(x, y) for x, y in zip(b.target_network.parameters(), c.target_network.parameters(), strict=True))
+
+
+# ---------------------------------------------------------------- the GPU path without a GPU
+def test_an_iteration_reads_the_device_once_per_update(host_traffic) -> None:
+    """Acting and learning read nothing back from the device but the batch's longest episode (``replay.sample``,
+    kept on purpose: it trims the padded sequences) and build no tensor from host data (the no-op mask was a
+    ``torch.tensor`` per update, the empty-replay check a ``bool`` per update)."""
+    config = tiny_r2d2(game={"sad": "greedy_last_action"}, rule={"objective": "op"}, network={"aux_weight": 0.25})
+    learner = make_learner(config, 1)
+    while learner.updates == 0:
+        learner.iteration()
+    updates = learner.updates
+    with host_traffic() as traffic:
+        for _ in range(3):
+            learner.iteration()
+    assert learner.updates == updates + 3
+    assert traffic.events == ["replay.py:sample read __int__"] * 3
+
+
+def test_the_copied_target_lstm_is_flattened(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deep-copied LSTM's weights are not one contiguous cuDNN block: the target network flattens its own
+    (``flatten_parameters`` is a no-op on the CPU, so the calls are recorded)."""
+    flattened: list[torch.nn.Module] = []
+    original = torch.nn.LSTM.flatten_parameters
+
+    def record(module: torch.nn.LSTM) -> None:
+        flattened.append(module)
+        original(module)
+
+    monkeypatch.setattr(torch.nn.LSTM, "flatten_parameters", record)
+    learner = make_learner(tiny_r2d2(), 0)
+    target_lstms = [m for m in learner.target_network.modules() if isinstance(m, torch.nn.LSTM)]
+    assert target_lstms and all(any(m is f for f in flattened) for m in target_lstms)

@@ -179,3 +179,27 @@ def test_without_a_terminal_progress_is_a_line_per_evaluation(tmp_path: Path, ti
     messages: list[str] = []
     train(tiny_config(), tmp_path, seed=0, progress=True, log=messages.append)  # pytest's stderr is not a terminal
     assert [m.split()[1] for m in messages] == ["moves"] * 3 and "greedy score" in messages[-1]
+
+
+def test_a_refused_run_leaves_no_trace(tmp_path: Path, tiny_config, monkeypatch) -> None:
+    """A refusal once the directory is locked (here: TensorBoard without its package) leaves no directory and no .lock."""
+    import builtins
+
+    from eqc.domains.hanabi.training.config import ConfigError
+
+    real_import = builtins.__import__
+
+    def no_tensorboard(name, *args, **kwargs):
+        if name.startswith(("tensorboard", "torch.utils.tensorboard")):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_tensorboard)
+    out = tmp_path / "new_run"
+    with pytest.raises(ConfigError, match="tensorboard"):
+        train(tiny_config(run={"tensorboard": True}), out, seed=0, progress=False)
+    assert not out.exists()
+    out.mkdir()
+    with pytest.raises(ConfigError, match="tensorboard"):
+        train(tiny_config(run={"tensorboard": True}), out, seed=0, progress=False)
+    assert out.is_dir() and list(out.iterdir()) == []

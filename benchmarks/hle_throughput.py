@@ -22,12 +22,13 @@ import time
 import torch
 
 from eqc.domains.hanabi.hle import HanabiEnv
+from eqc.domains.hanabi.rules import HanabiRules
 
 DEFAULT_THREADS = 1
 
 
 def eqc_steps_per_second(num_players: int, steps: int, seed: int) -> tuple[float, int]:
-    env = HanabiEnv(num_players, seed=seed)
+    env = HanabiEnv(HanabiRules(num_players), seed=seed)
     generator = torch.Generator().manual_seed(seed)
     env.reset()
     games = 1

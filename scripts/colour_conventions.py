@@ -43,7 +43,7 @@ import torch
 from eqc.domains.hanabi.training.bootstrap import colour_to_slot
 from eqc.domains.hanabi.training.greedy_eval import greedy_games
 from eqc.domains.hanabi.training.policy import load_policy
-from eqc.domains.hanabi.xp import cross_play_games, pool_runs, relabelled_self_play
+from eqc.domains.hanabi.xp import cross_play_games, hint_slot_counts, pool_runs, relabelled_self_play, slot_dependence
 from eqc.evaluation import pair_summary
 
 
@@ -79,6 +79,9 @@ SETTINGS = {
     "mini_induced_strong": Setting("Mini-Hanabi, induced: colour c -> play slot pi(c) paid +2 for the first 4M moves, then the game alone",
                                    ("game.preset=mini", "bootstrap.convention=colour_to_slot", "bootstrap.bonus=2.0",
                                     "bootstrap.moves=4000000")),
+    "mini_induced_x4": Setting("Mini-Hanabi, induced: colour c -> play slot pi(c) paid +4 for the first 4M moves, then the game alone",
+                               ("game.preset=mini", "bootstrap.convention=colour_to_slot", "bootstrap.bonus=4.0",
+                                "bootstrap.moves=4000000")),
     "full_induced": Setting("the standard game, induced: colour c -> play slot pi(c) paid +1 for the first 2.5M moves, then the game alone",
                             (*INDUCE, "bootstrap.moves=2500000")),
 }
@@ -91,34 +94,16 @@ def train_command(name: str, seed: int, root: Path, moves: int) -> list[str]:
             "--threads", "1", "--no-progress"]
 
 
-def slot_dependence(moves: torch.Tensor, hand: int, colours: int) -> tuple[torch.Tensor, int]:
-    """Counts ``[colours, hand]`` of (partner's colour hint c, this player's play of slot k) consecutive moves in
-    greedy self-play ``moves`` ``[T, n]`` (uids; -1 once a game is over), and the colour hints answered by any move."""
-    prev, nxt = moves[:-1].reshape(-1), moves[1:].reshape(-1)
-    hint = (prev >= 2 * hand) & (prev < 2 * hand + colours) & (nxt >= 0)
-    play = hint & (nxt >= hand) & (nxt < 2 * hand)
-    counts = torch.zeros(colours, hand, dtype=torch.long)
-    counts.index_put_((prev[play] - 2 * hand, nxt[play] - hand), torch.ones(int(play.sum()), dtype=torch.long), accumulate=True)
-    return counts, int(hint.sum())
-
-
-def mean_total_variation(counts: torch.Tensor) -> float:
-    """Mean total variation distance between the rows' distributions, over pairs of rows that have counts."""
-    rows = [r / r.sum() for r in counts.double() if r.sum() > 0]
-    pairs = list(itertools.combinations(rows, 2))
-    return float(sum(0.5 * (a - b).abs().sum() for a, b in pairs) / len(pairs)) if pairs else float("nan")
-
-
 def measure_agent(path: Path, games: int) -> tuple[dict, object]:
     policy = load_policy(path)
     rules = policy.rules
     relabelled = relabelled_self_play(policy, elements=12, games=games)
     played = greedy_games(policy.agent, rules, policy.device, games=games, seed=1)
-    counts, hints = slot_dependence(played.moves.cpu(), rules.hand_size, rules.num_colours)
+    counts, hints = hint_slot_counts(played.moves, rules)
     row = {"path": str(path), "moves": policy.trained_moves, **relabelled.as_dict(), "max_score": rules.max_score,
            "loss_share": relabelled.loss / relabelled.self_play if relabelled.self_play > 0 else float("nan"),
            "hint_slot_counts": counts.tolist(), "colour_hints_answered": hints,
-           "slot_dependence": mean_total_variation(counts)}
+           "slot_dependence": slot_dependence(counts)}
     if policy.config.bootstrap.convention == "colour_to_slot":
         pi = colour_to_slot(rules, int(path.name.split("_")[1]))
         taught = counts[torch.arange(rules.num_colours), pi].sum()

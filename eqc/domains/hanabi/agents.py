@@ -22,8 +22,8 @@ from __future__ import annotations
 import torch
 
 from eqc._checks import check_tensor
-from eqc.domains.hanabi.layouts import action_layout, observation_layout, resolve_rules
-from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.layouts import action_layout, observation_layout
+from eqc.domains.hanabi.rules import HanabiRules, check_rules
 
 __all__ = ["RuleAgent"]
 
@@ -32,26 +32,11 @@ class RuleAgent:
     """Rule-based policy over the observations of ``rules`` (see module docstring).
 
     ``rules`` must have ``observation_type="full"`` and ``knowledge="canonical"`` (the rules read
-    the card-knowledge bits); any SAD block is ignored. The old signature ``RuleAgent(num_players,
-    num_colours, num_ranks, hand_size, max_information_tokens, max_life_tokens, *, sad)`` still works.
+    the card-knowledge bits); any SAD block is ignored. None means ``HanabiRules()``.
     """
 
-    def __init__(
-        self,
-        rules: HanabiRules | int | None = None,
-        num_colours: int | None = None,
-        num_ranks: int | None = None,
-        hand_size: int | None = None,
-        max_information_tokens: int | None = None,
-        max_life_tokens: int | None = None,
-        *,
-        num_players: int | None = None,
-        sad: bool | None = None,
-    ) -> None:
-        self.rules = r = resolve_rules(
-            rules, num_players=num_players, num_colours=num_colours, num_ranks=num_ranks, hand_size=hand_size,
-            max_information_tokens=max_information_tokens, max_life_tokens=max_life_tokens, sad=sad,
-        )
+    def __init__(self, rules: HanabiRules | None = None) -> None:
+        self.rules = r = check_rules(rules)
         if r.observation_type != "full" or r.knowledge != "canonical":
             raise ValueError(
                 f"RuleAgent reads HLE's card-knowledge bits: rules need observation_type='full' and knowledge='canonical', "
@@ -61,7 +46,6 @@ class RuleAgent:
         self.actions = action_layout(r)
         self.num_players, self.num_colours, self.num_ranks, self.hand_size = r.num_players, r.num_colours, r.num_ranks, r.hand_size
         self.obs_dim, self.num_moves = self.layout.dim, self.actions.dim
-        self.num_actions = self.num_moves  # old name
         offsets = self.layout.offsets()
         self._views = {b.name: (offsets[b.name], b.size, b.shape) for b in self.layout}
 

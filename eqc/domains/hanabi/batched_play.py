@@ -73,7 +73,7 @@ def play_seats(
     games = torch.arange(B, device=device)
     played = []
     for move in range(GAME_LENGTH_BOUND):
-        if move % SYNC_EVERY == 0 and bool(main.state.done.all()):
+        if move % SYNC_EVERY == 0 and bool(main.state.terminal.all()):
             break
         legal, current = main.legal_move_mask(), main.state.current
         obs = {r: env.observations().view(P * B, -1) for r, env in envs.items()}
@@ -86,7 +86,7 @@ def play_seats(
                 turn = turn_rows[a][move % P]
                 flat_moves[turn] = seat_moves(agents[a], obs[rules[a]][turn], legal[row_game[turn]], None, None)[0]
         moves = flat_moves.view(B, P)[games, current]
-        played.append(torch.where(main.state.done, -1, moves)[:keep])
+        played.append(torch.where(main.state.terminal, -1, moves)[:keep])
         moves = moves.clamp(0, main.num_moves - 1)  # finished games ignore their (meaningless) move
         for env in envs.values():
             env.step(moves)

@@ -36,13 +36,11 @@ Observation sections, in HLE's order (``observation_layout``):
 
 from __future__ import annotations
 
-from typing import Any
-
 from eqc._checks import check_int
 from eqc.dec_pomdp import Block, Labels, Layout
-from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.rules import HanabiRules, check_rules
 
-__all__ = ["action_layout", "colour_labels", "last_action_blocks", "observation_layout", "rank_labels", "resolve_rules"]
+__all__ = ["action_layout", "colour_labels", "last_action_blocks", "observation_layout", "rank_labels"]
 
 
 def colour_labels(num_colours: int = 5) -> Labels:
@@ -55,35 +53,13 @@ def rank_labels(num_ranks: int = 5) -> Labels:
     return Labels("rank", num_ranks)
 
 
-def resolve_rules(rules: object, **legacy: Any) -> HanabiRules:
-    """``rules`` as a ``HanabiRules``; an int (or None) there is the old positional ``num_players``.
-
-    ``legacy`` holds the old keyword arguments (None = not given); see ``HanabiRules.coerce``.
-    """
-    if isinstance(rules, HanabiRules) or rules is None:
-        return HanabiRules.coerce(rules, **legacy)
-    if isinstance(rules, int) and not isinstance(rules, bool):
-        if legacy.get("num_players") is not None:
-            raise ValueError("num_players was given twice (positionally and by keyword)")
-        return HanabiRules.coerce(None, **{**legacy, "num_players": rules})
-    raise TypeError(f"rules must be a HanabiRules (or the old positional num_players int), got {type(rules).__name__} {rules!r}")
-
-
-def action_layout(
-    rules: HanabiRules | int | None = None,
-    num_colours: int | None = None,
-    num_ranks: int | None = None,
-    hand_size: int | None = None,
-    *,
-    num_players: int | None = None,
-    prefix: str = "",
-) -> Layout:
+def action_layout(rules: HanabiRules | None = None, *, prefix: str = "") -> Layout:
     """Move uids (see the module docstring) as blocks: discard slot, play slot, reveal (offset, colour), reveal (offset, rank).
 
     The reveal blocks' first axis is the target's seat relative to the actor, minus one.
-    ``action_layout(rules)``; the old ``action_layout(num_players, num_colours, num_ranks, hand_size)`` still works.
+    ``rules`` None means ``HanabiRules()``.
     """
-    r = resolve_rules(rules, num_players=num_players, num_colours=num_colours, num_ranks=num_ranks, hand_size=hand_size)
+    r = check_rules(rules)
     colour, rank = colour_labels(r.num_colours), rank_labels(r.num_ranks)
     return Layout(
         [
@@ -112,32 +88,14 @@ def last_action_blocks(rules: HanabiRules, prefix: str = "") -> list[Block]:
     ]
 
 
-def observation_layout(
-    rules: HanabiRules | int | None = None,
-    num_colours: int | None = None,
-    num_ranks: int | None = None,
-    hand_size: int | None = None,
-    max_deck_size: int | None = None,
-    max_information_tokens: int | None = None,
-    max_life_tokens: int | None = None,
-    *,
-    num_players: int | None = None,
-    observation_type: str | None = None,
-    sad: bool | str | None = None,
-) -> Layout:
+def observation_layout(rules: HanabiRules | None = None, *, max_deck_size: int | None = None) -> Layout:
     """One player's observation for ``rules`` (see the module docstring) as a Layout.
 
-    ``observation_layout(rules)``; the old signature ``observation_layout(num_players, num_colours,
-    num_ranks, hand_size, max_deck_size, max_information_tokens, max_life_tokens, *,
-    observation_type, sad)`` still works. ``max_deck_size`` (layout only) defaults to
+    ``rules`` None means ``HanabiRules()``. ``max_deck_size`` (layout only) defaults to
     ``rules.deck_size``; it must be a multiple of ``num_colours`` because discards are encoded
     colour by colour. The v0 belief changes values, not the layout.
     """
-    r = resolve_rules(
-        rules, num_players=num_players, num_colours=num_colours, num_ranks=num_ranks, hand_size=hand_size,
-        max_information_tokens=max_information_tokens, max_life_tokens=max_life_tokens,
-        observation_type=observation_type, sad=sad,
-    )
+    r = check_rules(rules)
     colour, rank = colour_labels(r.num_colours), rank_labels(r.num_ranks)
     max_deck_size = r.deck_size if max_deck_size is None else check_int(max_deck_size, "max_deck_size", low=1)
     if max_deck_size % r.num_colours:

@@ -25,7 +25,10 @@ from typing import Any
 
 from eqc._checks import check_choice, check_int
 
-__all__ = ["KNOWLEDGE", "OBSERVATION_TYPES", "PRESETS", "SAD_VARIANTS", "SHAPE_FIELDS", "HanabiRules", "card_counts", "default_hand_size"]
+__all__ = [
+    "KNOWLEDGE", "OBSERVATION_TYPES", "PRESETS", "SAD_VARIANTS", "SHAPE_FIELDS",
+    "HanabiRules", "card_counts", "check_rules", "default_hand_size",
+]
 
 OBSERVATION_TYPES = ("full", "minimal")
 """``full``: HLE's CARD_KNOWLEDGE observation (card-knowledge section included); ``minimal``: without it."""
@@ -118,8 +121,7 @@ class HanabiRules:
         for name, choices in (("observation_type", OBSERVATION_TYPES), ("knowledge", KNOWLEDGE), ("sad", SAD_VARIANTS)):
             value = getattr(self, name)
             if not isinstance(value, str):
-                hint = "; sad=True is the old spelling of sad='greedy_onehot'" if name == "sad" and isinstance(value, bool) else ""
-                raise TypeError(f"{name} must be a str, one of {list(choices)}, got {type(value).__name__} {value!r}{hint}")
+                raise TypeError(f"{name} must be a str, one of {list(choices)}, got {type(value).__name__} {value!r}")
             check_choice(value, name, choices)
         if self.knowledge == "v0_belief" and self.observation_type != "full":
             raise ValueError("knowledge='v0_belief' rewrites the card-knowledge section, which only observation_type='full' has")
@@ -197,34 +199,18 @@ class HanabiRules:
             raise ValueError(f"unknown HanabiRules key(s) {unknown}; allowed keys: {allowed}")
         return cls(**dict(data))
 
-    @classmethod
-    def coerce(cls, rules: object, **legacy: Any) -> HanabiRules:
-        """``rules`` if given (then ``legacy`` keywords must all be None), else rules built from ``legacy``.
 
-        The old keyword signatures (``num_players=``, ``observation_type=``, ``sad=True``, ...)
-        map onto the fields here: ``sad`` True/False means "greedy_onehot"/"off";
-        ``max_information_tokens``/``max_life_tokens`` mean ``max_info_tokens``/``max_lives``.
-        """
-        given = {k: v for k, v in legacy.items() if v is not None}
-        if rules is not None:
-            if not isinstance(rules, HanabiRules):
-                raise TypeError(f"rules must be a HanabiRules, got {type(rules).__name__}")
-            if given:
-                raise ValueError(f"pass either rules or the game keywords {sorted(given)}, not both")
-            return rules
-        renames = {"max_information_tokens": "max_info_tokens", "max_life_tokens": "max_lives"}
-        kwargs = {renames.get(k, k): v for k, v in given.items()}
-        if "sad" in kwargs:
-            if not isinstance(kwargs["sad"], bool):
-                sad = kwargs["sad"]
-                hint = "or pass rules=HanabiRules(sad=...) for a named variant"
-                raise TypeError(f"sad must be a bool ({hint}), got {type(sad).__name__} {sad!r}")
-            kwargs["sad"] = "greedy_onehot" if kwargs["sad"] else "off"
-        try:
-            return cls(**kwargs)
-        except (TypeError, ValueError) as err:  # name the keyword the caller used
-            message = str(err)
-            for old, new in renames.items():
-                if old in given and message.startswith(new + " "):
-                    raise type(err)(f"{old} (HanabiRules.{new}){message[len(new):]}") from None
-            raise
+def check_rules(rules: object, name: str = "rules") -> HanabiRules:
+    """``rules`` if it is a ``HanabiRules``, the standard 2-player game ``HanabiRules()`` if None; else TypeError naming ``name``.
+
+    Every Hanabi entry point takes the game this way and no other: the game's parameters are
+    fields of ``HanabiRules``, never keywords of the entry point.
+    """
+    if rules is None:
+        return HanabiRules()
+    if not isinstance(rules, HanabiRules):
+        raise TypeError(
+            f"{name} must be a HanabiRules (e.g. HanabiRules(num_players=3) or HanabiRules.preset('mini')), "
+            f"got {type(rules).__name__} {rules!r}"
+        )
+    return rules

@@ -16,22 +16,11 @@ from __future__ import annotations
 
 from eqc._checks import check_choice, check_int
 from eqc.dec_pomdp import Symmetry
-from eqc.domains.hanabi.layouts import action_layout, colour_labels, observation_layout, rank_labels, resolve_rules
-from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.layouts import action_layout, colour_labels, observation_layout
+from eqc.domains.hanabi.rules import HanabiRules, check_rules
 from eqc.groups import PermutationGroup, alternating, cyclic, dihedral, symmetric
 
-# observation_layout, action_layout and the label sets live in ``layouts``; re-exported for old imports.
-__all__ = [
-    "COLOUR_GROUP_NAMES",
-    "action_layout",
-    "colour_group",
-    "colour_group_name",
-    "colour_group_names",
-    "colour_labels",
-    "colour_symmetry",
-    "observation_layout",
-    "rank_labels",
-]
+__all__ = ["COLOUR_GROUP_NAMES", "colour_group", "colour_group_name", "colour_group_names", "colour_symmetry"]
 
 
 def colour_group_names(num_colours: int) -> tuple[str, ...]:
@@ -62,23 +51,10 @@ def colour_group_name(group: PermutationGroup) -> str:
     return group.name
 
 
-def colour_symmetry(
-    group: PermutationGroup,
-    rules: HanabiRules | int | None = None,
-    *,
-    num_players: int | None = None,
-    observation_type: str | None = None,
-    sad: bool | None = None,
-    num_ranks: int | None = None,
-    hand_size: int | None = None,
-    max_information_tokens: int | None = None,
-    max_life_tokens: int | None = None,
-) -> Symmetry:
+def colour_symmetry(group: PermutationGroup, rules: HanabiRules | None = None) -> Symmetry:
     """``group`` (on the colours; its degree is the number of colours) acting on Hanabi under ``rules``.
 
-    ``colour_symmetry(group, rules)``; the old ``colour_symmetry(group, num_players, *,
-    observation_type, sad, num_ranks, hand_size, max_information_tokens, max_life_tokens)`` still
-    works (the number of colours is then the group's degree). For two players and the standard
+    ``rules`` None means ``HanabiRules()`` (five colours). For two players and the standard
     game the observation representation has dim 658 (308 "minimal"; +20 "greedy_onehot", +55
     "greedy_last_action") and the action representation dim 20.
     """
@@ -86,13 +62,7 @@ def colour_symmetry(
         raise TypeError(f"group must be an eqc PermutationGroup (e.g. colour_group('D10')), got {type(group).__name__}")
     if group.degree > 5:
         raise ValueError(f"Hanabi has at most 5 colours, but the group acts on {group.degree} points")
-    legacy = dict(
-        num_players=num_players, observation_type=observation_type, sad=sad, num_ranks=num_ranks, hand_size=hand_size,
-        max_information_tokens=max_information_tokens, max_life_tokens=max_life_tokens,
-    )
-    if not isinstance(rules, HanabiRules):
-        legacy["num_colours"] = group.degree
-    r = resolve_rules(rules, **legacy)
+    r = check_rules(rules)
     if r.num_colours != group.degree:
         raise ValueError(
             f"group {colour_group_name(group)} acts on {group.degree} colours but rules.num_colours is {r.num_colours}; "

@@ -17,20 +17,22 @@ def generator() -> torch.Generator:
 
 @pytest.fixture(scope="session")
 def hle_env() -> Iterator[Callable[..., Any]]:
-    """``hle_env(num_players=2, observation_type="full", **kwargs)``: a cached HanabiEnv (skips without HLE).
+    """``hle_env(num_players=2, observation_type="full", **fields)``: a cached ``HanabiEnv`` of
+    ``HanabiRules(num_players, observation_type=..., **fields)`` (skips without HLE).
 
     Envs are shared within the session; every test must ``reset`` before use.
     """
     pytest.importorskip("hanabi_learning_environment")
+    from eqc.domains.hanabi import HanabiRules
     from eqc.domains.hanabi.hle import HanabiEnv
 
-    cache: dict[tuple, HanabiEnv] = {}
+    cache: dict[HanabiRules, HanabiEnv] = {}
 
-    def make(num_players: int = 2, observation_type: str = "full", **kwargs: Any) -> HanabiEnv:
-        key = (num_players, observation_type, tuple(sorted(kwargs.items())))
-        if key not in cache:
-            cache[key] = HanabiEnv(num_players, observation_type, **kwargs)
-        return cache[key]
+    def make(num_players: int = 2, observation_type: str = "full", **fields: Any) -> HanabiEnv:
+        rules = HanabiRules(num_players, observation_type=observation_type, **fields)
+        if rules not in cache:
+            cache[rules] = HanabiEnv(rules)
+        return cache[rules]
 
     yield make
     cache.clear()

@@ -21,12 +21,8 @@ def test_constructor_checks() -> None:
         HanabiBatch(0)
     with pytest.raises(TypeError, match="num_envs"):
         HanabiBatch(2.0)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="num_players"):
-        HanabiBatch(2, num_players=6)
     with pytest.raises(TypeError, match="auto_reset"):
         HanabiBatch(2, auto_reset=1)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="knowledge"):
-        HanabiBatch(2, knowledge="v1_belief")
 
 
 def test_calls_before_reset() -> None:
@@ -87,7 +83,7 @@ def test_move_checks_name_the_argument_and_the_games() -> None:
 
 
 def test_sad_greedy_checks() -> None:
-    env = HanabiBatch(2, sad=True)
+    env = HanabiBatch(2, HanabiRules(sad="greedy_onehot"))
     env.reset(decks(2))
     with pytest.raises(ValueError, match="illegal moves in games 1: greedy\\[1\\] = 0"):
         env.step(torch.tensor([5, 5]), torch.tensor([5, 0]))
@@ -126,7 +122,7 @@ def test_finished_games_keep_their_final_state() -> None:
     state = env.state.clone()
     with pytest.raises(ValueError, match="every game is over"):
         env.step(torch.tensor([0, 19, 7, 12]))
-    assert all(torch.equal(getattr(env.state, k), getattr(state, k)) for k in ("hands", "score", "done", "moves_made"))
+    assert all(torch.equal(getattr(env.state, k), getattr(state, k)) for k in ("hands", "score", "terminal", "moves_made"))
 
 
 def test_status_tensors_are_copies() -> None:
@@ -159,9 +155,9 @@ def test_fast_path_equals_checked_path() -> None:
     "kwargs",
     [
         {},
-        {"sad": True},
-        {"knowledge": "v0_belief"},
-        {"num_players": 4},
+        {"rules": HanabiRules(sad="greedy_onehot")},
+        {"rules": HanabiRules(knowledge="v0_belief")},
+        {"rules": HanabiRules(4)},
         {"rules": HanabiRules(3, sad="greedy_last_action", observation_type="minimal")},
     ],
     ids=str,
@@ -174,12 +170,12 @@ def test_fast_path_never_reads_tensor_values(kwargs: dict) -> None:
     moves = torch.zeros(b, dtype=torch.long, device="meta")
     for _ in range(6):
         obs = env.observations()
-        env.legal_moves()
+        env.legal_move_mask()
         env.step(moves, moves if env.sad else None)
     assert obs.shape == (b, env.num_players, env.obs_dim) and obs.device.type == "meta"
 
 
-def test_legal_moves_out_buffer_is_validated() -> None:
+def test_legal_move_mask_out_buffer_is_validated() -> None:
     env = HanabiBatch(2, seed=0)
     env.reset()
     with pytest.raises(TypeError, match="bool"):
@@ -188,15 +184,16 @@ def test_legal_moves_out_buffer_is_validated() -> None:
         env.legal_move_mask(torch.empty(2, 7, dtype=torch.bool))
     buf = torch.empty(2, 20, dtype=torch.bool)
     assert env.legal_move_mask(buf) is buf and torch.equal(buf, env.legal_move_mask())
-    assert torch.equal(env.legal_moves(), buf)  # the old name
 
 
-def test_old_names_are_aliases() -> None:
-    env = HanabiBatch(3, 3, "cpu", 5, sad=True, knowledge="v0_belief")  # the old positional/keyword signature
-    assert env.rules == HanabiRules(3, sad="greedy_onehot", knowledge="v0_belief")
+def test_one_name_per_idea() -> None:
+    """The game is ``rules``; the end of a game is ``terminal``; the legal moves are ``legal_move_mask``."""
+    env = HanabiBatch(3, HanabiRules(3, sad="greedy_onehot", knowledge="v0_belief"), "cpu", 5)
     env.reset()
-    assert torch.equal(env.done, env.terminal)
-    assert not hasattr(env, "deck_size") and env.rules.deck_size == 50  # the full deck; cards left is cards_left
+    assert not env.terminal.any() and torch.equal(env.terminal, env.state.terminal)
+    for gone in ("done", "legal_moves", "deck_size"):
+        assert not hasattr(env, gone), gone
+    assert not hasattr(env.state, "done") and env.rules.deck_size == 50  # the full deck; cards left is cards_left
 
 
 def test_huge_batches_are_refused_before_allocating() -> None:
@@ -207,8 +204,10 @@ def test_huge_batches_are_refused_before_allocating() -> None:
 def test_bad_rules_are_refused() -> None:
     with pytest.raises(TypeError, match="rules must be a HanabiRules"):
         HanabiBatch(2, "2p")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="either rules or"):
-        HanabiBatch(2, HanabiRules(), sad=True)
+    with pytest.raises(TypeError, match=r"rules must be a HanabiRules \(e\.g\. HanabiRules\(num_players=3\)"):
+        HanabiBatch(3, 3, "cpu", 5)  # type: ignore[arg-type]  # players where the rules go
+    with pytest.raises(TypeError, match="unexpected keyword argument 'sad'"):
+        HanabiBatch(2, HanabiRules(), sad=True)  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="device"):
         HanabiBatch(2, device="gpu")
 

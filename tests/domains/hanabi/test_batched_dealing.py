@@ -61,7 +61,7 @@ def test_auto_reset_deals_are_uniform_at_every_position() -> None:
     for _ in range(40):
         s.info.fill_(0)  # keep discards legal and the games running
         s.lives.fill_(3)
-        s.done.fill_(False)
+        s.terminal.fill_(False)
         apply_moves(s, t, torch.zeros(b, dtype=torch.long), active, torch.rand(b, generator=gen))
     assert (s.dealt == 50).all()
     assert (s.deck[:, :50].sort(dim=1).values == t.initial_deck).all()

@@ -28,7 +28,7 @@ def _agent(lstm_layers: int, seed: int) -> Agent:
 
 @pytest.mark.parametrize("agents", ["feed-forward", "recurrent", "cross-play", "relabelled"])
 def test_moves_read_nothing_back_but_the_end_check(host_traffic, agents: str) -> None:
-    """Per move only ``done.all()`` every ``SYNC_EVERY`` moves is read back; the seats on turn are known up front
+    """Per move only ``terminal.all()`` every ``SYNC_EVERY`` moves is read back; the seats on turn are known up front
     (a boolean-mask index per move was a read), and a relabelled agent acts with one int element (its index
     checks read the indices back twice per representation, six times per move)."""
     rules = game_rules(TrainConfig())

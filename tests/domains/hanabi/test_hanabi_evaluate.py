@@ -52,8 +52,8 @@ def test_common_decks_are_seeded_and_valid() -> None:
 
 
 def test_rule_agents_match_games_played_by_hand(hle_env, decks) -> None:
-    env, agent = hle_env(2), RuleAgent(2)
-    games = play_games(agent.act, RuleAgent(2).act, decks, env=env)
+    env, agent = hle_env(2), RuleAgent()
+    games = play_games(agent.act, RuleAgent().act, decks, env=env)
     for k, deck in enumerate(decks):
         score, moves = _hand_played_score(env, agent, deck)
         assert games.scores[k].item() == score
@@ -64,17 +64,17 @@ def test_rule_agents_match_games_played_by_hand(hle_env, decks) -> None:
 
 
 def test_seats_alternate(hle_env, decks) -> None:
-    games = play_games(RuleAgent(2).act, RuleAgent(2).act, decks[:4], env=hle_env(2))
+    games = play_games(RuleAgent().act, RuleAgent().act, decks[:4], env=hle_env(2))
     assert games.a_seat == (0, 1, 0, 1)
     for k, movers in enumerate(games.movers):
         first = 0 if games.a_seat[k] == 0 else 1  # seat 0 moves first
         assert movers[:4] == (first, 1 - first, first, 1 - first)
-    fixed = play_games(RuleAgent(2).act, RuleAgent(2).act, decks[:2], env=hle_env(2), alternate_seats=False)
+    fixed = play_games(RuleAgent().act, RuleAgent().act, decks[:2], env=hle_env(2), alternate_seats=False)
     assert fixed.a_seat == (0, 0)
 
 
 def test_identical_rule_agents_cross_play_equals_self_play(hle_env, decks) -> None:
-    result = hanabi_cross_play([RuleAgent(2).act, RuleAgent(2).act, RuleAgent(2).act], decks[:3], env=hle_env(2))
+    result = hanabi_cross_play([RuleAgent().act, RuleAgent().act, RuleAgent().act], decks[:3], env=hle_env(2))
     assert torch.equal(result.xp_scores(), result.games[0][0].scores.repeat(6))
     assert result.xp.mean == result.sp.mean and result.xp.sem == 0.0
     assert result.xp_bomb_out_rate == result.sp_bomb_out_rate
@@ -94,14 +94,14 @@ def _random_net(seed: int) -> nn.Module:
 def _batched_rule_agent(agent: RuleAgent):
     def module(obs: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
         moves = torch.tensor([agent.act(o, m) for o, m in zip(obs, legal, strict=False)])
-        return nn.functional.one_hot(moves, agent.num_actions).float()
+        return nn.functional.one_hot(moves, agent.num_moves).float()
 
     return module
 
 
 def test_rule_agent_and_its_symmetrization_play_relabelled_decks_identically(hle_env, decks) -> None:
     """Colour equivariance: on deck sigma(d) the games are those on d with colour hints relabelled."""
-    env, agent = hle_env(2), RuleAgent(2)
+    env, agent = hle_env(2), RuleAgent()
     group = dihedral(5)
     symmetry = colour_symmetry(group)
     symmetrizer = Symmetrizer(_batched_rule_agent(agent), symmetry.observation_rep, symmetry.action_rep, pass_mask=True)
@@ -146,7 +146,7 @@ def test_policy_from_module_masks_illegal_moves() -> None:
 
 
 def test_action_matrix_of_played_games(hle_env, decks) -> None:
-    games = play_games(RuleAgent(2).act, RuleAgent(2).act, decks[:3], env=hle_env(2))
+    games = play_games(RuleAgent().act, RuleAgent().act, decks[:3], env=hle_env(2))
     both, a, b = (action_matrix_counts(games, responder=r) for r in ("both", "a", "b"))
     assert int(both.sum()) == sum(len(m) - 1 for m in games.actions)
     assert torch.equal(a + b, both)
@@ -154,7 +154,7 @@ def test_action_matrix_of_played_games(hle_env, decks) -> None:
     by_hand = torch.zeros(20, 20, dtype=torch.long)
     for prev, now in itertools.pairwise(game):
         by_hand[prev, now] += 1
-    first = play_games(RuleAgent(2).act, RuleAgent(2).act, decks[:1], env=hle_env(2))
+    first = play_games(RuleAgent().act, RuleAgent().act, decks[:1], env=hle_env(2))
     assert torch.equal(action_matrix_counts(first), by_hand)
     rows = conditional_action_matrix(both)
     observed = both.sum(1) > 0
@@ -164,7 +164,7 @@ def test_action_matrix_of_played_games(hle_env, decks) -> None:
 
 
 def test_bad_input_is_named(hle_env, decks) -> None:
-    env, agent = hle_env(2), RuleAgent(2)
+    env, agent = hle_env(2), RuleAgent()
     with pytest.raises(ValueError, match="policy_b returned move"):
         play_games(agent.act, lambda o, m: int((~m).nonzero()[0]), decks[:1], env=env)  # always an illegal move
     with pytest.raises(TypeError, match="policy_a must return a Python int"):
@@ -198,4 +198,4 @@ def test_play_games_takes_rules_and_their_observation_variant() -> None:
     games = play_games(policy, policy, decks, rules=rules)
     assert len(games.scores) == 2 and set(seen) == {rules.obs_dim} == {713}
     with pytest.raises(ValueError, match="pass one or the other"):
-        play_games(policy, policy, decks, env=HanabiEnv(2), rules=rules)
+        play_games(policy, policy, decks, env=HanabiEnv(), rules=rules)

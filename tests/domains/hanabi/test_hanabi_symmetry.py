@@ -15,7 +15,9 @@ import torch
 
 from eqc.dec_pomdp import Symmetry
 from eqc.domains.hanabi.dealing import card_counts, deck_size, random_deck, relabel_deck, standard_deck
-from eqc.domains.hanabi.symmetry import action_layout, colour_symmetry, observation_layout
+from eqc.domains.hanabi.layouts import action_layout, observation_layout
+from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.symmetry import colour_symmetry
 from eqc.groups import PermutationGroup, cyclic, dihedral, symmetric
 
 S5 = symmetric(5)
@@ -83,16 +85,17 @@ def test_general_dimensions(num_players: int) -> None:
     last_action, knowledge = P + 4 + P + 5 + 5 + h + h + 25 + 2, P * h * 35
     moves = 2 * h + (P - 1) * 10
     full = hands + board + discards + last_action + knowledge
-    assert observation_layout(P).dim == full
-    assert observation_layout(P, observation_type="minimal").dim == full - knowledge
-    assert observation_layout(P, sad=True).dim == full + moves
-    assert action_layout(P).dim == moves
-    symmetry = colour_symmetry(dihedral(5), P, sad=True)
+    rules = HanabiRules(P)
+    assert observation_layout(rules).dim == full
+    assert observation_layout(HanabiRules(P, observation_type="minimal")).dim == full - knowledge
+    assert observation_layout(HanabiRules(P, sad="greedy_onehot")).dim == full + moves
+    assert action_layout(rules).dim == moves
+    symmetry = colour_symmetry(dihedral(5), HanabiRules(P, sad="greedy_onehot"))
     assert (symmetry.observation_rep.dim, symmetry.action_rep.dim) == (full + moves, moves)
 
 
 def test_sad_block_moves_like_actions() -> None:
-    symmetry = colour_symmetry(S5, 3, sad=True)
+    symmetry = colour_symmetry(S5, HanabiRules(3, sad="greedy_onehot"))
     layout = symmetry.observation_layout
     start = layout.offset("greedy_discard")
     obs_coords = symmetry.observation_rep.coordinate_permutations[:, start:] - start
@@ -110,7 +113,7 @@ def test_any_group_on_five_colours(group: PermutationGroup) -> None:
 
 
 def test_fewer_colours_and_ranks() -> None:
-    symmetry = colour_symmetry(symmetric(3), 2, num_ranks=4, hand_size=3)
+    symmetry = colour_symmetry(symmetric(3), HanabiRules(num_colours=3, num_ranks=4, hand_size=3))
     layout = symmetry.observation_layout
     assert layout.block("discards").shape == (3, sum(card_counts(4)))
     assert layout.block("partner_hands").shape == (1, 3, 3, 4)
@@ -121,14 +124,11 @@ def test_fewer_colours_and_ranks() -> None:
     [
         (lambda: colour_symmetry(symmetric(6)), ValueError, "at most 5 colours"),
         (lambda: colour_symmetry([0, 1, 2, 3, 4]), TypeError, "PermutationGroup"),
-        (lambda: colour_symmetry(S5, num_players=1), ValueError, "num_players"),
-        (lambda: colour_symmetry(S5, num_players=6), ValueError, "num_players"),
-        (lambda: colour_symmetry(S5, num_players=2.0), TypeError, "num_players"),
-        (lambda: colour_symmetry(S5, observation_type="seer"), ValueError, "observation_type"),
-        (lambda: colour_symmetry(S5, sad="yes"), TypeError, "sad"),
-        (lambda: observation_layout(2, 5, 5, 5, 48), ValueError, "multiple of num_colours"),
-        (lambda: observation_layout(2, 5, 5, 5, 10), ValueError, "must exceed"),
-        (lambda: action_layout(2, 6), ValueError, "num_colours"),
+        (lambda: colour_symmetry(symmetric(3)), ValueError, r"acts on 3 colours but rules\.num_colours is 5"),
+        (lambda: colour_symmetry(S5, 2), TypeError, "rules must be a HanabiRules"),
+        (lambda: observation_layout(HanabiRules(), max_deck_size=48), ValueError, "multiple of num_colours"),
+        (lambda: observation_layout(HanabiRules(), max_deck_size=10), ValueError, "must exceed"),
+        (lambda: observation_layout(HanabiRules(), max_deck_size=50.0), TypeError, "max_deck_size"),
     ],
 )
 def test_bad_arguments(call, error: type, match: str) -> None:
@@ -156,7 +156,7 @@ def test_package_imports_without_hle() -> None:
         "import eqc.domains.hanabi as h\n"
         "from eqc.groups import symmetric\n"
         "assert h.colour_symmetry(symmetric(5)).observation_rep.dim == 658\n"
-        "try:\n    h.HanabiEnv(2)\nexcept ImportError as e:\n    assert 'hanabi-learning-environment' in str(e); print('ok')\n"
+        "try:\n    h.HanabiEnv()\nexcept ImportError as e:\n    assert 'hanabi-learning-environment' in str(e); print('ok')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

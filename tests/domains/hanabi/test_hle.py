@@ -15,8 +15,8 @@ pytest.importorskip("hanabi_learning_environment")
 from eqc.dec_pomdp import DecPOMDP
 from eqc.domains.hanabi.dealing import deck_log_probability, random_deck, relabel_deck, standard_deck
 from eqc.domains.hanabi.hle import HanabiEnv
+from eqc.domains.hanabi.layouts import observation_layout
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.symmetry import observation_layout
 
 pytestmark = pytest.mark.hanabi
 
@@ -24,7 +24,7 @@ PLAYERS = [2, 3, 4, 5]
 
 
 def _random_move(env: HanabiEnv, generator: torch.Generator) -> int:
-    legal = env.legal_moves()
+    legal = env.legal_move_uids()
     return legal[int(torch.randint(len(legal), (1,), generator=generator))]
 
 
@@ -39,7 +39,7 @@ def test_dimensions_and_protocol(hle_env, num_players: int, observation_type: st
     assert isinstance(env, DecPOMDP)
     env.reset()
     h = 5 if num_players < 4 else 4
-    assert env.num_actions == 2 * h + (num_players - 1) * 10
+    assert env.num_moves == 2 * h + (num_players - 1) * 10
     obs = env.observations()
     assert obs.shape == (num_players, env.obs_dim) and obs.dtype == torch.float32
     assert set(obs.unique().tolist()) <= {0.0, 1.0}
@@ -48,8 +48,8 @@ def test_dimensions_and_protocol(hle_env, num_players: int, observation_type: st
     if (num_players, observation_type) == (2, "minimal"):
         assert env.obs_dim == 308
     mask = env.legal_actions()
-    assert mask.shape == (num_players, env.num_actions) and mask.dtype == torch.bool
-    assert mask[0].nonzero().flatten().tolist() == env.legal_moves() and not mask[1:].any()
+    assert mask.shape == (num_players, env.num_moves) and mask.dtype == torch.bool
+    assert mask[0].nonzero().flatten().tolist() == env.legal_move_uids() and not mask[1:].any()
 
 
 @pytest.mark.parametrize("num_players", PLAYERS)
@@ -86,7 +86,7 @@ def test_replacement_card_goes_to_actor_last_slot(hle_env, generator: torch.Gene
 def test_same_deck_same_game(hle_env, generator: torch.Generator) -> None:
     """A game is a function of the deck and the moves (HLE's RNG plays no part)."""
     deck = random_deck(generator)
-    env_a, env_b = hle_env(2), HanabiEnv(2, seed=99)
+    env_a, env_b = hle_env(2), HanabiEnv(seed=99)
     env_a.reset(deck)
     env_b.reset(torch.tensor(deck))
     while not env_a.terminal:
@@ -97,7 +97,7 @@ def test_same_deck_same_game(hle_env, generator: torch.Generator) -> None:
 
 
 def test_sampled_decks_are_seeded() -> None:
-    decks = [HanabiEnv(2, seed=s) for s in (5, 5, 6)]
+    decks = [HanabiEnv(seed=s) for s in (5, 5, 6)]
     for env in decks:
         env.reset()
     assert decks[0].deck == decks[1].deck != decks[2].deck
@@ -110,7 +110,7 @@ def test_sampled_decks_are_seeded() -> None:
 def test_observation_sections_match_state(hle_env, num_players: int, generator: torch.Generator) -> None:
     """Decode the canonical vector with the declared layout and compare with HLE's true state."""
     env = hle_env(num_players)
-    layout = observation_layout(num_players)
+    layout = observation_layout(env.rules)
     env.reset(random_deck(generator))
     steps = 0
     while not env.terminal and steps < 200:
@@ -127,7 +127,7 @@ def test_observation_sections_match_state(hle_env, num_players: int, generator: 
             assert int(_section(obs[p], layout, "deck").sum()) == len(env.deck) - env.cards_dealt
             fw = _section(obs[p], layout, "fireworks")
             assert [int(row.argmax()) + 1 if row.any() else 0 for row in fw] == fireworks
-            assert int(_section(obs[p], layout, "information_tokens").sum()) == env.information_tokens
+            assert int(_section(obs[p], layout, "information_tokens").sum()) == env.info_tokens
             assert int(_section(obs[p], layout, "life_tokens").sum()) == env.lives
         env.play(_random_move(env, generator))
         steps += 1
@@ -145,8 +145,8 @@ def test_rewards_score_and_bomb_out(hle_env, num_players: int, generator: torch.
             fireworks_before = sum(env.fireworks)
             last = env.play(_random_move(env, generator))
             total += last
-            assert 0 <= env.lives <= 3 and 0 <= env.information_tokens <= 8
-        assert env.legal_moves() == [] and not env.legal_actions().any()
+            assert 0 <= env.lives <= 3 and 0 <= env.info_tokens <= 8
+        assert env.legal_move_uids() == [] and not env.legal_actions().any()
         assert env.bombed_out == (env.lives == 0)
         if env.bombed_out:
             bombed += 1
@@ -206,13 +206,13 @@ def test_bad_action_vectors(hle_env, actions: object, error: type, match: str) -
 
 
 def test_errors_after_end_and_before_reset(hle_env) -> None:
-    env = HanabiEnv(2)
+    env = HanabiEnv()
     with pytest.raises(RuntimeError, match="reset"):
         env.observations()
     env = hle_env(2)
     env.reset(standard_deck())  # sorted deck: playing slot 0 repeatedly bombs out quickly
     while not env.terminal:
-        env.play(env.legal_moves()[-1] if env.information_tokens else 5)
+        env.play(env.legal_move_uids()[-1] if env.info_tokens else 5)
     with pytest.raises(ValueError, match="game is over"):
         env.play(5)
     with pytest.raises(ValueError, match="game is over"):
@@ -249,18 +249,12 @@ def test_bad_decks_rejected(hle_env, deck: object, error: type, match: str) -> N
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        (dict(num_players=1), ValueError, "num_players"),
-        (dict(num_players=6), ValueError, "num_players"),
-        (dict(num_players=2.0), TypeError, "num_players"),
-        (dict(num_players=True), TypeError, "num_players"),
-        (dict(observation_type="seer"), ValueError, "observation_type"),
-        (dict(num_colours=1, num_ranks=1, hand_size=2), ValueError, "exceeds the deck"),
-        (dict(hand_size=9), ValueError, "hand_size"),
-        (dict(num_colours=6), ValueError, "num_colours"),
-        (dict(num_ranks=0), ValueError, "num_ranks"),
-        (dict(max_life_tokens=0), ValueError, "max_life_tokens"),
-        (dict(sad=1), TypeError, "sad"),
+        (dict(rules=2), TypeError, r"rules must be a HanabiRules \(e\.g\. HanabiRules\(num_players=3\)"),
+        (dict(rules={"num_players": 2}), TypeError, "rules must be a HanabiRules"),
+        (dict(num_players=2), TypeError, "unexpected keyword argument 'num_players'"),
+        (dict(sad=True), TypeError, "unexpected keyword argument 'sad'"),
         (dict(seed=-1), ValueError, "seed"),
+        (dict(seed=1.5), TypeError, "seed"),
     ],
 )
 def test_bad_constructor_arguments(kwargs: dict, error: type, match: str) -> None:
@@ -269,12 +263,13 @@ def test_bad_constructor_arguments(kwargs: dict, error: type, match: str) -> Non
 
 
 def test_small_game_parameters(generator: torch.Generator) -> None:
-    env = HanabiEnv(3, num_colours=3, num_ranks=2, hand_size=2, max_information_tokens=4, max_life_tokens=1)
+    rules = HanabiRules(3, num_colours=3, num_ranks=2, hand_size=2, max_info_tokens=4, max_lives=1)
+    env = HanabiEnv(rules)
     deck = random_deck(generator, 3, 2)
     assert len(deck) == 12
     env.reset(deck)
     assert env.hands() == [list(deck[0:2]), list(deck[2:4]), list(deck[4:6])]
-    assert env.num_actions == 4 + 2 * 5 and env.obs_dim == observation_layout(3, 3, 2, 2, 12, 4, 1).dim
+    assert env.num_moves == 4 + 2 * 5 and env.obs_dim == observation_layout(rules).dim == rules.obs_dim
     while not env.terminal:
         env.play(_random_move(env, generator))
     with pytest.raises(ValueError, match="exactly 12"):
@@ -282,30 +277,30 @@ def test_small_game_parameters(generator: torch.Generator) -> None:
 
 
 def test_sad_block_shows_greedy_action_to_partners(generator: torch.Generator) -> None:
-    env = HanabiEnv(3, sad=True)
+    env = HanabiEnv(HanabiRules(3, sad="greedy_onehot"))
     env.reset(random_deck(generator))
-    base = env.hle_obs_dim
-    assert env.obs_dim == base + env.num_actions
+    base = env.canonical_dim
+    assert env.obs_dim == base + env.num_moves
     assert not env.observations()[:, base:].any()
-    legal = env.legal_moves()
+    legal = env.legal_move_uids()
     env.step([legal[-1], 0, 0], greedy_actions=[legal[0], 0, 0])
     sad = env.observations()[:, base:]
     assert not sad[0].any()
     assert sad[1].nonzero().flatten().tolist() == [legal[0]] == sad[2].nonzero().flatten().tolist()
-    taken = env.legal_moves()[0]
+    taken = env.legal_move_uids()[0]
     env.play(taken)  # no greedy action given: the move taken is shown
     sad = env.observations()[:, base:]
     assert not sad[1].any()
     assert sad[0].nonzero().flatten().tolist() == [taken] == sad[2].nonzero().flatten().tolist()
-    illegal = [u for u in range(env.num_actions) if u not in env.legal_moves()]
+    illegal = [u for u in range(env.num_moves) if u not in env.legal_move_uids()]
     assert illegal
     with pytest.raises(ValueError, match="not legal"):
-        env.step([0, 0, env.legal_moves()[0]], greedy_actions=[0, 0, illegal[0]])
-    plain = HanabiEnv(2)
+        env.step([0, 0, env.legal_move_uids()[0]], greedy_actions=[0, 0, illegal[0]])
+    plain = HanabiEnv()
     plain.reset()
-    with pytest.raises(ValueError, match="sad=True"):
+    with pytest.raises(ValueError, match=r"only accepted with a SAD observation \(rules.sad != 'off'\)"):
         plain.step([5, 0], greedy_actions=[5, 0])
-    with pytest.raises(ValueError, match="sad=True"):
+    with pytest.raises(ValueError, match="only accepted with a SAD observation"):
         plain.play(5, greedy=5)
 
 
@@ -330,7 +325,7 @@ def test_copies_are_independent_and_deleting_one_is_safe() -> None:
         "import copy, gc\n"
         "from eqc.domains.hanabi import HanabiEnv\n"
         "from eqc.domains.hanabi.dealing import standard_deck\n"
-        "env = HanabiEnv(2)\n"
+        "env = HanabiEnv()\n"
         "env.reset(standard_deck())\n"
         "for make in (copy.copy, copy.deepcopy):\n"
         "    twin = make(env)\n"
@@ -342,7 +337,7 @@ def test_copies_are_independent_and_deleting_one_is_safe() -> None:
         "twin = copy.copy(env)\n"
         "del env; gc.collect()\n"
         "twin.play(5); twin.observations()\n"
-        "fresh = copy.copy(HanabiEnv(2))\n"
+        "fresh = copy.copy(HanabiEnv())\n"
         "fresh.reset(); print('ok')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -365,19 +360,19 @@ def test_relabel_outcome_refuses_unknown_keys(hle_env) -> None:
         env.relabel_outcome(None, {"rank": torch.arange(5)})
 
 
-def test_rules_and_old_names(hle_env) -> None:
+def test_rules_fix_the_sizes_under_their_names(hle_env) -> None:
+    """The env's sizes and token counts carry ``HanabiRules``' names, and only those."""
     rules = HanabiRules(3, max_info_tokens=6, max_lives=2, sad="greedy_last_action", knowledge="v0_belief")
     env = HanabiEnv(rules)
     assert env.rules == rules and env.obs_dim == rules.obs_dim and env.num_moves == rules.num_moves == 30
-    old = hle_env(3, "full", max_information_tokens=6, max_life_tokens=2)
-    assert old.rules == HanabiRules(3, max_info_tokens=6, max_lives=2)
-    assert (old.num_actions, old.hle_obs_dim, old.max_information_tokens, old.max_life_tokens) == (30, old.canonical_dim, 6, 2)
-    old.reset(standard_deck())
-    assert old.information_tokens == old.info_tokens == 6 and old.legal_moves() == old.legal_move_uids()
-    assert old.legal_move_mask().nonzero().flatten().tolist() == old.legal_move_uids()
-    assert old.cards_left == 50 - 15 and old.moves_made == 0
-    with pytest.raises(ValueError, match="either rules or"):
-        HanabiEnv(rules, "full")
+    small = hle_env(3, "full", max_info_tokens=6, max_lives=2)
+    assert small.rules == HanabiRules(3, max_info_tokens=6, max_lives=2)
+    assert (small.num_moves, small.canonical_dim, small.max_info_tokens, small.max_lives) == (30, small.rules.canonical_dim, 6, 2)
+    small.reset(standard_deck())
+    assert small.info_tokens == 6 and small.legal_move_mask().nonzero().flatten().tolist() == small.legal_move_uids()
+    assert small.cards_left == 50 - 15 and small.moves_made == 0
+    for gone in ("legal_moves", "information_tokens", "num_actions", "hle_obs_dim", "max_information_tokens", "max_life_tokens"):
+        assert not hasattr(small, gone), gone
 
 
 def test_a_move_after_the_end_is_a_value_error_in_both_envs(hle_env) -> None:

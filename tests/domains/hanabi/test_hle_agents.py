@@ -23,28 +23,29 @@ S5 = symmetric(5)
 
 def _one_hot_policy(agent: RuleAgent):
     def policy(obs: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
-        return nn.functional.one_hot(torch.tensor(agent.act(obs, legal)), agent.num_actions).float()
+        return nn.functional.one_hot(torch.tensor(agent.act(obs, legal)), agent.num_moves).float()
 
     return policy
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4, 5])
 def test_rule_agent_plays_legal_complete_games(hle_env, num_players: int) -> None:
-    env, agent = hle_env(num_players), RuleAgent(num_players)
+    env = hle_env(num_players)
+    agent = RuleAgent(env.rules)
     scores = []
     for _ in range(3):
         env.reset()
         while not env.terminal:
             p = env.current_player
             move = agent.act(env.observations()[p], env.legal_actions()[p])
-            assert move in env.legal_moves()
+            assert move in env.legal_move_uids()
             env.play(move)
         scores.append(env.score)
     assert sum(scores) / len(scores) >= 8, scores  # random play scores ~0-2; the rules do much better
 
 
 def test_rule_agent_is_colour_equivariant_in_the_loop(hle_env) -> None:
-    env, agent = hle_env(2), RuleAgent(2)
+    env, agent = hle_env(2), RuleAgent()
     symmetry = colour_symmetry(S5)
     policy = _one_hot_policy(agent)
     generator = torch.Generator().manual_seed(0)
@@ -58,7 +59,7 @@ def test_rule_agent_is_colour_equivariant_in_the_loop(hle_env) -> None:
 
 
 def test_rule_agent_rejects_bad_input() -> None:
-    agent = RuleAgent(2)
+    agent = RuleAgent()
     with pytest.raises(ValueError, match="obs"):
         agent.act(torch.zeros(657), torch.ones(20, dtype=torch.bool))
     with pytest.raises(TypeError, match="legal"):  # a float mask is the wrong type
@@ -72,7 +73,7 @@ def test_rule_agent_rejects_bad_input() -> None:
 
 
 def test_rule_agent_takes_rules_and_refuses_beliefs() -> None:
-    assert RuleAgent(HanabiRules(num_players=3)).obs_dim == RuleAgent(3).obs_dim == HanabiRules(num_players=3).obs_dim
+    assert RuleAgent(HanabiRules(num_players=3)).obs_dim == HanabiRules(num_players=3).obs_dim
     assert RuleAgent(HanabiRules(sad="greedy_last_action")).obs_dim == 713
     with pytest.raises(ValueError, match="knowledge='canonical'"):
         RuleAgent(HanabiRules(knowledge="v0_belief"))
@@ -86,9 +87,9 @@ def _random_net(obs_dim: int, num_actions: int, seed: int) -> nn.Module:
 @pytest.mark.parametrize("group", [dihedral(5), S5], ids=["D10", "S5"])
 def test_symmetrized_network_with_rule_agent_plays_equivariantly(hle_env, group) -> None:
     """Player 0: S(random MLP) acting greedily over legal moves; player 1: the rule agent."""
-    env, agent = hle_env(2), RuleAgent(2)
+    env, agent = hle_env(2), RuleAgent()
     symmetry = colour_symmetry(group)
-    net = _random_net(env.obs_dim, env.num_actions, seed=0)
+    net = _random_net(env.obs_dim, env.num_moves, seed=0)
     policy = Symmetrizer(net, symmetry.observation_rep, symmetry.action_rep)
     generator = torch.Generator().manual_seed(1)
     steps = 0
@@ -106,7 +107,7 @@ def test_symmetrized_network_with_rule_agent_plays_equivariantly(hle_env, group)
                 move = int(q.argmax())
             else:
                 move = agent.act(obs, legal)
-            assert move in env.legal_moves()
+            assert move in env.legal_move_uids()
             env.play(move)
             steps += 1
     assert steps >= 15
@@ -117,9 +118,9 @@ def test_unsymmetrized_network_and_paper_bug_are_not_equivariant(hle_env) -> Non
     env = hle_env(2)
     symmetry = colour_symmetry(cyclic(5))
     env.reset()
-    env.play(next(u for u in env.legal_moves() if 10 <= u < 15))  # a colour hint, so the block is non-zero
+    env.play(next(u for u in env.legal_move_uids() if 10 <= u < 15))  # a colour hint, so the block is non-zero
     obs = env.observations()[1][None]
-    net = _random_net(env.obs_dim, env.num_actions, seed=1)
+    net = _random_net(env.obs_dim, env.num_moves, seed=1)
     assert not equivariance_error(net, symmetry.observation_rep, symmetry.action_rep, obs).ok
     table = symmetry.observation_rep.coordinate_permutations.clone()
     s = symmetry.observation_layout.slice("last_action_colour")

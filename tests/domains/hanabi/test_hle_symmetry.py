@@ -16,8 +16,9 @@ pytest.importorskip("hanabi_learning_environment")
 from eqc.dec_pomdp import Block, Layout, Symmetry
 from eqc.domains.hanabi.dealing import relabel_deck
 from eqc.domains.hanabi.hle import HanabiEnv
+from eqc.domains.hanabi.layouts import action_layout, colour_labels, observation_layout, rank_labels
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.symmetry import action_layout, colour_group, colour_labels, colour_symmetry, observation_layout, rank_labels
+from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.groups import PermutationRepresentation, cyclic, dihedral, symmetric
 from eqc.verification import check_env_symmetry
 
@@ -44,10 +45,10 @@ def relabelled_game_mismatch(
         if not torch.equal(expected, got):
             player, coord = (expected != got).nonzero()[0].tolist()
             return f"step {step}, player {player}: observation {layout.describe(coord)}"
-        legal_a = env_a.legal_moves()
-        if sorted(moves[u] for u in legal_a) != env_b.legal_moves():
-            return f"step {step}: legal moves {legal_a} map to {sorted(moves[u] for u in legal_a)}, got {env_b.legal_moves()}"
-        for name in ("terminal", "current_player", "score", "lives", "information_tokens", "bombed_out", "cards_dealt"):
+        legal_a = env_a.legal_move_uids()
+        if sorted(moves[u] for u in legal_a) != env_b.legal_move_uids():
+            return f"step {step}: legal moves {legal_a} map to {sorted(moves[u] for u in legal_a)}, got {env_b.legal_move_uids()}"
+        for name in ("terminal", "current_player", "score", "lives", "info_tokens", "bombed_out", "cards_dealt"):
             if getattr(env_a, name) != getattr(env_b, name):
                 return f"step {step}: {name} {getattr(env_a, name)} != {getattr(env_b, name)}"
         fireworks = [0] * len(sigma)
@@ -68,9 +69,10 @@ def relabelled_game_mismatch(
     return "game did not end within 1000 steps"
 
 
-def _run_differential(num_players: int, games: int, seed: int, *, observation_type: str = "full", sad: bool = False) -> None:
-    env_a, env_b = HanabiEnv(num_players, observation_type, sad=sad, seed=seed), HanabiEnv(num_players, observation_type, sad=sad)
-    symmetry = colour_symmetry(S5, num_players, observation_type=observation_type, sad=sad)
+def _run_differential(num_players: int, games: int, seed: int, *, observation_type: str = "full", sad: str = "off") -> None:
+    rules = HanabiRules(num_players, observation_type=observation_type, sad=sad)
+    env_a, env_b = HanabiEnv(rules, seed=seed), HanabiEnv(rules)
+    symmetry = colour_symmetry(S5, rules)
     generator = torch.Generator().manual_seed(seed)
     for game, perm in enumerate(S5.random_permutations(games, generator)):
         found = relabelled_game_mismatch(env_a, env_b, symmetry, perm, generator)
@@ -80,12 +82,12 @@ def _run_differential(num_players: int, games: int, seed: int, *, observation_ty
 # ----------------------------------------------------------------------------- layout vs HLE
 @pytest.mark.parametrize("num_players", PLAYERS)
 @pytest.mark.parametrize("observation_type", ["full", "minimal"])
-@pytest.mark.parametrize("sad", [False, True])
-def test_layout_dims_equal_hle(hle_env, num_players: int, observation_type: str, sad: bool) -> None:
+@pytest.mark.parametrize("sad", ["off", "greedy_onehot"])
+def test_layout_dims_equal_hle(hle_env, num_players: int, observation_type: str, sad: str) -> None:
     env = hle_env(num_players, observation_type, sad=sad)
-    symmetry = colour_symmetry(S5, num_players, observation_type=observation_type, sad=sad)
+    symmetry = colour_symmetry(S5, env.rules)
     assert symmetry.observation_rep.dim == symmetry.observation_layout.dim == env.obs_dim
-    assert symmetry.action_rep.dim == env.num_actions
+    assert symmetry.action_rep.dim == env.num_moves
 
 
 @pytest.mark.parametrize(
@@ -93,12 +95,12 @@ def test_layout_dims_equal_hle(hle_env, num_players: int, observation_type: str,
     [(2, 1, 1, 1, 1, 1), (2, 3, 4, 2, 5, 2), (3, 2, 5, 3, 8, 3), (4, 4, 3, 2, 3, 1), (5, 5, 2, 2, 8, 3)],
 )
 def test_layout_dims_equal_hle_for_other_games(num_players, num_colours, num_ranks, hand_size, info, life) -> None:
-    kwargs = dict(num_colours=num_colours, num_ranks=num_ranks, hand_size=hand_size, max_information_tokens=info, max_life_tokens=life)
+    shape = dict(num_colours=num_colours, num_ranks=num_ranks, hand_size=hand_size, max_info_tokens=info, max_lives=life)
     for observation_type in ("full", "minimal"):
-        env = HanabiEnv(num_players, observation_type, **kwargs)
-        layout = observation_layout(num_players, num_colours, num_ranks, hand_size, None, info, life, observation_type=observation_type)
-        assert layout.dim == env.obs_dim
-    assert action_layout(num_players, num_colours, num_ranks, hand_size).dim == env.num_actions
+        rules = HanabiRules(num_players, observation_type=observation_type, **shape)
+        env = HanabiEnv(rules)
+        assert observation_layout(rules).dim == env.obs_dim
+        assert action_layout(rules).dim == env.num_moves
 
 
 # ----------------------------------------------------------------------------- positive
@@ -106,21 +108,21 @@ def test_layout_dims_equal_hle_for_other_games(num_players, num_colours, num_ran
 @pytest.mark.parametrize("observation_type", ["full", "minimal"])
 def test_check_env_symmetry_accepts_colour_symmetry(hle_env, num_players: int, observation_type: str) -> None:
     env = hle_env(num_players, observation_type)
-    symmetry = colour_symmetry(S5, num_players, observation_type=observation_type)
+    symmetry = colour_symmetry(S5, env.rules)
     found = check_env_symmetry(env, symmetry, episodes=2, generator=torch.Generator().manual_seed(num_players))
     assert found is None, str(found)
 
 
 @pytest.mark.parametrize("group", [cyclic(5), dihedral(5)], ids=["C5", "D10"])
 def test_check_env_symmetry_subgroups_and_sad(hle_env, group) -> None:
-    env = hle_env(2, "full", sad=True)
-    found = check_env_symmetry(env, colour_symmetry(group, 2, sad=True), episodes=2, generator=torch.Generator().manual_seed(7))
+    env = hle_env(2, "full", sad="greedy_onehot")
+    found = check_env_symmetry(env, colour_symmetry(group, env.rules), episodes=2, generator=torch.Generator().manual_seed(7))
     assert found is None, str(found)
 
 
 def test_check_env_symmetry_fewer_colours() -> None:
-    env = HanabiEnv(3, num_colours=3, num_ranks=3, hand_size=3)
-    found = check_env_symmetry(env, colour_symmetry(symmetric(3), 3, num_ranks=3, hand_size=3), episodes=3)
+    rules = HanabiRules(3, num_colours=3, num_ranks=3, hand_size=3)
+    found = check_env_symmetry(HanabiEnv(rules), colour_symmetry(symmetric(3), rules), episodes=3)
     assert found is None, str(found)
 
 
@@ -131,7 +133,7 @@ def test_differential_relabelled_games(num_players: int) -> None:
 
 @pytest.mark.parametrize("num_players", [2, 3])
 def test_differential_relabelled_games_sad_greedy(num_players: int) -> None:
-    _run_differential(num_players, games=2, seed=20 + num_players, sad=True)
+    _run_differential(num_players, games=2, seed=20 + num_players, sad="greedy_onehot")
 
 
 # ----------------------------------------------------------------------------- negative
@@ -187,9 +189,9 @@ def test_knowledge_colour_hint_by_inverse_is_caught(hle_env) -> None:
 
 
 def _declaration_with(block: Block, num_players: int = 2) -> Symmetry:
-    layout = observation_layout(num_players)
-    blocks = [block if b.name == block.name else b for b in layout]
-    return Symmetry(S5, colour_labels(), Layout(blocks), action_layout(num_players))
+    rules = HanabiRules(num_players)
+    blocks = [block if b.name == block.name else b for b in observation_layout(rules)]
+    return Symmetry(S5, colour_labels(), Layout(blocks), action_layout(rules))
 
 
 def test_block_moved_when_it_should_be_fixed_is_caught(hle_env) -> None:
@@ -208,15 +210,15 @@ def test_block_fixed_when_it_should_move_is_caught(hle_env) -> None:
 
 def test_wrong_action_declaration_is_caught(hle_env) -> None:
     """Reveal-rank moves declared as colour moves: reported on the legal-move mask."""
-    layout = action_layout(2)
+    layout = action_layout(HanabiRules())
     blocks = [Block("reveal_rank", 1, colour_labels()) if b.name == "reveal_rank" else b for b in layout]
-    wrong = Symmetry(S5, colour_labels(), observation_layout(2), Layout(blocks))
+    wrong = Symmetry(S5, colour_labels(), observation_layout(HanabiRules()), Layout(blocks))
     found = check_env_symmetry(hle_env(2), wrong, episodes=5, generator=torch.Generator().manual_seed(8))
     assert found is not None and found.kind == "legal_actions" and found.block == "reveal_rank", str(found)
 
 
 def test_differential_helper_catches_wrong_declaration() -> None:
-    env_a, env_b = HanabiEnv(2, seed=1), HanabiEnv(2)
+    env_a, env_b = HanabiEnv(seed=1), HanabiEnv()
     wrong = _declaration_with(Block("fireworks", 5, rank_labels(), encoding="one_hot"))  # colour axis missing
     generator = torch.Generator().manual_seed(2)
     results = [relabelled_game_mismatch(env_a, env_b, wrong, torch.tensor([1, 2, 3, 4, 0]), generator) for _ in range(3)]
@@ -234,14 +236,14 @@ def test_differential_many_games(num_players: int, games: int) -> None:
 @pytest.mark.parametrize("num_players", PLAYERS)
 def test_differential_many_games_minimal_and_sad(num_players: int) -> None:
     _run_differential(num_players, games=40, seed=200 + num_players, observation_type="minimal")
-    _run_differential(num_players, games=40, seed=300 + num_players, sad=True)
+    _run_differential(num_players, games=40, seed=300 + num_players, sad="greedy_onehot")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("num_players", PLAYERS)
 def test_check_env_symmetry_many_episodes(hle_env, num_players: int) -> None:
     generator = torch.Generator().manual_seed(num_players)
-    found = check_env_symmetry(hle_env(num_players), colour_symmetry(S5, num_players), episodes=60, generator=generator)
+    found = check_env_symmetry(hle_env(num_players), colour_symmetry(S5, HanabiRules(num_players)), episodes=60, generator=generator)
     assert found is None, str(found)
 
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 
 import pytest
 
 from eqc.domains.hanabi import HanabiRules
+from eqc.domains.hanabi.agents import RuleAgent
+from eqc.domains.hanabi.batched import HanabiBatch
 from eqc.domains.hanabi.layouts import action_layout, observation_layout
 from eqc.domains.hanabi.symmetry import colour_symmetry
 from eqc.groups import dihedral, symmetric
@@ -24,7 +27,7 @@ def test_defaults_and_derived_sizes() -> None:
     four = HanabiRules(4)
     assert four.hand_size == 4 and four.num_moves == 2 * 4 + 3 * 10
     small = HanabiRules(3, num_colours=3, num_ranks=2, hand_size=2, max_info_tokens=4, max_lives=1)
-    assert small.deck_size == 12 and small.obs_dim == observation_layout(3, 3, 2, 2, 12, 4, 1).dim
+    assert small.deck_size == 12 and small.obs_dim == observation_layout(small, max_deck_size=12).dim
 
 
 @pytest.mark.parametrize(
@@ -64,7 +67,7 @@ def test_from_dict_refuses_unknown_keys_naming_the_allowed_ones() -> None:
         (dict(observation_type="seer"), ValueError, r"observation_type must be one of \['full', 'minimal'\]"),
         (dict(knowledge="v1_belief"), ValueError, "knowledge must be one of"),
         (dict(knowledge=None), TypeError, "knowledge must be a str"),
-        (dict(sad=True), TypeError, "old spelling of sad='greedy_onehot'"),
+        (dict(sad=True), TypeError, "sad must be a str"),
         (dict(sad="sad"), ValueError, "greedy_last_action"),
         (dict(observation_type="minimal", knowledge="v0_belief"), ValueError, "card-knowledge section"),
     ],
@@ -83,26 +86,46 @@ def test_rules_are_frozen_and_replace_revalidates() -> None:
         dataclasses.replace(rules, num_players=7)
 
 
-def test_layouts_and_symmetry_take_rules_or_the_old_keywords() -> None:
+def test_layouts_and_symmetry_take_rules() -> None:
     rules = HanabiRules(3, sad="greedy_last_action")
     assert observation_layout(rules).dim == rules.obs_dim
-    assert observation_layout(3, sad=False).dim == observation_layout(num_players=3).dim == rules.canonical_dim
-    assert action_layout(rules).dim == action_layout(3).dim == rules.num_moves
+    assert observation_layout(dataclasses.replace(rules, sad="off")).dim == rules.canonical_dim
+    assert action_layout(rules).dim == rules.num_moves and action_layout().dim == HanabiRules().num_moves
     symmetry = colour_symmetry(dihedral(5), rules)
     assert symmetry.observation_rep.dim == rules.obs_dim and symmetry.action_rep.dim == 30
-    assert colour_symmetry(symmetric(5), 3, sad=True).observation_rep.dim == HanabiRules(3, sad="greedy_onehot").obs_dim
     with pytest.raises(ValueError, match=r"group D6 acts on 3 colours but rules\.num_colours is 5; colour groups of this game"):
         colour_symmetry(symmetric(3), rules)
-    with pytest.raises(ValueError, match="either rules or"):
-        observation_layout(rules, num_ranks=4)
-    with pytest.raises(ValueError, match="num_players was given twice"):
-        observation_layout(2, num_players=3)
-    with pytest.raises(TypeError, match="rules must be a HanabiRules"):
-        action_layout("2")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"max_life_tokens \(HanabiRules.max_lives\) must be in"):
-        observation_layout(2, max_life_tokens=0)
-    with pytest.raises(TypeError, match="sad must be a bool"):
-        colour_symmetry(symmetric(5), sad="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: action_layout(2),
+        lambda: observation_layout("2"),
+        lambda: colour_symmetry(symmetric(5), 3),
+        lambda: HanabiBatch(3, 3, "cpu", 5),
+        lambda: RuleAgent(2),
+        lambda: RuleAgent({"num_players": 2}),
+    ],
+)
+def test_the_game_is_only_a_hanabi_rules(call: Callable[[], object]) -> None:
+    """The old positional forms (``num_players`` where ``rules`` goes) are refused naming ``rules``."""
+    with pytest.raises(TypeError, match=r"rules must be a HanabiRules \(e\.g\. HanabiRules\(num_players=3\)"):
+        call()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: observation_layout(num_players=3),
+        lambda: colour_symmetry(symmetric(5), sad=True),
+        lambda: HanabiBatch(2, num_players=3),
+        lambda: RuleAgent(max_life_tokens=1),
+    ],
+)
+def test_the_old_game_keywords_are_gone(call: Callable[[], object]) -> None:
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        call()
 
 
 def test_presets_are_hle_and_jax_aht_games() -> None:

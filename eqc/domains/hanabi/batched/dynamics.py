@@ -48,7 +48,7 @@ def apply_moves(
 ) -> None:
     """Apply move uid ``moves[b]`` (long [B]) of the acting player where ``active`` (bool [B]), in place.
 
-    Inactive games (finished, or just re-dealt) keep their state; ``done``, ``score`` and ``reward``
+    Inactive games (finished, or just re-dealt) keep their state; ``terminal``, ``score`` and ``reward``
     are recomputed for every game (reward 0 where nothing moved). ``noise`` (float [B] in [0, 1))
     drives the lazy shuffle of games with ``state.shuffle_draws`` set: their draw takes a uniformly
     chosen card among the deck's undealt positions (a Fisher-Yates step), so a deck whose first
@@ -136,7 +136,7 @@ def apply_moves(
     torch.sub(score, s.score, out=s.reward)
     s.score.copy_(score)
     s.moves_made.add_(active.long())
-    torch.logical_or((s.lives <= 0) | (total >= t.num_cards), s.turns_left <= 0, out=s.done)
+    torch.logical_or((s.lives <= 0) | (total >= t.num_cards), s.turns_left <= 0, out=s.terminal)
 
 
 def legal_moves(state: BatchState, tables: HanabiTables, out: torch.Tensor) -> torch.Tensor:
@@ -148,14 +148,14 @@ def legal_moves(state: BatchState, tables: HanabiTables, out: torch.Tensor) -> t
     b, p, h = s.current.shape[0], t.num_players, t.hand_size
     actor_hand = s.hands.gather(1, s.current.view(b, 1, 1).expand(b, 1, h)).view(b, h)
     in_hand = (actor_hand != t.empty).sum(dim=1)
-    row = torch.where(s.done, 2 * (h + 1), 2 * in_hand + (s.info < t.max_info).long())
+    row = torch.where(s.terminal, 2 * (h + 1), 2 * in_hand + (s.info < t.max_info).long())
     play_discard = t.play_discard_rows.index_select(0, row)
     bits = t.card_bits.index_select(0, s.hands.view(-1)).view(b, p, h)
     have = bits[:, :, 0]
     for j in range(1, h):
         have = have | bits[:, :, j]
     targets = t.targets_of.index_select(0, s.current)
-    code = torch.where(((s.info > 0) & ~s.done).view(b, 1), have.gather(1, targets), 0)
+    code = torch.where(((s.info > 0) & ~s.terminal).view(b, 1), have.gather(1, targets), 0)
     hints = t.hint_rows.index_select(0, code.view(-1)).view(b, p - 1, -1)  # per target: colours, then ranks
     colours, ranks = hints[:, :, : t.num_colours].reshape(b, -1), hints[:, :, t.num_colours :].reshape(b, -1)
     return torch.cat([play_discard, colours, ranks], dim=1, out=out)

@@ -20,8 +20,7 @@ from eqc.domains.hanabi.batched.encoding import EncodingScratch, encode
 from eqc.domains.hanabi.batched.state import BatchState, new_state, pad_decks, restart, sample_decks, shuffle_front
 from eqc.domains.hanabi.batched.tables import tables_for
 from eqc.domains.hanabi.batched.variants import sad_block, v0_belief
-from eqc.domains.hanabi.layouts import resolve_rules
-from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.rules import HanabiRules, check_rules
 
 __all__ = ["HanabiBatch"]
 
@@ -36,9 +35,7 @@ class HanabiBatch:
     Args:
         num_envs: number of games B.
         rules: the game and observation variant (``HanabiRules``, any deck shape; default:
-            2 players, standard game, canonical "full" observation). The old keywords ``num_players``,
-            ``sad`` (bool: "greedy_onehot") and ``knowledge`` still work, ``num_players`` also
-            positionally.
+            2 players, standard game, canonical "full" observation).
         device: torch device of every tensor ("cpu", "cuda", ...).
         seed: seeds the ``torch.Generator`` that shuffles decks (the global RNG is never used).
         auto_reset: same-step reset. A game that ends on a ``step`` is re-dealt within that
@@ -64,31 +61,28 @@ class HanabiBatch:
     ``observations(out)``/``legal_move_mask(out)`` write into caller-owned buffers. Status tensors
     (``current_player``, ``score``, ``lives``, ``info_tokens``, ``fireworks``, ``cards_left``,
     ``moves_made``, ``terminal``, ``reward``, ``ended``, ``final_score``, ``decks``) are copies;
-    ``state`` is the live ``BatchState``. With ``check=False`` ``moves`` must be valid move uids
+    ``state`` is the live ``BatchState``. The end of a game has one word, ``terminal`` (the game is
+    over, as ``HanabiEnv.terminal``); ``ended`` is the event (the game's last move was made by the
+    last ``step``). With ``check=False`` ``moves`` must be valid move uids
     (a long tensor on ``device``); nothing is read back to the host, so the calls can be captured
     by CUDA graphs (with ``auto_reset``, ``step`` refreshes its pool of spare decks every few steps
     from Python: capture ``observations``/``legal_move_mask`` and the policy, not ``step``).
     In checked mode a ``step`` when every game is over raises ValueError, as ``HanabiEnv`` does
     for a move after the end; a ``step`` or view before ``reset`` raises RuntimeError.
     On the "meta" device (shape-only tracing) sampling uses no generator.
-
-    Old names kept as aliases: ``legal_moves`` (``legal_move_mask``), ``done`` (``terminal``).
     """
 
     def __init__(
         self,
         num_envs: int,
-        rules: HanabiRules | int | None = None,
+        rules: HanabiRules | None = None,
         device: torch.device | str = "cpu",
         seed: int = 0,
         *,
         auto_reset: bool = False,
         check: bool = True,
-        num_players: int | None = None,
-        sad: bool | None = None,
-        knowledge: str | None = None,
     ) -> None:
-        self.rules = r = resolve_rules(rules, num_players=num_players, sad=sad, knowledge=knowledge)
+        self.rules = r = check_rules(rules)
         check_int(num_envs, "num_envs", low=1)
         self.device = check_device(device)
         check_int(seed, "seed", low=0, high=2**63 - 1)
@@ -128,7 +122,7 @@ class HanabiBatch:
                 decks = check_decks(decks, self.num_envs, self.tables)
             decks = pad_decks(decks, self.tables)
         s = self._state
-        restart(s, self.tables, torch.ones_like(s.done), decks, shuffle_draws=False)
+        restart(s, self.tables, torch.ones_like(s.terminal), decks, shuffle_draws=False)
         s.reward.fill_(0.0)
         s.ended.fill_(False)
         s.restarted.fill_(False)
@@ -149,15 +143,15 @@ class HanabiBatch:
             raise RuntimeError("call reset() before step()")
         s, t = self._state, self.tables
         if self.check:
-            if bool(s.done.all()):
+            if bool(s.terminal.all()):
                 raise ValueError("every game is over (terminal); call reset() to start new ones (or use auto_reset=True)")
             moves = check_moves(moves, self.num_envs, t)
-            check_legal(moves, legal_moves(s, t, self._legal), ~s.done)
+            check_legal(moves, legal_moves(s, t, self._legal), ~s.terminal)
         elif moves.dtype != torch.long:
             moves = moves.long()
         if greedy is not None:
             greedy = self._check_greedy(greedy)
-        active = ~s.done
+        active = ~s.terminal
         if self.rules.sad != "off":
             shown = moves if greedy is None else greedy
             if self.rules.sad == "greedy_last_action":
@@ -173,7 +167,7 @@ class HanabiBatch:
                     self._pool.copy_(sample_decks(self.num_envs, t, self.generator))  # keep the storage (CUDA graphs)
             noise = torch.rand(self.num_envs, generator=self.generator, device=self.device)
         apply_moves(s, t, moves, active, noise)
-        torch.logical_and(s.done, active, out=s.ended)
+        torch.logical_and(s.terminal, active, out=s.ended)
         s.final_score.copy_(s.score).masked_fill_(~s.ended, -1)
         if self.auto_reset:
             restart(s, t, s.ended, self._pool, shuffle_draws=True)
@@ -212,8 +206,6 @@ class HanabiBatch:
         elif self.check:
             check_out(out, "out", torch.bool, shape, self.device)
         return legal_moves(self._state, self.tables, out)
-
-    legal_moves = legal_move_mask  # old name
 
     @property
     def state(self) -> BatchState:
@@ -284,9 +276,7 @@ class HanabiBatch:
     @property
     def terminal(self) -> torch.Tensor:
         """Bool [B]: the game is over (always False after a ``step`` with ``auto_reset``; see ``ended``)."""
-        return self._state.done.clone()
-
-    done = terminal  # old name
+        return self._state.terminal.clone()
 
     @property
     def reward(self) -> torch.Tensor:
@@ -315,11 +305,11 @@ class HanabiBatch:
 
     def _check_greedy(self, greedy: torch.Tensor) -> torch.Tensor:
         if self.rules.sad == "off":
-            raise ValueError("greedy is only accepted with a SAD observation (rules.sad != 'off', or the old sad=True)")
+            raise ValueError("greedy is only accepted with a SAD observation (rules.sad != 'off')")
         if not self.check:
             return greedy.long()
         greedy = check_moves(greedy, self.num_envs, self.tables, "greedy")
-        check_legal(greedy, self._legal, ~self._state.done, "greedy")
+        check_legal(greedy, self._legal, ~self._state.terminal, "greedy")
         return greedy
 
 

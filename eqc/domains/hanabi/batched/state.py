@@ -36,7 +36,8 @@ class BatchState:
     last_player [B] absolute seat of the last mover (-1: none); last_code [B] the
     observer-independent last-action code (see ``HanabiTables``; 0 while there is no last move);
     score [B] HLE's score (0 once all lives are lost); reward float [B] of the last step;
-    done bool [B] the game is over; moves_made [B] moves made in the current game;
+    terminal bool [B] the game is over (eqc's one word for it, as ``HanabiEnv.terminal``);
+    moves_made [B] moves made in the current game;
     ended bool [B] the game ended on the last step (its move was the last);
     final_score [B] that game's final score where ``ended``, else -1;
     restarted bool [B] games re-dealt by the last step (auto_reset: equal to ``ended``);
@@ -58,7 +59,7 @@ class BatchState:
     last_code: torch.Tensor
     score: torch.Tensor
     reward: torch.Tensor
-    done: torch.Tensor
+    terminal: torch.Tensor
     moves_made: torch.Tensor
     ended: torch.Tensor
     final_score: torch.Tensor
@@ -92,7 +93,7 @@ def new_state(num_envs: int, tables: HanabiTables) -> BatchState:
         last_code=z(b),
         score=z(b),
         reward=z(b, dtype=torch.float32),
-        done=torch.ones(b, dtype=torch.bool, device=dev),
+        terminal=torch.ones(b, dtype=torch.bool, device=dev),
         moves_made=z(b),
         ended=z(b, dtype=torch.bool),
         final_score=z(b) - 1,
@@ -126,7 +127,7 @@ def restart(state: BatchState, tables: HanabiTables, mask: torch.Tensor, decks: 
     s.last_player.masked_fill_(mask, -1)
     s.last_code.masked_fill_(mask, 0)
     s.score.masked_fill_(mask, 0)
-    s.done.masked_fill_(mask, False)
+    s.terminal.masked_fill_(mask, False)
     s.moves_made.masked_fill_(mask, 0)
     s.shuffle_draws.masked_fill_(mask, shuffle_draws)
 

@@ -21,8 +21,7 @@ from eqc._checks import check_int
 from eqc.domains.hanabi.dealing import as_deck, deck_log_probability, random_deck, relabel_deck
 from eqc.domains.hanabi.hle.native import CHANCE, HLEGame
 from eqc.domains.hanabi.hle.variants import ObservationVariants
-from eqc.domains.hanabi.layouts import resolve_rules
-from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.rules import HanabiRules, check_rules
 
 __all__ = ["HanabiEnv"]
 
@@ -34,9 +33,7 @@ class HanabiEnv:
 
     Args:
         rules: the game and the observation variant (``HanabiRules``; default: 2 players,
-            standard game, HLE's canonical "full" observation). The old signature
-            ``HanabiEnv(num_players, observation_type, *, num_colours, num_ranks, hand_size,
-            max_information_tokens, max_life_tokens, sad)`` still works.
+            standard game, HLE's canonical "full" observation).
         seed: seeds the torch.Generator used when ``reset()`` samples a deck.
 
     The vocabulary is shared with ``HanabiBatch`` (one game here, a batch there):
@@ -53,30 +50,10 @@ class HanabiEnv:
     after the game ended raises ValueError (as in ``HanabiBatch``); calls before ``reset``
     RuntimeError. ``copy.copy``/``copy.deepcopy`` give an independent env (HLE's state is copied
     in C++; the immutable C++ game is shared); pickling is refused (C++ state).
-
-    Old names kept as aliases: ``legal_moves()`` (= ``legal_move_uids()``, a list),
-    ``information_tokens`` (= ``info_tokens``), ``num_actions`` (= ``num_moves``),
-    ``hle_obs_dim`` (= ``canonical_dim``), ``max_information_tokens``/``max_life_tokens``.
     """
 
-    def __init__(
-        self,
-        rules: HanabiRules | int | None = None,
-        observation_type: str | None = None,
-        *,
-        num_players: int | None = None,
-        num_colours: int | None = None,
-        num_ranks: int | None = None,
-        hand_size: int | None = None,
-        max_information_tokens: int | None = None,
-        max_life_tokens: int | None = None,
-        sad: bool | None = None,
-        seed: int = 0,
-    ) -> None:
-        self.rules = r = resolve_rules(
-            rules, num_players=num_players, observation_type=observation_type, num_colours=num_colours, num_ranks=num_ranks,
-            hand_size=hand_size, max_information_tokens=max_information_tokens, max_life_tokens=max_life_tokens, sad=sad,
-        )
+    def __init__(self, rules: HanabiRules | None = None, *, seed: int = 0) -> None:
+        self.rules = r = check_rules(rules)
         check_int(seed, "seed", low=0, high=2**63 - 1)
         self._hle = HLEGame(r)
         self.num_players = self.num_agents = r.num_players
@@ -190,7 +167,6 @@ class HanabiEnv:
         lib, state = self._hle.lib, self._state
         return [uid for uid, m in enumerate(self._hle.moves) if lib.MoveIsLegal(state, m)]
 
-    legal_moves = legal_move_uids  # old name (a list of uids; HanabiBatch.legal_moves is its mask)
 
     # ------------------------------------------------------------------ status
     @property
@@ -228,7 +204,6 @@ class HanabiEnv:
         self._require_state()
         return int(self._hle.lib.StateInformationTokens(self._state))
 
-    information_tokens = info_tokens  # old name
 
     @property
     def bombed_out(self) -> bool:
@@ -262,11 +237,6 @@ class HanabiEnv:
     def sad(self) -> bool:
         """Whether a SAD block is appended (``rules.sad != "off"``)."""
         return self.rules.sad != "off"
-
-    num_actions = property(lambda self: self.num_moves, doc="Old name of ``num_moves``.")
-    hle_obs_dim = property(lambda self: self.canonical_dim, doc="Old name of ``canonical_dim``.")
-    max_information_tokens = property(lambda self: self.max_info_tokens, doc="Old name of ``max_info_tokens``.")
-    max_life_tokens = property(lambda self: self.max_lives, doc="Old name of ``max_lives``.")
 
     def hands(self) -> list[list[int]]:
         """Card ids in every hand, slot 0 (oldest) first: the true state, for tests and evaluation."""
@@ -341,7 +311,7 @@ class HanabiEnv:
 
     def _require_sad(self, name: str) -> None:
         if not self.sad:
-            raise ValueError(f"{name} is only accepted with a SAD observation (rules.sad != 'off', or the old sad=True)")
+            raise ValueError(f"{name} is only accepted with a SAD observation (rules.sad != 'off')")
 
     def _check_move(self, move: object, name: str, actor: int) -> int:
         check_int(move, name, low=0, high=self.num_moves - 1)

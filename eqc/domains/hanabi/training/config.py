@@ -48,7 +48,7 @@ def load_config(source: str | Path, overrides: tuple[str, ...] | list[str] = ())
 
 ALGORITHMS = ("pqn", "r2d2")
 RULES = ("sp", "op", "gop")
-HIDDEN = ("average", "identity")
+HIDDEN_SCHEMES = ("average", "identity")
 OPTIMIZERS = ("adam", "radam")
 DUELING_CENTRES = ("legal", "all")
 EXPLORATIONS = ("decay", "ladder")
@@ -298,7 +298,7 @@ def _validate(c: TrainConfig) -> None:
     _require(ru.objective != "gop" or ru.group in groups, "[rule] group", on_colours)
     _require(ru.symmetrize in ("none", *groups), "[rule] symmetrize", f"must be 'none' or one of {groups} (the game has "
              f"{colours} colours), got {ru.symmetrize!r}")
-    _require(ru.hidden_scheme in HIDDEN, "[rule] hidden_scheme", f"must be one of {HIDDEN}, got {ru.hidden_scheme!r}")
+    _require(ru.hidden_scheme in HIDDEN_SCHEMES, "[rule] hidden_scheme", f"must be one of {HIDDEN_SCHEMES}, got {ru.hidden_scheme!r}")
     _require(n.hidden_size >= 1, "[network] hidden_size", f"must be >= 1, got {n.hidden_size}")
     _require(n.mlp_layers >= 1, "[network] mlp_layers", f"must be >= 1, got {n.mlp_layers}")
     _require(n.lstm_layers >= 0, "[network] lstm_layers", f"must be >= 0, got {n.lstm_layers}")

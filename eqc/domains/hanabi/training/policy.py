@@ -16,7 +16,7 @@ from eqc._checks import check_choice, check_device
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group, colour_symmetry
 from eqc.domains.hanabi.training.checkpoint import CheckpointError, load_checkpoint
-from eqc.domains.hanabi.training.config import HIDDEN, PRECISIONS, TrainConfig
+from eqc.domains.hanabi.training.config import HIDDEN_SCHEMES, PRECISIONS, TrainConfig
 from eqc.domains.hanabi.training.network import Agent, QNetwork
 from eqc.domains.hanabi.training.obl import load_obl_network, obl_train_config
 from eqc.domains.hanabi.training.policy_file import POLICY_JSON, POLICY_WEIGHTS, checkpoint_network, is_policy_dir, read_policy
@@ -105,7 +105,7 @@ def load_policy(
                         f"got {type(path).__name__} {path!r:.80}")
     device = check_device(device)
     if hidden_scheme is not None:
-        check_choice(hidden_scheme, "hidden_scheme", HIDDEN)
+        check_choice(hidden_scheme, "hidden_scheme", HIDDEN_SCHEMES)
     if precision is not None:
         check_choice(precision, "precision", PRECISIONS)
     network, config, trained_moves = _load_network(path, device)

@@ -5,7 +5,8 @@ Modules: ``play`` (:func:`cross_play_games`: every ordered pair, batched on ``Ha
 ``xp.png``), ``verify`` (:func:`verify_hle`: replay games in HLE), ``actions`` (conditional action
 matrices, plain and C5/D10-symmetrized), ``relabelled``
 (:func:`relabelled_self_play`: an agent with colour-relabelled copies of itself, the measure of colour
-symmetry breaking). The command line is ``eqc hanabi xp`` / ``eqc hanabi actions``.
+symmetry breaking), ``conventions`` (:func:`hint_slot_counts`, :func:`slot_dependence`: which slot a
+colour hint asks for). The command line is ``eqc hanabi xp`` / ``eqc hanabi actions``.
 
 Example::
 
@@ -16,6 +17,7 @@ Example::
 """
 
 from eqc.domains.hanabi.xp.actions import ActionMatrices, action_matrices, paper_order, plot_action_matrices
+from eqc.domains.hanabi.xp.conventions import hint_slot_counts, slot_dependence
 from eqc.domains.hanabi.xp.play import XPGames, cross_play_games, play_pairs
 from eqc.domains.hanabi.xp.pools import PoolAgent, PoolError, describe_policy, load_pools, pool_runs
 from eqc.domains.hanabi.xp.relabelled import RelabelledAgent, RelabelledSelfPlay, relabelled_self_play
@@ -33,6 +35,7 @@ __all__ = [
     "action_matrices",
     "cross_play_games",
     "describe_policy",
+    "hint_slot_counts",
     "load_pools",
     "paper_order",
     "play_pairs",
@@ -40,6 +43,7 @@ __all__ = [
     "plot_xp",
     "pool_runs",
     "relabelled_self_play",
+    "slot_dependence",
     "verify_hle",
     "write_xp",
     "xp_record",

@@ -20,7 +20,7 @@ from eqc._checks import check_choice, check_int, check_list
 from eqc.domains.hanabi.evaluate import action_labels, common_decks
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group, colour_group_names, colour_symmetry
-from eqc.domains.hanabi.training.config import HIDDEN
+from eqc.domains.hanabi.training.config import HIDDEN_SCHEMES
 from eqc.domains.hanabi.training.greedy_eval import greedy_games
 from eqc.domains.hanabi.training.network import Agent
 from eqc.domains.hanabi.training.policy import TrainedPolicy
@@ -88,7 +88,9 @@ def action_matrices(
         if trained is not None and group != trained:
             raise ValueError(f"groups: the agent was trained symmetrized over {trained} and stays so; symmetrizing over {group} "
                              f"would replace its group: leave groups unset or pass [{trained!r}]")
-    hidden_scheme = policy.config.rule.hidden_scheme if hidden_scheme is None else check_choice(hidden_scheme, "hidden_scheme", HIDDEN)
+    if hidden_scheme is None:
+        hidden_scheme = policy.config.rule.hidden_scheme
+    check_choice(hidden_scheme, "hidden_scheme", HIDDEN_SCHEMES)
     network = policy.agent.network
     variants = {"none": Agent(network)} if trained is None else {}
     for name in groups:

@@ -13,7 +13,7 @@ import torch
 from eqc._checks import check_choice, check_list
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group_name
 from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, CheckpointError
-from eqc.domains.hanabi.training.config import HIDDEN
+from eqc.domains.hanabi.training.config import HIDDEN_SCHEMES
 from eqc.domains.hanabi.training.policy import TrainedPolicy, load_policy
 from eqc.domains.hanabi.training.policy_file import POLICY_JSON, is_policy_dir
 
@@ -87,7 +87,7 @@ def load_pools(
         if group is not None:
             check_choice(group, "symmetrize", COLOUR_GROUP_NAMES)
     if hidden_scheme is not None:
-        check_choice(hidden_scheme, "hidden_scheme", HIDDEN)
+        check_choice(hidden_scheme, "hidden_scheme", HIDDEN_SCHEMES)
     agents: list[PoolAgent] = []
     seen: dict[Path, Path] = {}
     for pool, group in zip(pools, groups, strict=True):

@@ -18,7 +18,7 @@ def _agent(group, lstm_layers: int, hidden_scheme: str = "average", symmetrize: 
     torch.manual_seed(0)
     config = NetworkConfig(hidden_size=32, mlp_layers=1, lstm_layers=lstm_layers, layer_norm=lstm_layers == 0)
     network = QNetwork(OBS, MOVES + 1, config).double()
-    sym = colour_symmetry(group, 2)
+    sym = colour_symmetry(group)
     agent = Agent(network, sym.observation_rep, sym.action_rep, hidden_scheme=hidden_scheme) if symmetrize else Agent(network)
     return agent, sym.observation_rep, no_op_representation(sym.action_rep, 1)
 
@@ -96,7 +96,7 @@ def test_dueling_combines_over_legal_moves_only() -> None:
 
 def test_mismatched_representations_are_refused() -> None:
     network = QNetwork(100, MOVES + 1, NetworkConfig(hidden_size=8, lstm_layers=0))
-    sym = colour_symmetry(cyclic(5), 2)
+    sym = colour_symmetry(cyclic(5))
     with pytest.raises(ValueError, match="do not fit a network"):
         Agent(network, sym.observation_rep, sym.action_rep)
     with pytest.raises(ValueError, match="both be given"):
@@ -110,7 +110,7 @@ def test_aux_head_reads_the_symmetrized_trajectory(lstm_layers: int) -> None:
     torch.manual_seed(1)
     config = NetworkConfig(hidden_size=32, mlp_layers=1, lstm_layers=lstm_layers, layer_norm=False)
     network = QNetwork(OBS, MOVES + 1, config, aux_outputs=15).double()
-    sym = colour_symmetry(dihedral(5), 2)
+    sym = colour_symmetry(dihedral(5))
     symmetrized, bare = Agent(network, sym.observation_rep, sym.action_rep), Agent(network)
     obs, legal = _inputs(4, torch.Generator().manual_seed(2), 3)  # [T=3, N=4, ...]
     g = torch.full((3, 4), 7)

@@ -99,7 +99,7 @@ def test_own_hand_labels_from_hands_and_fireworks() -> None:
     # card id = colour * 5 + rank; fireworks: red 2 played, yellow none
     from eqc.domains.hanabi.batched import HanabiBatch
 
-    env = HanabiBatch(1, num_players=2)
+    env = HanabiBatch(1)
     env.reset()
     env._state.hands.copy_(torch.tensor([[[2, 0, 5, 6, 25], [1, 3, 7, 5, 25]]]))  # 25: an empty slot
     env._state.fireworks[:, :5] = torch.tensor([[2, 0, 0, 0, 0]])

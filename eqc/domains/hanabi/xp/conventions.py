@@ -1,0 +1,45 @@
+"""What a colour hint asks for: the slot a partner plays right after each colour's hint.
+
+In a two-player game, a colour hint ``c`` (move uid ``2h + c``, :mod:`eqc.domains.hanabi.layouts`)
+followed by the partner's play of slot ``k`` (uid ``h + k``) counts once in ``counts[c, k]``
+(:func:`hint_slot_counts`). A colour-equivariant policy plays each slot as often after every
+colour's hint (up to sampling noise: the deal is colour-symmetric), so the rows of ``counts`` are
+alike; a colour convention ("red means play slot 0, blue slot 3") makes them differ.
+:func:`slot_dependence` is the mean total-variation distance between the rows' distributions.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import torch
+
+from eqc.domains.hanabi.rules import HanabiRules
+
+__all__ = ["hint_slot_counts", "slot_dependence"]
+
+
+def hint_slot_counts(moves: torch.Tensor, rules: HanabiRules) -> tuple[torch.Tensor, int]:
+    """Counts long ``[num_colours, hand_size]`` of (colour hint c, the next move plays slot k) in the games
+    ``moves`` long ``[T, n]`` (move uids per move and game, -1 once a game is over; two players), and
+    how many colour hints were answered by any move."""
+    if rules.num_players != 2:
+        raise ValueError(f"hint_slot_counts is two-player (the hint's receiver moves next), got {rules.num_players} players")
+    if not isinstance(moves, torch.Tensor) or moves.dim() != 2 or moves.dtype != torch.long:
+        raise TypeError(f"moves must be a long tensor [moves, games], got {getattr(moves, 'shape', type(moves).__name__)}")
+    h, colours = rules.hand_size, rules.num_colours
+    prev, nxt = moves[:-1].reshape(-1).cpu(), moves[1:].reshape(-1).cpu()
+    hint = (prev >= 2 * h) & (prev < 2 * h + colours) & (nxt >= 0)
+    play = hint & (nxt >= h) & (nxt < 2 * h)
+    counts = torch.zeros(colours * h, dtype=torch.long)
+    counts.index_add_(0, (prev[play] - 2 * h) * h + nxt[play] - h, torch.ones(int(play.sum()), dtype=torch.long))
+    return counts.view(colours, h), int(hint.sum())
+
+
+def slot_dependence(counts: torch.Tensor) -> float:
+    """Mean total-variation distance between the slot distributions of every pair of colours that were
+    answered by a play (0: the colour hinted says nothing about the slot played; 1: disjoint slots);
+    NaN with fewer than two such colours."""
+    rows = [row / row.sum() for row in counts.double() if row.sum() > 0]
+    pairs = list(itertools.combinations(rows, 2))
+    return float(sum(0.5 * (a - b).abs().sum() for a, b in pairs) / len(pairs)) if pairs else float("nan")

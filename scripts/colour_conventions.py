@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import shlex
 import subprocess
 import sys
@@ -123,7 +124,7 @@ def measure(root: Path, games: int) -> list[dict]:
         runs = pool_runs(root / name)
         rows, policies = zip(*(measure_agent(run, games) for run in runs), strict=True)
         record = {"setting": name, "what": SETTINGS[name].what, "agents": list(rows),
-                  "commands": [shlex.join(train_command(name, int(r.name.split("_")[1]), Path("runs/colour_conventions"), moves)[:-3])
+                  "commands": [shlex.join(train_command(name, int(r.name.split("_")[1]), root, moves)[:-3])
                                for r, moves in zip(runs, (row["moves"] for row in rows), strict=True)]}
         if len(policies) >= 2:
             summary = cross_play_games(list(policies), games, seed=1).summary()
@@ -143,7 +144,8 @@ def render(settings: list[dict], command: str, games: int) -> str:
              f"game, mean over up to 12 non-identity colour permutations x {games} decks), as points and share of SP; "
              "the colour-hint share among hints; the hint-colour -> slot dependence (mean total variation between the "
              "distributions of the slot played right after each colour's hint: 0 when the colour says nothing about the "
-             "slot). XP: inter-seed cross-play, mean over unordered pairs of seeds. Breaks: a loss of at least 2 points, "
+             "slot, over colours answered by at least 30 plays; mean over agents, '-' where no agent has two such colours). "
+             "XP: inter-seed cross-play, mean over unordered pairs of seeds. Breaks: a loss of at least 2 points, "
              "or 15% of SP where the maximum score is below 25, for most agents. Rows marked *induced* were paid a shaping "
              "reward for a colour convention drawn per seed; they are induced, not spontaneous.", "",
              "| setting | agents (moves) | SP | relabelled-partner loss | loss / SP | XP (pairs) | colour hints | slot dependence "
@@ -153,13 +155,14 @@ def render(settings: list[dict], command: str, games: int) -> str:
         a = s["agents"]
 
         def mean(key: str, a: list[dict] = a) -> float:
-            return sum(r[key] for r in a) / len(a)
+            values = [r[key] for r in a if not math.isnan(r[key])]
+            return sum(values) / len(values) if values else float("nan")
         moves = "/".join(f"{r['moves'] / 1e6:.0f}M" for r in a)
         xp = f"{s['xp']:.2f} ± {s['xp_sem']:.2f} ({s['pairs']})" if "xp" in s else "-"
         label = f"{s['setting']}{' (*induced*)' if 'induced' in s['setting'] else ''}"
         losses = ", ".join(f"{r['loss']:+.2f}" for r in a)
         lines.append(f"| {label} | {len(a)} ({moves}) | {mean('self_play'):.2f} | {losses} | {mean('loss_share'):.0%} | {xp} | "
-                     f"{mean('colour_hint_share'):.0%} | {mean('slot_dependence'):.2f} | "
+                     f"{mean('colour_hint_share'):.0%} | {_number(mean('slot_dependence'))} | "
                      f"{'yes' if s['breaks'] else 'no'} ({s['breaking_agents']}/{len(a)}) |")
     lines += ["", "Settings and the command that trains each seed (replace SEED):", ""]
     for s in settings:
@@ -168,6 +171,10 @@ def render(settings: list[dict], command: str, games: int) -> str:
         command = s["commands"][0].replace("seed_0", "seed_SEED").replace("--seed 0", "--seed SEED")
         lines.append(f"- **{s['setting']}**: {s['what']}.{extra} `{command}`")
     return "\n".join(lines) + "\n"
+
+
+def _number(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.2f}"
 
 
 def main() -> None:

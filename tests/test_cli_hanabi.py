@@ -224,12 +224,18 @@ def test_train_by_shipped_name_with_set_overrides(tmp_path: Path, capsys: pytest
     assert not (tmp_path / "x").exists()
 
 
-def test_eval_refuses_another_group_for_an_agent_trained_symmetrized(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _train_symmetrized(tmp_path: Path, group: str, capsys: pytest.CaptureFixture[str]) -> Path:
+    """A tiny run trained symmetrized over ``group``, its output swallowed."""
     config = tmp_path / "sym.toml"
-    config.write_text(TINY.replace(rule={"symmetrize": "C5"}).to_toml())
+    config.write_text(TINY.replace(rule={"symmetrize": group}).to_toml())
     out = tmp_path / "run"
     assert main(["hanabi", "train", "--config", str(config), "--out", str(out), "--no-progress"]) == 0
     capsys.readouterr()
+    return out
+
+
+def test_eval_refuses_another_group_for_an_agent_trained_symmetrized(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = _train_symmetrized(tmp_path, "C5", capsys)
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--symmetrize", "D10"], "--symmetrize", "trained symmetrized over C5")
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--games", "1"], "--games")
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--device", "meta"], "--device", "'cpu' or 'cuda[:i]'")
@@ -244,11 +250,7 @@ def test_actions_of_an_agent_trained_symmetrized_show_the_agent_as_trained(tmp_p
     from eqc.domains.hanabi.training.policy import load_policy
     from eqc.domains.hanabi.xp import action_matrices
 
-    config = tmp_path / "sym.toml"
-    config.write_text(TINY.replace(rule={"symmetrize": "D10"}).to_toml())
-    run = tmp_path / "run"
-    assert main(["hanabi", "train", "--config", str(config), "--out", str(run), "--no-progress"]) == 0
-    capsys.readouterr()
+    run = _train_symmetrized(tmp_path, "D10", capsys)
     assert main(["hanabi", "actions", "--checkpoint", str(run), "--games", "12", "--out", str(tmp_path / "actions")]) == 0
     assert "self-play scores: D10-symmetrized (as trained)" in capsys.readouterr().out
     record = json.loads((tmp_path / "actions" / "actions.json").read_text())

@@ -23,10 +23,11 @@ def test_counts_by_hand() -> None:
 
 
 def test_dependence_is_zero_for_alike_rows_and_one_for_disjoint_slots() -> None:
-    assert slot_dependence(torch.tensor([[5, 5, 0], [10, 10, 0], [1, 1, 0]])) == 0.0
-    assert slot_dependence(torch.tensor([[7, 0, 0], [0, 3, 0], [0, 0, 9]])) == 1.0
-    assert slot_dependence(torch.tensor([[2, 0, 0], [0, 2, 0], [0, 0, 0]])) == 1.0  # a colour never answered is left out
-    assert math.isnan(slot_dependence(torch.tensor([[2, 0, 0], [0, 0, 0], [0, 0, 0]])))
+    assert slot_dependence(torch.tensor([[50, 50, 0], [100, 100, 0], [20, 20, 0]]), min_plays=30) == 0.0
+    assert slot_dependence(torch.tensor([[70, 0, 0], [0, 30, 0], [0, 0, 90]])) == 1.0
+    assert slot_dependence(torch.tensor([[40, 0, 0], [0, 40, 0], [0, 2, 0]])) == 1.0  # a colour answered twice is left out
+    assert slot_dependence(torch.tensor([[1, 0, 0], [0, 1, 0], [0, 0, 0]]), min_plays=1) == 1.0
+    assert math.isnan(slot_dependence(torch.tensor([[40, 0, 0], [0, 29, 0], [0, 0, 0]])))
 
 
 def test_bad_input_is_refused() -> None:

@@ -36,10 +36,11 @@ def hint_slot_counts(moves: torch.Tensor, rules: HanabiRules) -> tuple[torch.Ten
     return counts.view(colours, h), int(hint.sum())
 
 
-def slot_dependence(counts: torch.Tensor) -> float:
-    """Mean total-variation distance between the slot distributions of every pair of colours that were
-    answered by a play (0: the colour hinted says nothing about the slot played; 1: disjoint slots);
-    NaN with fewer than two such colours."""
-    rows = [row / row.sum() for row in counts.double() if row.sum() > 0]
+def slot_dependence(counts: torch.Tensor, min_plays: int = 30) -> float:
+    """Mean total-variation distance between the slot distributions of every pair of colours answered by at
+    least ``min_plays`` plays (0: the colour hinted says nothing about the slot played; 1: disjoint slots);
+    NaN with fewer than two such colours. Rarer colours are left out: a handful of plays gives distances
+    near 1 by chance."""
+    rows = [row / row.sum() for row in counts.double() if row.sum() >= min_plays]
     pairs = list(itertools.combinations(rows, 2))
     return float(sum(0.5 * (a - b).abs().sum() for a, b in pairs) / len(pairs)) if pairs else float("nan")

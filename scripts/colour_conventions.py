@@ -83,6 +83,12 @@ SETTINGS = {
     "mini_induced_x4": Setting("Mini-Hanabi, induced: colour c -> play slot pi(c) paid +4 for the first 4M moves, then the game alone",
                                ("game.preset=mini", "bootstrap.convention=colour_to_slot", "bootstrap.bonus=4.0",
                                 "bootstrap.moves=4000000")),
+    "mini_induced_strong_op": Setting("mini_induced_strong's bootstrap, trained by Other-Play over S3",
+                                      ("game.preset=mini", "bootstrap.convention=colour_to_slot", "bootstrap.bonus=2.0",
+                                       "bootstrap.moves=4000000", "rule.objective=op")),
+    "mini_induced_strong_gop_c3": Setting("mini_induced_strong's bootstrap, trained by G-OP over C3",
+                                          ("game.preset=mini", "bootstrap.convention=colour_to_slot", "bootstrap.bonus=2.0",
+                                           "bootstrap.moves=4000000", "rule.objective=gop", "rule.group=C3")),
     "full_induced": Setting("the standard game, induced: colour c -> play slot pi(c) paid +1 for the first 2.5M moves, then the game alone",
                             (*INDUCE, "bootstrap.moves=2500000")),
 }

@@ -151,11 +151,10 @@ class Learner(ABC):
             greedy = greedy if acting is None else acting.to_env_actions(greedy, check=False)
             reward = self.env.step(move, greedy=greedy)
         ended = self.env.state.ended
-        if self.slot_of_colour is not None:
+        if self.slot_of_colour is not None and self.moves_played < self.config.bootstrap.moves:  # the bootstrap's shaping
             bonus, self.hinted = convention_bonus(self.env.rules, self.slot_of_colour, self.hinted, move, reward, ended,
                                                   self.config.bootstrap.bonus)
-            if self.moves_played < self.config.bootstrap.moves:
-                reward = reward + bonus
+            reward = reward + bonus
         final = self.env.state.final_score
         self.episodes += ended.sum()
         self.score_sum += torch.where(ended, final, 0).sum()

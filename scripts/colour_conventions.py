@@ -89,6 +89,12 @@ SETTINGS = {
     "mini_induced_strong_gop_c3": Setting("mini_induced_strong's bootstrap, trained by G-OP over C3",
                                           ("game.preset=mini", "bootstrap.convention=colour_to_slot", "bootstrap.bonus=2.0",
                                            "bootstrap.moves=4000000", "rule.objective=gop", "rule.group=C3")),
+    "mini_induced_strong_gop_c2": Setting("mini_induced_strong's bootstrap, trained by G-OP over C2 (swaps colours 0 and 1)",
+                                          ("game.preset=mini", "bootstrap.convention=colour_to_slot", "bootstrap.bonus=2.0",
+                                           "bootstrap.moves=4000000", "rule.objective=gop", "rule.group=C2")),
+    "mini_induced_strong_sym_s3": Setting("mini_induced_strong's bootstrap, self-play with the network symmetrized over S3 while it trains",
+                                          ("game.preset=mini", "bootstrap.convention=colour_to_slot", "bootstrap.bonus=2.0",
+                                           "bootstrap.moves=4000000", "rule.symmetrize=S3")),
     "full_induced": Setting("the standard game, induced: colour c -> play slot pi(c) paid +1 for the first 2.5M moves, then the game alone",
                             (*INDUCE, "bootstrap.moves=2500000")),
 }

@@ -6,10 +6,12 @@ Under a group element g the feature of colour c moves to colour g(c) (eqc's one 
 ``eqc.groups``): card (c, r) becomes (g(c), r); ranks, slots, players, tokens and the deck never
 move; only the reveal-colour moves are permuted: uid 2h + k*C + c -> 2h + k*C + g(c).
 
-Colour groups by name (``colour_group``), for a game of c colours: ``C{c}`` the rotations
-``i -> i+1 (mod c)`` (cyclic), ``D{2c}`` rotations and reflections (dihedral, order 2c, c >= 3),
-``S{c}`` every permutation (symmetric), ``A{c}`` the even ones (alternating, c >= 3). For the
-standard game these are the paper's C5, D10, S5 and A5.
+Colour groups by name (``colour_group``): ``C{k}`` the rotations ``i -> i+1 (mod k)`` (cyclic),
+``D{2k}`` rotations and reflections (dihedral, order 2k, k >= 3), ``S{k}`` every permutation
+(symmetric), ``A{k}`` the even ones (alternating, k >= 3), each acting on colours ``0..k-1``. In a
+game of c colours every such group with k <= c is a colour group; for k < c it fixes the colours
+``k..c-1`` (in Mini-Hanabi's 3 colours, ``S2`` swaps colours 0 and 1: a subgroup of S3 of order 2).
+For the standard game C5, D10, S5 and A5 are the paper's groups.
 """
 
 from __future__ import annotations
@@ -24,28 +26,44 @@ __all__ = ["COLOUR_GROUP_NAMES", "colour_group", "colour_group_name", "colour_gr
 
 
 def colour_group_names(num_colours: int) -> tuple[str, ...]:
-    """The names ``colour_group`` knows for ``num_colours`` colours (see the module docstring), smallest kind first."""
+    """The names of the colour groups of a game of ``num_colours`` colours: those on all its colours first
+    (``C{c}``, ``D{2c}``, ``S{c}``, ``A{c}``, smallest kind first), then those fixing colours, k = c-1 down to 2."""
     check_int(num_colours, "num_colours", low=1, high=5)
-    c = num_colours
-    return (f"C{c}", f"D{2 * c}", f"S{c}", f"A{c}") if c >= 3 else (f"C{c}", f"S{c}")
+    if num_colours == 1:
+        return ("C1", "S1")
+    return tuple(name for k in range(num_colours, 1, -1) for name in _names_on(k))
 
 
-COLOUR_GROUP_NAMES = tuple(name for c in range(5, 0, -1) for name in colour_group_names(c))
-"""Every colour group name, for 5 colours down to 1 (``C5``, ``D10``, ``S5``, ``A5``, ``C4``, ...)."""
+def _names_on(k: int) -> tuple[str, ...]:
+    return (f"C{k}", f"D{2 * k}", f"S{k}", f"A{k}") if k >= 3 else (f"C{k}", f"S{k}")
 
 
-def colour_group(name: str) -> PermutationGroup:
-    """The colour group called ``name`` (one of ``COLOUR_GROUP_NAMES``; the module docstring says which is which)."""
+COLOUR_GROUP_NAMES = (*colour_group_names(5), "C1", "S1")
+"""Every colour group name (``C5``, ``D10``, ``S5``, ``A5``, ``C4``, ..., ``C1``, ``S1``)."""
+
+
+def colour_group(name: str, num_colours: int | None = None) -> PermutationGroup:
+    """The colour group called ``name`` (one of ``COLOUR_GROUP_NAMES``; the module docstring says which is
+    which) in a game of ``num_colours`` colours (None: as many as the group moves, ``C3`` -> 3)."""
     check_choice(name, "colour group", COLOUR_GROUP_NAMES)
     kind, size = name[0], int(name[1:])
-    builders = {"C": cyclic, "D": lambda n2: dihedral(n2 // 2), "S": symmetric, "A": alternating}
-    return builders[kind](size)
+    k = size // 2 if kind == "D" else size
+    builders = {"C": cyclic, "D": dihedral, "S": symmetric, "A": alternating}
+    group = builders[kind](k)
+    if num_colours is None or num_colours == k:
+        return group
+    if name not in colour_group_names(num_colours):
+        raise ValueError(f"colour group {name} moves {k} colours but the game has {num_colours}; "
+                         f"colour groups of this game: {list(colour_group_names(num_colours))}")
+    fixed = list(range(k, num_colours))
+    generators = [[*g.tolist(), *fixed] for g in group.generators]
+    return PermutationGroup.from_generators(generators, degree=num_colours, name=f"{name} (colours 0..{k - 1} of {num_colours})")
 
 
 def colour_group_name(group: PermutationGroup) -> str:
-    """The name (``C5``, ``D10``, ``S3``, ...) of a colour group equal to a named one, else the group's own name."""
+    """The name (``C5``, ``D10``, ``S2``, ...) of a colour group equal to a named one, else the group's own name."""
     for name in colour_group_names(group.degree) if 1 <= group.degree <= 5 else ():
-        known = colour_group(name)
+        known = colour_group(name, group.degree)
         if known.order == group.order and all(p in known for p in group.elements):
             return name
     return group.name

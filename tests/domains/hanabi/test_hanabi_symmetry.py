@@ -17,7 +17,7 @@ from eqc.dec_pomdp import Symmetry
 from eqc.domains.hanabi.dealing import card_counts, deck_size, random_deck, relabel_deck, standard_deck
 from eqc.domains.hanabi.layouts import action_layout, observation_layout
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.symmetry import colour_symmetry
+from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group, colour_group_name, colour_group_names, colour_symmetry
 from eqc.groups import PermutationGroup, cyclic, dihedral, symmetric
 
 S5 = symmetric(5)
@@ -119,12 +119,45 @@ def test_fewer_colours_and_ranks() -> None:
     assert layout.block("partner_hands").shape == (1, 3, 3, 4)
 
 
+def test_colour_group_names_of_a_game() -> None:
+    assert colour_group_names(5)[:4] == ("C5", "D10", "S5", "A5")
+    assert colour_group_names(3) == ("C3", "D6", "S3", "A3", "C2", "S2")
+    assert colour_group_names(1) == ("C1", "S1")
+    assert set(colour_group_names(4)) < set(COLOUR_GROUP_NAMES)
+
+
+@pytest.mark.parametrize(("name", "num_colours", "elements"), [
+    ("S2", 3, [[0, 1, 2], [1, 0, 2]]),
+    ("C3", 5, [[0, 1, 2, 3, 4], [1, 2, 0, 3, 4], [2, 0, 1, 3, 4]]),
+    ("C3", None, [[0, 1, 2], [1, 2, 0], [2, 0, 1]]),
+])
+def test_a_colour_group_on_the_first_colours_fixes_the_others(name: str, num_colours: int | None, elements: list) -> None:
+    group = colour_group(name, num_colours)
+    assert sorted(group.elements.tolist()) == elements
+    assert colour_group_name(group) in (name, "C2")  # S2 and C2 are one group
+
+
+def test_a_subgroup_acts_as_its_elements_do_in_the_full_group() -> None:
+    """S2 on Mini-Hanabi's 3 colours moves every coordinate as the same permutation does in S3."""
+    rules = HanabiRules.preset("mini")
+    s2, s3 = colour_symmetry(colour_group("S2", 3), rules), colour_symmetry(symmetric(3), rules)
+    swap = next(k for k, p in enumerate(s3.group.elements.tolist()) if p == [1, 0, 2])
+    x = torch.rand(4, rules.obs_dim)
+    for rep in ("observation_rep", "action_rep"):
+        a, b = getattr(s2, rep), getattr(s3, rep)
+        y = torch.rand(4, a.dim)
+        assert torch.equal(a.act(y, 1), b.act(y, swap))
+    assert not torch.equal(s2.observation_rep.act(x, 1), x)
+
+
 @pytest.mark.parametrize(
     ("call", "error", "match"),
     [
         (lambda: colour_symmetry(symmetric(6)), ValueError, "at most 5 colours"),
         (lambda: colour_symmetry([0, 1, 2, 3, 4]), TypeError, "PermutationGroup"),
         (lambda: colour_symmetry(symmetric(3)), ValueError, r"acts on 3 colours but rules\.num_colours is 5"),
+        (lambda: colour_group("S4", 3), ValueError, r"S4 moves 4 colours but the game has 3; colour groups of this game"),
+        (lambda: colour_group("D4"), ValueError, "colour group"),
         (lambda: colour_symmetry(S5, 2), TypeError, "rules must be a HanabiRules"),
         (lambda: observation_layout(HanabiRules(), max_deck_size=48), ValueError, "multiple of num_colours"),
         (lambda: observation_layout(HanabiRules(), max_deck_size=10), ValueError, "must exceed"),

@@ -70,7 +70,7 @@ class Learner(ABC):
         self.element_indices: torch.Tensor | None = None
         self.keep_identity = keep_identity
         if c.rule.objective != "sp":
-            group = symmetric(self.env.rules.num_colours) if c.rule.objective == "op" else colour_group(c.rule.group)
+            group = symmetric(self.env.rules.num_colours) if c.rule.objective == "op" else colour_group(c.rule.group, self.env.rules.num_colours)
             sym = colour_symmetry(group, self.env.rules)
             self.other_play = OtherPlay(group, sym.observation_rep, sym.action_rep, self.relabel_generator, device)
             self.element_indices = self._draw_elements()
@@ -226,5 +226,6 @@ def make_agent(config: TrainConfig, network: QNetwork) -> Agent:
     """The (optionally symmetrized) agent of ``config`` around ``network``."""
     if config.rule.symmetrize_group is None:
         return Agent(network, precision=config.run.precision)
-    sym = colour_symmetry(colour_group(config.rule.symmetrize_group), game_rules(config))
+    rules = game_rules(config)
+    sym = colour_symmetry(colour_group(config.rule.symmetrize_group, rules.num_colours), rules)
     return Agent(network, sym.observation_rep, sym.action_rep, hidden_scheme=config.rule.hidden_scheme, precision=config.run.precision)

@@ -125,7 +125,7 @@ def load_policy(
     else:
         if isinstance(symmetrize, str):
             check_choice(symmetrize, "symmetrize", COLOUR_GROUP_NAMES)
-            group = colour_group(symmetrize)
+            group = colour_group(symmetrize, game_rules(config).num_colours)
         elif isinstance(symmetrize, PermutationGroup):
             group = symmetrize
         else:

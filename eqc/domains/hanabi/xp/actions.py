@@ -94,7 +94,7 @@ def action_matrices(
     network = policy.agent.network
     variants = {"none": Agent(network)} if trained is None else {}
     for name in groups:
-        sym = colour_symmetry(colour_group(name), policy.rules)
+        sym = colour_symmetry(colour_group(name, policy.rules.num_colours), policy.rules)
         variants[name] = Agent(network, sym.observation_rep, sym.action_rep, hidden_scheme=hidden_scheme)
     rules = policy.rules
     decks = torch.tensor(common_decks(games, seed, rules=rules), dtype=torch.long)

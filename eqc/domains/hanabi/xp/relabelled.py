@@ -119,7 +119,7 @@ def relabelled_self_play(
         raise TypeError(f"policy must be a TrainedPolicy (from load_policy), got {type(policy).__name__}")
     check_int(games, "games", low=2)
     group = f"S{policy.rules.num_colours}" if group is None else group
-    g = colour_group(group)
+    g = colour_group(group, policy.rules.num_colours)
     if isinstance(elements, int):
         rows = default_elements(g, elements)
     elif isinstance(elements, (list, tuple)) and elements:

@@ -200,7 +200,7 @@ def test_game_preset_and_shape_keys_build_the_rules() -> None:
         (["game.hand_size=-1"], "[game] hand_size must be in 1..8 or 0 (the preset's), got -1"),
         (["game.preset=small", "game.num_players=5", "game.hand_size=4"], "[game] (preset 'small' with num_players"),
         (["game.preset=mini", "rule.objective=gop"], "[rule] group must be a colour group of the game's 3 colours"),
-        (["game.preset=mini", "rule.symmetrize=C5"], "[rule] symmetrize must be 'none' or one of ('C3', 'D6', 'S3', 'A3')"),
+        (["game.preset=mini", "rule.symmetrize=C5"], "[rule] symmetrize must be 'none' or one of ('C3', 'D6', 'S3', 'A3', 'C2', 'S2')"),
         (["rule.group=D4"], "[rule] group must be one of ("),
     ],
 )

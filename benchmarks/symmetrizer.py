@@ -255,15 +255,15 @@ def bench_group(name: str, args: argparse.Namespace, rows: list[Row], breakdown:
     if args.breakdown:  # where the Symmetrizer's forward time goes
         avg = sym_net.averager
         with torch.no_grad():
-            copies = avg.expand(x, None)
+            copies = avg.expand(x)
             flat = copies.reshape(-1, in_rep.dim)
             out = net(flat).reshape(batch, order, out_rep.dim)
             parts = {
-                "expand (index_select of the gather table)": lambda: avg.expand(x, None),
+                "expand (index_select of the gather table)": lambda: avg.expand(x),
                 "reshape to [B*\\|G\\|, d] (a view)": lambda: copies.reshape(-1, in_rep.dim),
                 "module on the copies": lambda: net(flat),
                 "module on a contiguous fresh batch": lambda: net(x_big),
-                "reduce (gather rho_out^-1, mean)": lambda: avg.reduce(out, None, None),
+                "reduce (gather rho_out^-1, mean)": lambda: avg.reduce(out, None),
             }
             for part, (median, fastest) in interleaved_ms(parts, args.min_run_time / 2, args.rounds).items():
                 breakdown.append(f"| {name} | {part} | {median:.2f} | {fastest:.2f} |")

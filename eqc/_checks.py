@@ -20,8 +20,10 @@ __all__ = [
     "check_device",
     "check_float",
     "check_int",
+    "check_integers",
     "check_list",
     "check_tensor",
+    "position",
 ]
 
 
@@ -34,6 +36,37 @@ def check_int(value: object, name: str, *, low: int | None = None, high: int | N
         bounds = f"[{low if low is not None else '-inf'}, {high if high is not None else 'inf'}]"
         raise ValueError(f"{name} must be in {bounds}, got {value}")
     return value
+
+
+def check_integers(
+    value: object, name: str, *, what: str, high: int | None = None, check_range: bool = True, context: str = ""
+) -> torch.Tensor:
+    """Return ``value`` (a tensor, or a possibly nested sequence of ints) as a ``torch.long`` tensor on its device.
+
+    ``what`` names what the integers are (``"element indices"``, ``"a permutation"``) in the messages. A value
+    that is not integers (None, a string, floats, bools) raises ``TypeError``. With ``high``, the values must
+    lie in ``0..high-1`` (``ValueError``, followed by ``context``); that is checked only for CPU tensors and only
+    with ``check_range``, since reading the values of a tensor on another device would wait for it.
+    """
+    if isinstance(value, torch.Tensor):
+        tensor = value
+    else:
+        if value is None or isinstance(value, (str, bytes, bool, float, complex)):
+            raise TypeError(f"{name} must be {what} given as a LongTensor or ints, got {type(value).__name__} {value!r:.80}")
+        try:
+            tensor = torch.as_tensor(value)
+        except (TypeError, ValueError, RuntimeError) as err:
+            raise TypeError(f"{name} must be {what} given as a LongTensor or ints, got {type(value).__name__}: {err}") from None
+        if tensor.numel() == 0:  # [] holds no integers to infer the dtype from
+            tensor = tensor.long()
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype == torch.bool:
+        raise TypeError(f"{name} must hold integers ({what}), got dtype {tensor.dtype}")
+    if high is not None and check_range and tensor.device.type == "cpu" and tensor.numel():
+        low_value, high_value = int(tensor.min()), int(tensor.max())
+        if low_value < 0 or high_value >= high:
+            bad = low_value if low_value < 0 else high_value
+            raise ValueError(f"{name} holds {what} outside 0..{high - 1} (e.g. {bad}){context}")
+    return tensor.long()
 
 
 def check_bool(value: object, name: str) -> bool:
@@ -142,3 +175,12 @@ def check_tensor(
     if last is not None and (value.dim() == 0 or value.shape[-1] != last):
         raise ValueError(f"{name} must have last dimension {last}, got shape {list(value.shape)}")
     return value
+
+
+def position(flat_index: int, batch: Sequence[int]) -> str:
+    """``"[i, j]"``: where entry ``flat_index`` of a flattened batch of shape ``batch`` sits (``""`` when ``batch`` is ``[]``)."""
+    coords = []
+    for size in reversed(batch):
+        coords.append(flat_index % size)
+        flat_index //= size
+    return f"[{', '.join(str(c) for c in reversed(coords))}]" if coords else ""

@@ -2,8 +2,8 @@
 
 - ``eqc hanabi pool --config FILE --seeds 0-9 --out DIR [--ray ADDRESS] [--max-minutes M]``: one
   run per seed in ``DIR/seed_<n>/`` (see ``eqc.domains.hanabi.training.pool``).
-- ``eqc hanabi reproduce {table1,table2,table3} --scale smoke|cpu|paper --out DIR [--retrain]``: read the
-  shipped agents (cpu) or train the table's pools, cross-play them, write ``DIR/<table>.md`` and ``.json``
+- ``eqc hanabi reproduce {table1,table2,table3} --scale smoke|cpu|induced|paper --out DIR [--retrain]``: read the
+  shipped agents (cpu, induced) or train the table's pools, cross-play them, write ``DIR/<table>.md`` and ``.json``
   (see ``eqc.domains.hanabi.reproduce``).
 """
 
@@ -87,22 +87,31 @@ def _check_pool_device(args: argparse.Namespace, address: str | None, use_ray: b
 
 def _reproduce(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.reproduce import SCALES, reproduce
+    from eqc.domains.hanabi.reproduce.specs import table_spec
 
+    try:
+        spec = table_spec(args.table, args.scale)
+    except ValueError as exc:
+        raise flags.FlagError("table", str(exc)) from None
     address, use_ray = _ray_flags(args)
-    if args.agents is not None and (args.retrain or args.scale != "cpu"):
-        raise flags.FlagError("--agents", "reads shipped agents at --scale cpu; it cannot be combined with --retrain or another scale")
+    scale = SCALES[args.scale]
+    shipping = sorted(name for name, sc in SCALES.items() if sc.shipped)
+    if args.agents is not None and (args.retrain or scale.shipped is None):
+        raise flags.FlagError("--agents", f"reads shipped agents at --scale {' or '.join(shipping)}; it cannot be combined with "
+                              "--retrain or another scale")
     if args.agents is not None and not args.agents.is_dir():
         raise flags.FlagError("--agents", f"{str(args.agents)!r} is not a directory of pools (<pool>/seed_<n>/)")
-    trained = args.retrain or args.scale != "cpu"
+    trained = args.retrain or scale.shipped is None
     if args.overrides and not trained:
-        raise flags.FlagError("--set", "changes the configs of trained pools: at --scale cpu it needs --retrain (shipped agents are fixed)")
+        raise flags.FlagError("--set", f"changes the configs of trained pools: at --scale {args.scale} it needs --retrain "
+                              "(shipped agents are fixed)")
     if args.overrides:
         from eqc.domains.hanabi.reproduce.specs import pool_config
         from eqc.domains.hanabi.training.config import ConfigError
         from eqc.domains.hanabi.training.config_files import with_overrides
 
         try:
-            with_overrides(pool_config("op", SCALES[args.scale]), args.overrides)
+            with_overrides(pool_config(spec.cells[0].pool, scale), args.overrides)
         except ConfigError as exc:
             raise flags.FlagError("--set", str(exc)) from None
     if args.obl and args.table != "table2":
@@ -121,7 +130,7 @@ def _reproduce(args: argparse.Namespace) -> int:
 
     if not trained:  # before --out is created: agents that make no cell of the table are refused
         try:
-            shipped_pools(args.table, args.agents, obl=bool(args.obl))
+            shipped_pools(args.table, args.scale, args.agents, obl=bool(args.obl))
         except PoolError as exc:
             raise flags.FlagError("--agents", str(exc)) from None
     flags.prepare_output_dir(args.out)
@@ -165,16 +174,19 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
 
     reproduce = sub.add_parser("reproduce", help="train or reuse pools, cross-play them and write one of the paper's tables")
     reproduce.add_argument("table", choices=("table1", "table2", "table3"))
-    reproduce.add_argument("--scale", choices=("smoke", "cpu", "paper"), required=True,
-                           help="smoke: seconds (tests); cpu: the shipped agents (5 per pool), minutes; "
+    reproduce.add_argument("--scale", choices=("smoke", "cpu", "induced", "paper"), required=True,
+                           help="smoke: seconds (tests); cpu: the shipped agents (5 per pool), minutes; induced: the shipped "
+                           "Mini-Hanabi agents with INDUCED colour conventions (8 per pool; table1, table2), minutes; "
                            "paper: 10 seeds, 5000 games, a GPU or cluster")
     reproduce.add_argument("--out", type=flags.output_dir, required=True,
                            help="directory for pools/, xp/ and the tables (pools are reused)")
     reproduce.add_argument("--obl", type=Path, nargs="+", default=None, help="public OBL agent files (model0.pthw) to add to table2")
     reproduce.add_argument("--agents", type=Path, default=None,
-                           help="shipped pools to read at --scale cpu (default: the repository's results/cpu/agents)")
+                           help="pools to read at --scale cpu or induced (default: the repository's results/cpu/agents or "
+                           "results/induced/agents)")
     reproduce.add_argument("--retrain", action="store_true",
-                           help="at --scale cpu, train the pools from scratch under OUT/pools instead of reading the shipped agents")
+                           help="at --scale cpu or induced, train the pools from scratch under OUT/pools instead of reading the "
+                           "shipped agents")
     flags.add_precision_flag(reproduce)
     reproduce.add_argument("--reuse", action="store_true",
                            help="take cells and relabelled self-play already in OUT for the same agent files, games and decks "

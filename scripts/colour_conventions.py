@@ -41,10 +41,18 @@ from pathlib import Path
 
 import torch
 
+from eqc.domains.hanabi.reproduce.specs import INDUCED_BOOTSTRAP, INDUCED_POOLS, SCALES, describe_pool
 from eqc.domains.hanabi.training.bootstrap import colour_to_slot
 from eqc.domains.hanabi.training.greedy_eval import greedy_games
 from eqc.domains.hanabi.training.policy import load_policy
-from eqc.domains.hanabi.xp import cross_play_games, hint_slot_counts, pool_runs, relabelled_self_play, slot_dependence
+from eqc.domains.hanabi.xp import (
+    breaks_colour_symmetry,
+    cross_play_games,
+    hint_slot_counts,
+    pool_runs,
+    relabelled_self_play,
+    slot_dependence,
+)
 from eqc.evaluation import pair_summary
 
 
@@ -77,27 +85,23 @@ SETTINGS = {
                                                                 "pqn.eps_end=1e-8")),
     "mini_induced": Setting("Mini-Hanabi, induced: colour c -> play slot pi(c) paid +1 for the first 2.5M moves, then the game alone",
                             ("game.preset=mini", *INDUCE, "bootstrap.moves=2500000")),
-    "mini_induced_strong": Setting("Mini-Hanabi, induced: colour c -> play slot pi(c) paid +2 for the first 4M moves, then the game alone",
-                                   ("game.preset=mini", "bootstrap.convention=colour_to_slot", "bootstrap.bonus=2.0",
-                                    "bootstrap.moves=4000000")),
-    "mini_induced_x4": Setting("Mini-Hanabi, induced: colour c -> play slot pi(c) paid +4 for the first 4M moves, then the game alone",
-                               ("game.preset=mini", "bootstrap.convention=colour_to_slot", "bootstrap.bonus=4.0",
-                                "bootstrap.moves=4000000")),
-    "mini_induced_strong_op": Setting("mini_induced_strong's bootstrap, trained by Other-Play over S3",
-                                      ("game.preset=mini", "bootstrap.convention=colour_to_slot", "bootstrap.bonus=2.0",
-                                       "bootstrap.moves=4000000", "rule.objective=op")),
-    "mini_induced_strong_gop_c3": Setting("mini_induced_strong's bootstrap, trained by G-OP over C3",
-                                          ("game.preset=mini", "bootstrap.convention=colour_to_slot", "bootstrap.bonus=2.0",
-                                           "bootstrap.moves=4000000", "rule.objective=gop", "rule.group=C3")),
-    "mini_induced_strong_gop_c2": Setting("mini_induced_strong's bootstrap, trained by G-OP over C2 (swaps colours 0 and 1)",
-                                          ("game.preset=mini", "bootstrap.convention=colour_to_slot", "bootstrap.bonus=2.0",
-                                           "bootstrap.moves=4000000", "rule.objective=gop", "rule.group=C2")),
-    "mini_induced_strong_sym_s3": Setting("mini_induced_strong's bootstrap, self-play with the network symmetrized over S3 while it trains",
-                                          ("game.preset=mini", "bootstrap.convention=colour_to_slot", "bootstrap.bonus=2.0",
-                                           "bootstrap.moves=4000000", "rule.symmetrize=S3")),
     "full_induced": Setting("the standard game, induced: colour c -> play slot pi(c) paid +1 for the first 2.5M moves, then the game alone",
                             (*INDUCE, "bootstrap.moves=2500000")),
 }
+
+#: The pools of ``eqc hanabi reproduce --scale induced`` (``reproduce.specs.INDUCED_POOLS``), by setting name.
+INDUCED_SETTINGS = {"mini_induced_strong": "sp", "mini_induced_strong_op": "op", "mini_induced_strong_gop_c2": "gop_c2",
+                    "mini_induced_strong_gop_c3": "gop_c3", "mini_induced_strong_sym_s3": "sym_s3"}
+
+
+def _induced_overrides(pool: str) -> tuple[str, ...]:
+    keys = {"game.preset": "mini", **{f"bootstrap.{k}": v for k, v in INDUCED_BOOTSTRAP.items()},
+            **{f"rule.{k}": v for k, v in INDUCED_POOLS[pool].items()}}
+    return tuple(f"{k}={v}" for k, v in keys.items())
+
+
+SETTINGS.update({name: Setting(f"pool {pool!r} of reproduce --scale induced: {describe_pool(pool, SCALES['induced'])}",
+                               _induced_overrides(pool)) for name, pool in INDUCED_SETTINGS.items()})
 
 
 def train_command(name: str, seed: int, root: Path, moves: int) -> list[str]:
@@ -124,10 +128,6 @@ def measure_agent(path: Path, games: int) -> tuple[dict, object]:
     return row, policy
 
 
-def breaks(row: dict) -> bool:
-    return row["loss"] >= 2 or (row["max_score"] < 25 and row["loss_share"] >= 0.15)
-
-
 def measure(root: Path, games: int) -> list[dict]:
     settings = []
     for name in SETTINGS:
@@ -142,7 +142,7 @@ def measure(root: Path, games: int) -> list[dict]:
             summary = cross_play_games(list(policies), games, seed=1).summary()
             pairs = pair_summary(summary.mean)
             record.update(xp=pairs.unordered.mean, xp_sem=pairs.unordered.sem, pairs=pairs.unordered.n, xp_matrix=summary.mean.tolist())
-        record["breaking_agents"] = sum(breaks(r) for r in rows)
+        record["breaking_agents"] = sum(breaks_colour_symmetry(r["loss"], r["self_play"], r["max_score"]) for r in rows)
         record["breaks"] = record["breaking_agents"] > len(rows) / 2
         settings.append(record)
         print(f"{name}: {record['breaking_agents']} of {len(rows)} agents break it; XP {record.get('xp', float('nan')):.2f}", flush=True)

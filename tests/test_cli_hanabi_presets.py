@@ -61,7 +61,7 @@ def test_train_and_eval_play_the_preset_in_both_envs(pools: Path, capsys: pytest
     assert main(["hanabi", "eval", "--checkpoint", str(pools / "mini" / "seed_0"), "--games", "8", "--symmetrize", "D6"]) == 0
     assert "symmetrized over D6" in capsys.readouterr().out
     argv = ["hanabi", "eval", "--checkpoint", str(pools / "mini" / "seed_0"), "--games", "8", "--symmetrize", "D10"]
-    _usage_error(capsys, argv, "--symmetrize", "colour groups of this game: ['C3', 'D6', 'S3', 'A3']")
+    _usage_error(capsys, argv, "--symmetrize", "colour groups of this game: ['C3', 'D6', 'S3', 'A3', 'C2', 'S2']")
 
 
 def test_train_refuses_a_group_of_another_number_of_colours(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -110,4 +110,4 @@ def test_relabelled_draws_from_the_colours_of_the_game(tmp_path: Path, pools: Pa
     assert "relabelled partner" in capsys.readouterr().out
     record = json.loads(out.read_text())
     assert record["group"] == "S3" and [len(a["relabelled"]) for a in record["agents"]] == [5, 5]  # S3's 5 non-identity elements
-    _usage_error(capsys, [*argv, "--group", "S5"], "--group", "rules.num_colours is 3")
+    _usage_error(capsys, [*argv, "--group", "S5"], "--group", "S5 moves 5 colours but the game has 3")

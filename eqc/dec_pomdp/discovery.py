@@ -43,6 +43,7 @@ from eqc._checks import check_int, check_list
 from eqc.dec_pomdp.symmetry import Symmetry
 from eqc.dec_pomdp.tabular import TabularDecPOMDP
 from eqc.groups import PermutationGroup
+from eqc.groups.permutations import PermutationLike
 
 __all__ = [
     "DEFAULT_DECIMALS",
@@ -87,9 +88,12 @@ class DiscoveredSymmetry(PermutationGroup):
         """The group itself (reads well as ``found.group``)."""
         return self
 
-    def label_permutations(self, perm: torch.Tensor) -> dict[str, torch.Tensor]:
-        """How the element ``perm`` (a permutation) relabels ``"state"``, ``"action"`` and ``"observation"``."""
-        return self.symmetry.label_permutations(torch.as_tensor(perm, dtype=torch.long))
+    def label_permutations(
+        self, *, index: int | torch.Tensor | None = None, permutation: PermutationLike | None = None
+    ) -> dict[str, torch.Tensor]:
+        """How one element (``index=`` or ``permutation=``, as in :meth:`Symmetry.label_permutations`) relabels
+        ``"state"``, ``"action"`` and ``"observation"``."""
+        return self.symmetry.label_permutations(index=index, permutation=permutation)
 
     def __repr__(self) -> str:
         return f"DiscoveredSymmetry(order {self.order}, {self.generators.shape[0]} generators, segments {self.segments})"

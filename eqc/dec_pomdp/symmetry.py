@@ -18,7 +18,8 @@ import torch
 
 from eqc._checks import check_list
 from eqc.dec_pomdp.layout import Labels, Layout
-from eqc.groups import PermutationGroup, PermutationRepresentation, as_permutation, direct_sum, tensor_product
+from eqc.groups import PermutationGroup, PermutationRepresentation, direct_sum, tensor_product
+from eqc.groups.permutations import PermutationLike
 
 __all__ = ["Symmetry"]
 
@@ -143,25 +144,23 @@ class Symmetry:
             raise AttributeError("this Symmetry was declared without a state layout")
         return self._representation(self.state_layout, "state")
 
-    def label_permutations(self, g: int | torch.Tensor) -> dict[str, torch.Tensor]:
-        """How element ``g`` relabels each acted-on label set: ``{name: LongTensor [size]}``, label ``c`` -> ``[c]``.
+    def label_permutations(
+        self, *, index: int | torch.Tensor | None = None, permutation: PermutationLike | None = None
+    ) -> dict[str, torch.Tensor]:
+        """How one group element relabels each acted-on label set: ``{name: LongTensor [size]}``, label ``c`` -> ``[c]``.
 
-        ``g`` is one element, as an index (an int or 0-d tensor) or as a permutation ``[degree]``
-        (for groups too large to list); the shape decides.
+        The element is given as ``index=`` (an int or 0-d tensor: a row of ``group.elements``) or as
+        ``permutation=`` (an image array ``[degree]``, for groups too large to list); see
+        :class:`~eqc.groups.PermutationGroup`.
         """
-        perm = self._as_group_permutation(g)
+        if (index is None) == (permutation is None):
+            given = "both" if index is not None else "neither"
+            raise TypeError(f"label_permutations takes one element, as index= or as permutation=, got {given}")
+        if index is None:
+            perm = self.group.check_elements(permutations=permutation, name="permutation", batch_dims=0)
+        else:
+            perm = self.group.elements[self.group.check_elements(indices=index, name="index", batch_dims=0)]
         return {name: perm[start : start + size] - start for name, (start, size) in self._segments.items()}
-
-    def _as_group_permutation(self, g: int | torch.Tensor) -> torch.Tensor:
-        if isinstance(g, torch.Tensor) and g.dim() == 1:
-            perm = as_permutation(g, self.group.degree, name="g")
-            if perm not in self.group:
-                raise ValueError(f"g = {perm.tolist()} is not an element of {self.group.name}")
-            return perm
-        index = self.group._check_index(g, "g")
-        if isinstance(index, torch.Tensor) and index.dim() != 0:
-            raise ValueError("g must be a single element (an int index or one permutation [degree])")
-        return self.group.elements[index]
 
     def restrict(self, subgroup: PermutationGroup) -> Symmetry:
         """The same declaration for a subgroup (e.g. a cyclic subgroup of a symmetric group)."""

@@ -6,7 +6,7 @@ from eqc.evaluation.action_matrix import (
     plot_action_matrix,
 )
 from eqc.evaluation.cross_play import CrossPlayResult, GameResults, cross_play
-from eqc.evaluation.pairs import PairSummary, PoolComparison, compare_pools, pair_summary, unordered_pair_means
+from eqc.evaluation.pairs import VERDICTS, PairSummary, PoolComparison, compare_pools, pair_summary, unordered_pair_means, verdict
 from eqc.evaluation.stats import (
     MeanSEM,
     PermutationTest,
@@ -16,6 +16,7 @@ from eqc.evaluation.stats import (
 )
 
 __all__ = [
+    "VERDICTS",
     "CrossPlayResult",
     "GameResults",
     "MeanSEM",
@@ -32,4 +33,5 @@ __all__ = [
     "permutation_test",
     "plot_action_matrix",
     "unordered_pair_means",
+    "verdict",
 ]

@@ -25,7 +25,7 @@ import torch
 from eqc._checks import check_float, check_int
 from eqc.evaluation.stats import _ALTERNATIVES, Alternative, MeanSEM, clopper_pearson
 
-__all__ = ["PairSummary", "PoolComparison", "compare_pools", "pair_summary", "unordered_pair_means"]
+__all__ = ["VERDICTS", "PairSummary", "PoolComparison", "compare_pools", "pair_summary", "unordered_pair_means", "verdict"]
 
 
 def _as_xp_matrix(xp: object, name: str) -> torch.Tensor:
@@ -124,6 +124,24 @@ class PoolComparison:
 
     def as_dict(self) -> dict[str, object]:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+
+    def verdict(self, alpha: float = 0.05) -> str:
+        """What the test says of its one-sided H1 at level ``alpha``: see :func:`verdict`."""
+        return verdict(self.difference, self.p_value, self.alternative, alpha)
+
+
+VERDICTS = ("holds", "does not hold", "cannot tell")
+
+
+def verdict(difference: float, p_value: float, alternative: str, alpha: float = 0.05) -> str:
+    """"does not hold" when the observed ``difference`` lies on the wrong side of H1 (or is 0), "holds" when
+    ``p_value < alpha``, else "cannot tell". ``alternative``: "greater" or "less" (a two-sided test has no direction)."""
+    if alternative not in ("greater", "less"):
+        raise ValueError(f"alternative must be 'greater' or 'less' for a verdict on a direction, got {alternative!r}")
+    check_float(alpha, "alpha", low=0, high=1, low_open=True, high_open=True)
+    if (difference <= 0) if alternative == "greater" else (difference >= 0):
+        return "does not hold"
+    return "holds" if p_value < alpha else "cannot tell"
 
 
 def _extreme(stats: torch.Tensor, observed: float, alternative: str, tolerance: float) -> torch.Tensor:

@@ -36,7 +36,7 @@ import torch
 
 from eqc._checks import check_int
 from eqc.groups.group import PermutationGroup
-from eqc.groups.permutations import PermutationLike, as_permutation, compose_permutations, identity_permutation
+from eqc.groups.permutations import PermutationLike, compose_permutations, identity_permutation
 from eqc.groups.representation import PermutationRepresentation, require_same_group
 
 if TYPE_CHECKING:  # pragma: no cover - escnn is optional
@@ -114,17 +114,12 @@ class EscnnGroupMap:
 
 # ---------------------------------------------------------------------------------------------- group map
 def _element_row(group: PermutationGroup, element: ElementLike, name: str) -> int:
+    """The row of one element given as an int (its index; never a permutation) or as a permutation ``[degree]``."""
     if isinstance(element, bool):
-        raise TypeError(f"{name} must be an element row (int) or a permutation, got a bool")
+        raise TypeError(f"{name} must be an element index (an int) or a permutation, got a bool")
     if isinstance(element, numbers.Integral):
-        element = int(element)
-        if not 0 <= element < group.order:
-            raise ValueError(f"{name} = {element} is not an element row of {group.name} (order {group.order})")
-        return element
-    perm = as_permutation(element, group.degree, name=name)
-    if perm not in group:
-        raise ValueError(f"{name} = {perm.tolist()} is not an element of {group.name}")
-    return int(group.permutation_to_index(perm))
+        return group.check_elements(indices=int(element), name=name, batch_dims=0)
+    return int(group.permutation_to_index(group.check_elements(permutations=element, name=name, batch_dims=0)))
 
 
 def _powers(perm: torch.Tensor, count: int) -> torch.Tensor:

@@ -2,8 +2,9 @@
 
 A :class:`PermutationGroup` is built from generators; sympy's Schreier-Sims algorithm
 gives its order and membership test without listing it, and the elements are listed
-(enumerated) only on demand and only up to ``enumeration_limit``. Permutations, indices and
-the product ``g * h`` are as defined in :mod:`eqc.groups.permutations`.
+(enumerated) only on demand and only up to ``enumeration_limit``. The product ``g * h`` is the
+one of :mod:`eqc.groups.permutations`; the two forms of an element are defined in the docstring of
+:class:`PermutationGroup`, once for all of eqc.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import torch
 from sympy.combinatorics import Permutation
 from sympy.combinatorics import PermutationGroup as SympyGroup
 
-from eqc._checks import check_int, check_list
+from eqc._checks import check_bool, check_int, check_integers, check_list, position
 from eqc.groups.permutations import (
     PermutationLike,
-    as_permutation,
+    as_permutations,
     compose_permutations,
     from_sympy,
     identity_permutation,
@@ -52,18 +53,30 @@ class PermutationGroup:
     Build one with :meth:`from_generators` or the catalogue (:func:`eqc.groups.cyclic`,
     :func:`~eqc.groups.dihedral`, ...).
 
-    An element is given either as a *permutation* (image array ``[..., degree]``) or as an
-    *index*, its row in :attr:`elements` (row 0 is the identity). The methods come in the two
-    forms with the same verbs, and converters between them:
+    **Element forms** (the convention of all of eqc, stated here only). A group element is given either
 
-    ==================  ===============================  ==========================================
-    verb                indices                          permutations
-    ==================  ===============================  ==========================================
-    random              :meth:`random_indices`           :meth:`random_permutations` (any order)
-    compose             :meth:`compose_indices`          :func:`~eqc.groups.compose_permutations`
-    inverse             :meth:`inverse_indices`          :func:`~eqc.groups.inverse_permutations`
-    convert             :meth:`permutation_to_index`     :meth:`index_to_permutation`
-    ==================  ===============================  ==========================================
+    - as an **index**, its row in :attr:`elements` (row 0 is the identity): an int, or a ``torch.long``
+      tensor ``[...]`` of indices (the group must be listable); or
+    - as a **permutation**, its image array (:mod:`eqc.groups.permutations`): ``torch.long [..., degree]``,
+      for any group size.
+
+    The form is never guessed from a tensor's shape: every public argument that takes elements names its
+    form, ``index``/``indices`` or ``permutation``/``permutations`` (``g`` in the ``act`` family is an index,
+    ``perms`` a permutation), and functions that take either form take two keywords, at most one given
+    (e.g. ``check_env_symmetry(..., indices=[3])`` or ``(..., permutations=[[1, 2, 3, 4, 0]])``). A 1-D tensor
+    where permutations ``[k, degree]`` are wanted is refused as ambiguous. :meth:`check_elements` is the one
+    validator of elements in both forms; every module of eqc calls it. The methods come in the two forms
+    with the same verbs, and converters between them:
+
+    ==========  =====================================  ==========================================
+    verb        indices                                permutations
+    ==========  =====================================  ==========================================
+    random      :meth:`random_indices`                 :meth:`random_permutations` (any order)
+    compose     :meth:`compose_indices`                :func:`~eqc.groups.compose_permutations`
+    inverse     :meth:`inverse_indices`                :func:`~eqc.groups.inverse_permutations`
+    convert     :meth:`permutation_to_index`           :meth:`index_to_permutation`
+    validate    :meth:`check_elements` ``(indices=)``  :meth:`check_elements` ``(permutations=)``
+    ==========  =====================================  ==========================================
 
     Index-form methods need the group to be listable (``order <= enumeration_limit``). Element
     indices given as ints or CPU tensors are range-checked; index tensors on another device (cuda,
@@ -125,7 +138,7 @@ class PermutationGroup:
         if isinstance(generators, torch.Tensor) and generators.dim() == 2 and degree is None:
             degree = generators.shape[1]
         generators = check_list(generators, "generators", item="permutations (image arrays)")
-        perms = [as_permutation(g, degree, name=f"generators[{k}]") for k, g in enumerate(generators)]
+        perms = [as_permutations(g, degree, name=f"generators[{k}]", batch_dims=0) for k, g in enumerate(generators)]
         if not perms:
             if degree is None:
                 raise ValueError("degree is required when no generators are given (the trivial group)")
@@ -175,7 +188,7 @@ class PermutationGroup:
         """The same group as a sympy ``PermutationGroup`` (mind sympy's product order)."""
         return self._sympy
 
-    def _require_enumerable(self, what: str) -> None:
+    def require_enumerable(self, what: str) -> None:
         if not self.is_enumerable:
             raise GroupTooLargeError(
                 f"{what} needs all {_format_order(self.order)} elements of {self.name}, more than "
@@ -188,7 +201,7 @@ class PermutationGroup:
     @cached_property
     def elements(self) -> torch.Tensor:
         """All elements, ``torch.long [order, degree]``, lexicographically sorted (row 0 = identity)."""
-        self._require_enumerable("listing the elements")
+        self.require_enumerable("listing the elements")
         rows = torch.tensor([from_sympy(p, self.degree).tolist() for p in self._sympy.generate()], dtype=torch.long)
         rows = rows.reshape(self.order, self.degree)
         return rows[torch.argsort(self._sort_keys(rows))] if self.degree <= _MIXED_RADIX_MAX_DEGREE else _lexsort(rows)
@@ -204,38 +217,29 @@ class PermutationGroup:
             return self._sort_keys(self.elements), None
         return torch.empty(0), {tuple(row): k for k, row in enumerate(self.elements.tolist())}
 
-    def permutation_to_index(self, perms: PermutationLike | torch.Tensor) -> torch.Tensor:
-        """Indices (rows in :attr:`elements`) of permutations ``[..., degree]``; ``ValueError`` if one is not in the group."""
-        if perms is None or isinstance(perms, (str, bytes)):
-            raise TypeError(f"perms must be permutations (a LongTensor [..., {self.degree}]), got {type(perms).__name__}")
-        perms = torch.as_tensor(perms)
-        device = perms.device
-        if perms.dtype.is_floating_point or perms.dtype == torch.bool:
-            raise TypeError(f"perms must hold integers, got dtype {perms.dtype}")
-        perms = perms.to(device="cpu", dtype=torch.long)
-        if perms.shape[-1:] != (self.degree,):
-            raise ValueError(f"perms must have last dimension {self.degree} (the degree), got shape {tuple(perms.shape)}")
+    def _index_of(self, perms: torch.Tensor) -> torch.Tensor:
+        """Rows in :attr:`elements` of permutations ``[..., degree]`` already known to be elements (no checks)."""
         keys, table = self._lookup
         flat = perms.reshape(-1, self.degree)
-        not_perm = (torch.sort(flat, dim=-1).values != identity_permutation(self.degree)).any(-1)
-        if bool(not_perm.any()):
-            bad = flat[not_perm.nonzero()[0, 0]].tolist()
-            raise ValueError(f"perms holds {bad}, which is not a permutation of 0..{self.degree - 1}")
         if table is None:
-            query = self._sort_keys(flat)
-            idx = torch.searchsorted(keys, query).clamp(max=self.order - 1)
-            missing = keys[idx] != query
+            idx = torch.searchsorted(keys, self._sort_keys(flat))
         else:
-            idx = torch.tensor([table.get(tuple(row), -1) for row in flat.tolist()], dtype=torch.long)
-            missing = idx < 0
-        if bool(missing.any()):
-            bad = flat[missing.nonzero()[0, 0]].tolist()
-            raise ValueError(f"permutation {bad} is not an element of {self.name}")
-        return idx.reshape(perms.shape[:-1]).to(device)
+            idx = torch.tensor([table[tuple(row)] for row in flat.tolist()], dtype=torch.long)
+        return idx.reshape(perms.shape[:-1])
+
+    def permutation_to_index(self, perms: Sequence[PermutationLike] | torch.Tensor) -> torch.Tensor:
+        """Indices (rows in :attr:`elements`) of permutations ``[..., degree]``, on ``perms``' device.
+
+        ``perms`` is checked by :meth:`check_elements` (``ValueError`` if one is not in the group).
+        """
+        device = perms.device if isinstance(perms, torch.Tensor) else torch.device("cpu")
+        checked = self.check_elements(permutations=perms, name="perms")
+        self.require_enumerable("permutation_to_index (which returns element indices)")
+        return self._index_of(checked).to(device)
 
     def index_to_permutation(self, index: int | torch.Tensor) -> torch.Tensor:
-        """Permutations ``[..., degree]`` of element indices ``[...]`` (``elements[index]``)."""
-        index_t = self._check_index(index, "index")
+        """Permutations ``[..., degree]`` of element indices ``[...]`` (``elements[index]``), on ``index``' device."""
+        index_t = self.check_elements(indices=index, name="index")
         return self.device_table("elements", _device_of(index_t))[index_t]
 
     def device_table(self, name: str, device: torch.device | str) -> torch.Tensor:
@@ -252,20 +256,21 @@ class PermutationGroup:
         return self._device_tables[where]
 
     def __contains__(self, perm: object) -> bool:
+        """Whether ``perm`` is one permutation ``[degree]`` of this group."""
         try:
-            p = as_permutation(perm, self.degree)  # type: ignore[arg-type]
+            self.check_elements(permutations=perm, batch_dims=0)  # type: ignore[arg-type]
         except (TypeError, ValueError):
             return False
-        return bool(self._sympy.contains(to_sympy(p)))
+        return True
 
     @cached_property
     def inverse(self) -> torch.Tensor:
         """``inverse[k]`` is the row of the inverse of element ``k``."""
-        return self.permutation_to_index(inverse_permutations(self.elements))
+        return self._index_of(inverse_permutations(self.elements))
 
     def inverse_indices(self, index: int | torch.Tensor) -> torch.Tensor:
         """Index of the inverse of each element index in ``index`` (broadcasts like a tensor of indices)."""
-        index_t = self._check_index(index, "index")
+        index_t = self.check_elements(indices=index, name="index")
         return self.device_table("inverse", _device_of(index_t))[index_t]
 
     @cached_property
@@ -277,51 +282,136 @@ class PermutationGroup:
                 f"use compose_indices(i, j) instead (limit: order <= {MULTIPLICATION_TABLE_LIMIT})"
             )
         e = self.elements
-        return self.permutation_to_index(compose_permutations(e[:, None, :], e[None, :, :].expand(self.order, -1, -1)))
+        return self._index_of(compose_permutations(e[:, None, :], e[None, :, :].expand(self.order, -1, -1)))
 
     def compose_indices(self, i: int | torch.Tensor, j: int | torch.Tensor) -> torch.Tensor:
         """Index of ``elements[i] * elements[j]`` (apply ``j`` first); broadcasts over tensors of indices."""
-        i_t, j_t = self._check_index(i, "i"), self._check_index(j, "j")
+        i_t, j_t = self.check_elements(indices=i, name="i"), self.check_elements(indices=j, name="j")
         device = _device_of(i_t)
         i_t, j_t = torch.broadcast_tensors(torch.as_tensor(i_t).cpu(), torch.as_tensor(j_t).cpu())
-        return self.permutation_to_index(compose_permutations(self.elements[i_t], self.elements[j_t])).to(device)
+        return self._index_of(compose_permutations(self.elements[i_t], self.elements[j_t])).to(device)
 
-    def _check_index(self, index: int | torch.Tensor, name: str) -> int | torch.Tensor:
-        """Validate element indices: an int is returned as it is, a tensor as a LongTensor on its device.
+    # ------------------------------------------------------------------ validation
+    def check_elements(
+        self,
+        *,
+        indices: int | Sequence[int] | torch.Tensor | None = None,
+        permutations: Sequence[PermutationLike] | torch.Tensor | None = None,
+        name: str | None = None,
+        batch_dims: int | None = None,
+        check_range: bool = True,
+    ) -> int | torch.Tensor:
+        """Validate elements given in the form the keyword names (see the class docstring); the one validator.
 
-        Values are range-checked for ints and CPU tensors only (see the class docstring): no tensor is
-        built for an int and nothing is read back from another device, so acting in a hot loop costs no sync.
+        Give exactly one of:
+
+        - ``indices``: an int, ints or an integer tensor ``[...]`` of rows of :attr:`elements` (the group
+          must be listable); returned as the int, or as a ``torch.long`` tensor on its device. The range is
+          checked for ints and CPU tensors, unless ``check_range=False``; indices on another device are
+          never read back (an index out of range fails in that device's indexing).
+        - ``permutations``: image arrays ``[..., degree]``, checked to be permutations and elements of the
+          group (sifted through its stabiliser chain: no listing needed); returned as a ``torch.long`` CPU tensor.
+
+        ``batch_dims`` fixes how many leading dims list elements (0: one element; ``None``: any). ``name``
+        (default: the keyword) is the argument the messages name. Raises ``TypeError`` for a wrong type or
+        dtype and ``ValueError`` for a wrong shape or value, saying what is allowed.
         """
-        if isinstance(index, bool) or not isinstance(index, (int, torch.Tensor)):
-            raise TypeError(
-                f"{name} must be an element index (an int, or a LongTensor of indices into group.elements), "
-                f"got {type(index).__name__}"
+        if indices is None and permutations is None and name is not None:
+            raise TypeError(f"{name} must be group elements (element indices or permutations: see PermutationGroup), got None")
+        if (indices is None) == (permutations is None):
+            given = "both" if indices is not None else "neither"
+            raise TypeError(f"give the group elements in one form, indices= or permutations=, got {given}")
+        if batch_dims is not None:
+            check_int(batch_dims, "batch_dims", low=0)
+        if indices is not None:
+            return self._check_indices(indices, name or "indices", batch_dims, check_bool(check_range, "check_range"))
+        return self._check_permutations(permutations, name or "permutations", batch_dims)
+
+    def _check_indices(self, indices: object, name: str, batch_dims: int | None, check_range: bool) -> int | torch.Tensor:
+        """:meth:`check_elements` for ``indices``: an int stays an int (no tensor is built for it)."""
+        what = "an element index" if batch_dims == 0 else "element indices"
+        if isinstance(indices, int) and not isinstance(indices, bool):
+            self.require_enumerable("indexing elements")
+            if batch_dims not in (None, 0):
+                raise ValueError(
+                    f"{name} must be element indices of shape {_shape_text(batch_dims)}, got the int {indices}"
+                    + (f"; write [{indices}]" if batch_dims == 1 else "")
+                )
+            if check_range and not 0 <= indices < self.order:
+                raise ValueError(f"{name} = {indices} is outside 0..{self.order - 1}, the element indices of {self.name}")
+            return indices
+        high = self.order if self.is_enumerable else None
+        context = f"; {self.name} has order {self.order}"
+        tensor = check_integers(indices, name, what=what, high=high, check_range=check_range, context=context)
+        self.require_enumerable("indexing elements")
+        if batch_dims is not None and tensor.dim() != batch_dims:
+            other = _OTHER_FORM.get(name, "permutations")
+            hint = f"; permutations [..., {self.degree}] go in {other}=" if tensor.dim() == batch_dims + 1 else ""
+            raise ValueError(
+                f"{name} must be element indices of shape {_shape_text(batch_dims)}, got shape {list(tensor.shape)}{hint}"
             )
-        if isinstance(index, torch.Tensor) and (index.dtype.is_floating_point or index.dtype.is_complex or index.dtype == torch.bool):
-            raise TypeError(f"{name} must hold integer element indices, got dtype {index.dtype}")
-        self._require_enumerable("indexing elements")
-        if isinstance(index, int):
-            out_of_range = not 0 <= index < self.order
-        else:
-            out_of_range = index.device.type == "cpu" and index.numel() > 0 and (int(index.min()) < 0 or int(index.max()) >= self.order)
-        if out_of_range:
-            raise ValueError(f"{name} holds element indices outside 0..{self.order - 1} (the group has order {self.order})")
-        return index if isinstance(index, int) else index.long()
+        return tensor
+
+    def _check_permutations(self, perms: object, name: str, batch_dims: int | None) -> torch.Tensor:
+        """:meth:`check_elements` for ``permutations``: image arrays that are elements of the group."""
+        tensor = check_integers(perms, name, what="a permutation" if batch_dims == 0 else "permutations")
+        if batch_dims is not None and tensor.dim() != batch_dims + 1:
+            want = f"permutations of shape {_shape_text(batch_dims, self.degree)}"
+            if batch_dims == 1 and tensor.dim() == 1:
+                values = str(tensor[:12].tolist())[:-1] + (", ...]" if tensor.numel() > 12 else "]")
+                raise ValueError(
+                    f"{name} must be {want} (one row per element), got a 1-D tensor of shape {list(tensor.shape)}, "
+                    f"which is ambiguous: one permutation, or {tensor.numel()} element indices? Write "
+                    f"{name}=torch.tensor([{values}]) for one element as a permutation, or "
+                    f"{_OTHER_FORM.get(name, 'indices')}=torch.tensor({values}) for element indices"
+                )
+            raise ValueError(f"{name} must be {want}, got shape {list(tensor.shape)}")
+        checked = as_permutations(tensor, self.degree, name=name)
+        if self.degree:
+            flat = checked.reshape(-1, self.degree)
+            member = self._is_member(flat)
+            if not bool(member.all()):
+                k = int((~member).nonzero()[0, 0])
+                raise ValueError(
+                    f"{name}{position(k, checked.shape[:-1])} = {flat[k].tolist()} is not an element of {self.name}"
+                )
+        return checked
+
+    @cached_property
+    def _chain(self) -> list[tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]]:
+        """The stabiliser chain, one level per base point ``b``: ``(b, reps, inverse reps, row)``. ``reps [m, degree]``
+        are coset representatives with ``reps[r][b]`` running over ``b``'s basic orbit, and ``row[p]`` is the
+        representative that sends ``b`` to ``p`` (-1 for points off the orbit)."""
+        if self.degree == 0:
+            return []
+        self._sympy.schreier_sims()
+        levels = []
+        for b, transversal in zip(self._sympy.base, self._sympy.basic_transversals, strict=True):
+            points = list(transversal)
+            reps = torch.stack([from_sympy(transversal[p], self.degree) for p in points])
+            row = torch.full((self.degree,), -1, dtype=torch.long)
+            row[torch.tensor(points, dtype=torch.long)] = torch.arange(len(points))
+            levels.append((int(b), reps, inverse_permutations(reps), row))
+        return levels
+
+    def _is_member(self, flat: torch.Tensor) -> torch.Tensor:
+        """Which permutations of ``flat [N, degree]`` lie in the group (bool ``[N]``), by sifting: at each base
+        point ``b``, ``h <- u^-1 * h`` with ``u`` the representative sending ``b`` to ``h[b]``; members end at the
+        identity, others leave an orbit or end elsewhere. Vectorised over ``N``; never lists the group."""
+        h = flat
+        member = torch.ones(flat.shape[0], dtype=torch.bool)
+        for b, _, inverse_reps, row in self._chain:
+            r = row[h[:, b]]
+            member &= r >= 0
+            h = torch.gather(inverse_reps[r.clamp(min=0)], -1, h)
+        return member & (h == torch.arange(self.degree)).all(-1)
 
     # ------------------------------------------------------------------ sampling
     def random_indices(self, n: int, generator: torch.Generator | None = None) -> torch.Tensor:
         """``n`` uniformly random element indices, ``torch.long [n]``, drawn from ``generator``."""
         _check_count(n)
-        self._require_enumerable("random_indices (which returns element indices)")
+        self.require_enumerable("random_indices (which returns element indices)")
         return torch.randint(self.order, (n,), generator=generator, device=_device_of_generator(generator))
-
-    @cached_property
-    def _transversals(self) -> list[torch.Tensor]:
-        self._sympy.schreier_sims()
-        return [
-            torch.stack([from_sympy(p, self.degree) for p in level.values()])
-            for level in self._sympy.basic_transversals
-        ]
 
     def random_permutations(self, n: int, generator: torch.Generator | None = None) -> torch.Tensor:
         """``n`` uniformly random elements as permutations ``[n, degree]``, for any group size, on ``generator``'s device.
@@ -332,8 +422,8 @@ class PermutationGroup:
         _check_count(n)
         device = _device_of_generator(generator)
         result = torch.arange(self.degree, device=device).expand(n, self.degree).clone()
-        for k in range(len(self._transversals) - 1, -1, -1):
-            level = self._on_device(f"transversal {k}", device, lambda k=k: self._transversals[k])
+        for k in range(len(self._chain) - 1, -1, -1):
+            level = self._on_device(f"transversal {k}", device, lambda k=k: self._chain[k][1])
             draw = torch.randint(level.shape[0], (n,), generator=generator, device=device)
             result = compose_permutations(level[draw], result)
         return result
@@ -377,6 +467,17 @@ def _check_count(n: int) -> None:
     check_int(n, "n", low=0)
 
 
+#: The other form's keyword, for hints in :meth:`PermutationGroup.check_elements`'s messages.
+_OTHER_FORM = {"indices": "permutations", "permutations": "indices", "index": "permutation", "permutation": "index"}
+
+
+def _shape_text(batch_dims: int, degree: int | None = None) -> str:
+    """``"[k]"``, ``"[k, degree]"``, ...: the shape of ``batch_dims`` dims of elements (``"[]"`` for one index)."""
+    dims = ["k"] * batch_dims + ([] if degree is None else [str(degree)])
+    extra = " (1-D)" if degree is None and batch_dims == 1 else ""
+    return f"[{', '.join(dims)}]{extra}" if dims else "[] (an int or a 0-d tensor)"
+
+
 def _device_of(index: int | torch.Tensor) -> torch.device:
     """The device of an index tensor; the CPU for an int."""
     return index.device if isinstance(index, torch.Tensor) else torch.device("cpu")
@@ -404,7 +505,7 @@ def check_is_group(perms: Sequence[PermutationLike] | torch.Tensor, *, name: str
     perms = check_list(perms, name, item="permutations (image arrays)")
     if len(perms) == 0:
         raise ValueError(f"{name} is empty; a group contains at least the identity")
-    rows = torch.stack([as_permutation(p, name=f"{name}[{k}]") for k, p in enumerate(perms)])
+    rows = torch.stack([as_permutations(p, name=f"{name}[{k}]", batch_dims=0) for k, p in enumerate(perms)])
     present = {tuple(r) for r in rows.tolist()}
     for a in rows:
         if tuple(inverse_permutations(a).tolist()) not in present:

@@ -1,21 +1,15 @@
 """Pure functions on permutations stored as image arrays.
 
 This module is where eqc's composition convention is defined; every other module refers here.
-
-A group element has two forms in eqc, and every name says which one it takes:
-
-- a **permutation** is an image array ``p`` of ``{0, ..., n-1}``: point ``i`` goes to ``p[i]``
-  (a ``torch.long`` tensor ``[..., degree]``);
-- an **index** is the element's row in ``group.elements`` (a Python int or ``torch.long`` tensor
-  ``[...]``); see :class:`eqc.groups.PermutationGroup`.
-
-The product follows function composition,
+A **permutation** of ``{0, ..., n-1}`` is an image array ``p``: point ``i`` goes to ``p[i]`` (a
+``torch.long`` tensor ``[..., n]``). The product follows function composition,
 
     (g * h)[i] = g[h[i]]        (apply ``h`` first, then ``g``),
 
 so ``compose_permutations(g, h) == g[h]``. sympy's ``Permutation`` multiplies the other way round
 (``p * q`` applies ``p`` first); :func:`to_sympy` / :func:`from_sympy` are the only places that
-cross that boundary.
+cross that boundary. The two forms of a *group element* (permutation or index) are defined in
+:class:`eqc.groups.PermutationGroup`.
 
 The functions here follow one naming pattern (``identity_*``, ``compose_*``, ``inverse_*``);
 :class:`~eqc.groups.PermutationGroup` offers the same verbs for indices.
@@ -28,11 +22,11 @@ from collections.abc import Sequence
 import torch
 from sympy.combinatorics import Permutation
 
-from eqc._checks import check_int, check_tensor
+from eqc._checks import check_int, check_integers, check_tensor, position
 
 __all__ = [
     "PermutationLike",
-    "as_permutation",
+    "as_permutations",
     "compose_permutations",
     "from_sympy",
     "identity_permutation",
@@ -43,31 +37,38 @@ __all__ = [
 PermutationLike = Sequence[int] | torch.Tensor
 
 
-def as_permutation(perm: PermutationLike, degree: int | None = None, *, name: str = "perm") -> torch.Tensor:
-    """Validate ``perm`` as an image array and return it as a 1-D ``torch.long`` tensor.
+def as_permutations(
+    perms: PermutationLike | Sequence[PermutationLike],
+    degree: int | None = None,
+    *,
+    name: str = "perms",
+    batch_dims: int | None = None,
+) -> torch.Tensor:
+    """Validate image arrays ``[..., n]`` and return them as a ``torch.long`` CPU tensor.
 
-    Raises ``TypeError`` for non-integer input and ``ValueError`` when ``perm`` is not a
-    bijection of ``{0..n-1}`` or its length disagrees with ``degree``.
+    Each row must be a bijection of ``{0..n-1}``; ``degree`` fixes ``n`` and ``batch_dims`` the number of
+    leading dims (0: one permutation ``[n]``; ``None``: any). Group membership is checked on top of this by
+    :meth:`eqc.groups.PermutationGroup.check_elements`. Raises ``TypeError`` for non-integers and
+    ``ValueError`` for a wrong shape or a row that is not a permutation (naming the first).
     """
-    if isinstance(perm, torch.Tensor):
-        if perm.dtype.is_floating_point or perm.dtype.is_complex or perm.dtype == torch.bool:
-            raise TypeError(f"{name} must hold integers, got a tensor of dtype {perm.dtype}")
-        tensor = perm.detach().to(device="cpu", dtype=torch.long)
-    else:
-        if perm is None or isinstance(perm, (str, bytes)) or not hasattr(perm, "__iter__"):
-            raise TypeError(f"{name} must be a permutation (a sequence of ints or a LongTensor), got {type(perm).__name__}")
-        values = list(perm)
-        for value in values:
-            if isinstance(value, bool) or (not isinstance(value, int) and not hasattr(value, "__index__")):
-                raise TypeError(f"{name} must be a sequence of ints, got element {value!r} of type {type(value).__name__}")
-        tensor = torch.tensor([int(v) for v in values], dtype=torch.long)
-    if tensor.dim() != 1:
-        raise ValueError(f"{name} must be one-dimensional (an image array), got shape {tuple(tensor.shape)}")
-    n = tensor.numel()
+    tensor = check_integers(perms, name, what="a permutation" if batch_dims == 0 else "permutations").cpu()
+    if tensor.dim() == 0 or (batch_dims is not None and tensor.dim() != batch_dims + 1):
+        size = "n" if degree is None else str(degree)
+        want = "[..., n]" if batch_dims is None else f"[{', '.join(['k'] * batch_dims + [size])}]"
+        raise ValueError(f"{name} must be image arrays of shape {want}, got shape {list(tensor.shape)}")
+    n = tensor.shape[-1]
     if degree is not None and n != degree:
-        raise ValueError(f"{name} has length {n} but the degree is {degree}")
-    if n and not torch.equal(torch.sort(tensor).values, torch.arange(n)):
-        raise ValueError(f"{name} = {tensor.tolist()} is not a permutation of 0..{n - 1}: every point must appear exactly once")
+        raise ValueError(f"{name} must have last dimension {degree} (the degree), got shape {list(tensor.shape)}")
+    if n == 0:
+        return tensor
+    flat = tensor.reshape(-1, n)
+    bad = (torch.sort(flat, dim=-1).values != torch.arange(n)).any(-1)
+    if bool(bad.any()):
+        k = int(bad.nonzero()[0, 0])
+        raise ValueError(
+            f"{name}{position(k, tensor.shape[:-1])} = {flat[k].tolist()} is not a permutation of 0..{n - 1}: "
+            f"every point must appear exactly once"
+        )
     return tensor
 
 

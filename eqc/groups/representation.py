@@ -15,9 +15,10 @@ coordinate permutations ``[k, dim]``, so it works for any group, also one too la
 list. For listable groups the map is evaluated once into :attr:`coordinate_permutations`
 ``[order, dim]`` and applying ``rho(g)`` is a single gather; no dense matrix is formed. The tables
 are copied once to each device they are used on (:meth:`PermutationRepresentation.device_table`);
-acting with element indices on that device, or with one int element, never goes through the host
-(index checks: see :class:`~eqc.groups.PermutationGroup`). Elements given as permutations are
-mapped to coordinates on the CPU.
+acting with element indices on that device, or with one int element, never goes through the host.
+Elements come in the two forms of :class:`~eqc.groups.PermutationGroup`, named by the argument and
+checked by its :meth:`~eqc.groups.PermutationGroup.check_elements`; permutations are mapped to
+coordinates on the CPU.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from functools import cached_property
 
 import torch
 
-from eqc._checks import check_bool, check_int, check_tensor
+from eqc._checks import check_bool, check_int, check_integers, check_tensor
 from eqc.groups.group import PermutationGroup
 from eqc.groups.permutations import compose_permutations, inverse_permutations
 
@@ -53,17 +54,16 @@ class PermutationRepresentation:
     :func:`direct_sum` or :func:`tensor_product`.
 
     Apply it with the ``act`` family. Every method takes ``inverse=False`` (``True`` applies
-    ``rho(g)^-1``), and the elements come as *indices* (rows of ``group.elements``) or, in the
-    ``*_permutations`` forms, as *permutations* ``[..., degree]`` (any group size):
+    ``rho(g)^-1``), and the elements come in the form the name says (:class:`~eqc.groups.PermutationGroup`):
+    *indices* (``g``, ``indices=``) or *permutations* ``[..., degree]`` (``perms``, ``permutations=``; any group size):
 
-    ========================  ====================================  ===================================
+    ========================  ====================================  ===========================================
     what                      elements as indices                   elements as permutations
-    ========================  ====================================  ===================================
-    one element per vector    :meth:`act` ``(x, g)``                :meth:`act_permutations` ``(x, p)``
-    every element, each x     :meth:`act_all` ``(x, indices=None)`` (use :meth:`act_permutations`
-                                                                    with ``x.unsqueeze(-2)``)
-    one coordinate index      :meth:`act_index` ``(c, g)``          :meth:`act_index_permutations`
-    ========================  ====================================  ===================================
+    ========================  ====================================  ===========================================
+    one element per vector    :meth:`act` ``(x, g)``                :meth:`act_permutations` ``(x, perms)``
+    every element, each x     :meth:`act_all` ``(x, indices=...)``  :meth:`act_all` ``(x, permutations=...)``
+    one coordinate index      :meth:`act_index` ``(c, g)``          :meth:`act_index_permutations` ``(c, perms)``
+    ========================  ====================================  ===========================================
 
     Broadcasting rule (:meth:`act`, :meth:`act_permutations`, :meth:`act_index`): one element per
     vector. The element tensor's batch shape broadcasts against the vectors' batch shape
@@ -136,20 +136,12 @@ class PermutationRepresentation:
 
     # ------------------------------------------------------------------ tables
     def coordinate_map(self, perms: torch.Tensor) -> torch.Tensor:
-        """Coordinate permutations ``[..., dim]`` of group permutations ``[..., degree]`` (any group size)."""
-        if perms is None or isinstance(perms, (str, bytes)):
-            raise TypeError(f"perms must be permutations (a LongTensor [..., {self.group.degree}]), got {type(perms).__name__}")
-        perms = torch.as_tensor(perms)
-        if perms.dtype.is_floating_point or perms.dtype.is_complex or perms.dtype == torch.bool:
-            raise TypeError(f"perms must hold integers, got dtype {perms.dtype}")
-        if perms.shape[-1:] != (self.group.degree,):
-            raise ValueError(
-                f"perms must have last dimension {self.group.degree} (the group's degree), got shape {tuple(perms.shape)}"
-            )
-        perms = perms.to(device="cpu", dtype=torch.long)
+        """Coordinate permutations ``[..., dim]`` (CPU) of group elements given as permutations ``[..., degree]``
+        (any group size), checked by :meth:`~eqc.groups.PermutationGroup.check_elements`."""
         if self.group.is_enumerable:  # look the cached table up rather than rebuild the map
-            return self.coordinate_permutations[self.group.permutation_to_index(perms)]
-        return self._map(perms)
+            index = self.group.permutation_to_index(perms)
+            return self.coordinate_permutations[index.to(self.coordinate_permutations.device)]
+        return self._map(self.group.check_elements(permutations=perms, name="perms"))
 
     @cached_property
     def coordinate_permutations(self) -> torch.Tensor:
@@ -192,16 +184,12 @@ class PermutationRepresentation:
                 f"{name} must have last dimension {self.dim} (the dimension of {self.name}), got shape {tuple(x.shape)}"
             )
 
-    def _element_index(self, g: int | torch.Tensor, device: torch.device, name: str = "g") -> int | torch.Tensor:
+    def _element_index(
+        self, g: int | torch.Tensor, device: torch.device, name: str = "g", batch_dims: int | None = None
+    ) -> int | torch.Tensor:
         """Checked element indices on ``device``; an int stays an int (one row of a table: no tensor is built)."""
-        index = self.group._check_index(g, name)
+        index = self.group.check_elements(indices=g, name=name, batch_dims=batch_dims)
         return index if isinstance(index, int) else index.to(device)
-
-    def _element_rows(self, indices: torch.Tensor, device: torch.device, name: str = "indices") -> torch.Tensor:
-        rows = self._element_index(indices, device, name)
-        if not isinstance(rows, torch.Tensor) or rows.dim() != 1:
-            raise ValueError(f"{name} must be a 1-D LongTensor of element indices, got shape {_shape(rows)}")
-        return rows
 
     def act(self, x: torch.Tensor, g: int | torch.Tensor, *, inverse: bool = False) -> torch.Tensor:
         """``rho(g) x`` (``rho(g)^-1 x`` with ``inverse=True``): ``x [..., dim]``, ``g`` element indices.
@@ -220,27 +208,34 @@ class PermutationRepresentation:
         ``[..., degree]`` (e.g. sampled from a group too large to list); broadcasting as for :meth:`act`."""
         self._check_input(x)
         check_bool(inverse, "inverse")
-        if isinstance(perms, torch.Tensor) and perms.dim() >= 1:
-            _check_one_element_per_vector(x.shape[:-1], perms.shape[:-1], "perms")
-        return self._act_permutations(x, perms, inverse)
-
-    def _act_permutations(self, x: torch.Tensor, perms: torch.Tensor, inverse: bool) -> torch.Tensor:
-        """:meth:`act_permutations` without the one-element-per-vector rule (the symmetrizer's copies)."""
         coords = self.coordinate_map(perms).to(x.device)
+        _check_one_element_per_vector(x.shape[:-1], coords.shape[:-1], "perms")
         return broadcast_gather(x, coords if inverse else inverse_permutations(coords))
 
-    def act_all(self, x: torch.Tensor, indices: torch.Tensor | None = None, *, inverse: bool = False) -> torch.Tensor:
+    def act_all(
+        self,
+        x: torch.Tensor,
+        *,
+        indices: torch.Tensor | None = None,
+        permutations: torch.Tensor | None = None,
+        inverse: bool = False,
+    ) -> torch.Tensor:
         """Every element on every vector, one gather.
 
-        ``inverse=False``: ``x [..., dim]`` -> ``[..., k, dim]``, copy ``k`` being ``rho(g_k) x`` for
-        the element indices ``indices [k]`` (default: all ``order`` elements, in row order).
-        ``inverse=True`` undoes that: ``x [..., k, dim]`` -> ``rho(g_k)^-1 x[..., k, :]``.
+        The elements are ``indices [k]`` or ``permutations [k, degree]`` (at most one of them; default: all
+        ``order`` elements, in row order). ``inverse=False``: ``x [..., dim]`` -> ``[..., k, dim]``, copy ``k``
+        being ``rho(g_k) x``. ``inverse=True`` undoes that: ``x [..., k, dim]`` -> ``rho(g_k)^-1 x[..., k, :]``.
         """
         self._check_input(x)
         check_bool(inverse, "inverse")
-        table = self.device_table("coordinates" if inverse else "gather", x.device)
-        if indices is not None:
-            table = table[self._element_rows(indices, x.device)]
+        if permutations is not None:
+            checked = self.group.check_elements(indices=indices, permutations=permutations, batch_dims=1)
+            coords = self.coordinate_map(checked).to(x.device)
+            table = coords if inverse else inverse_permutations(coords)
+        else:
+            table = self.device_table("coordinates" if inverse else "gather", x.device)
+            if indices is not None:
+                table = table[self._element_index(indices, x.device, "indices", batch_dims=1)]
         k = table.shape[0]
         if not inverse:
             # index_select on the flattened table is several times faster than x[..., table] on CPU
@@ -270,14 +265,10 @@ class PermutationRepresentation:
         return torch.gather(table.expand(*shape, self.dim), -1, idx.expand(shape).unsqueeze(-1)).squeeze(-1)
 
     def _check_coordinate_index(self, index: int | torch.Tensor) -> torch.Tensor:
+        """Coordinate indices (not elements) as a LongTensor; range-checked on the CPU only (no device read)."""
         if isinstance(index, bool) or not isinstance(index, (int, torch.Tensor)):
             raise TypeError(f"index must be a coordinate index (an int or a LongTensor), got {type(index).__name__}")
-        idx = torch.as_tensor(index)
-        if idx.dtype.is_floating_point or idx.dtype.is_complex or idx.dtype == torch.bool:
-            raise TypeError(f"index must hold integers, got dtype {idx.dtype}")
-        if idx.device.type == "cpu" and idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= self.dim):  # no device read
-            raise ValueError(f"index holds values outside 0..{self.dim - 1} (the coordinates of {self.name})")
-        return idx.long()
+        return check_integers(index, "index", what="coordinate indices", high=self.dim, context=f" (the coordinates of {self.name})")
 
     # ------------------------------------------------------------------ derived representations
     def restrict(self, subgroup: PermutationGroup) -> PermutationRepresentation:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -32,7 +33,8 @@ def check_pettingzoo_symmetry(
     relabel_chance: RelabelChance | None = None,
     episodes: int = 10,
     seed: int = 0,
-    elements: torch.Tensor | None = None,
+    indices: Sequence[int] | torch.Tensor | None = None,
+    permutations: Sequence[Sequence[int]] | torch.Tensor | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
     reward_ulps: int = 0,
     observation_key: str = "observation",
@@ -45,7 +47,7 @@ def check_pettingzoo_symmetry(
         symmetry: the declaration; its layouts describe one agent's observation vector and its actions.
         relabel_state, relabel_chance, observation_key, mask_key, reward_ulps: see :class:`PettingZooDecPOMDP`.
         seed: seeds the random legal moves, the group elements and the episodes' reset seeds.
-        episodes, elements, max_steps: as in :func:`eqc.verification.check_env_symmetry`.
+        episodes, indices, permutations, max_steps: as in :func:`eqc.verification.check_env_symmetry`.
 
     Raises ``ValueError`` naming both sizes when ``symmetry`` was declared for another observation or
     action size, and whatever :class:`PettingZooDecPOMDP` refuses (an env it cannot replay exactly).
@@ -64,8 +66,8 @@ def check_pettingzoo_symmetry(
         )
     _check_sizes(adapter, symmetry)
     found = check_env_symmetry(
-        adapter, symmetry, episodes=episodes, generator=torch.Generator().manual_seed(seed), elements=elements,
-        max_steps=max_steps, atol=0.0, invariants=PettingZooDecPOMDP.record, reward_ulps=adapter.reward_ulps,
+        adapter, symmetry, episodes=episodes, generator=torch.Generator().manual_seed(seed), indices=indices,
+        permutations=permutations, max_steps=max_steps, atol=0.0, invariants=PettingZooDecPOMDP.record, reward_ulps=adapter.reward_ulps,
     )
     return _with_rounding_hint(found, built=adapter is env)
 

@@ -5,8 +5,8 @@ Each agent plays each episode in its own relabelled copy of the game: a group el
 ``rho_obs(g) o`` and ``rho_act(g) legal``, and the action ``a'`` it picks in that copy is
 played in the real game as ``g^-1(a')``. Other-Play draws from the full symmetry group;
 G-OP draws from a chosen subgroup G and deploys the policy symmetrized over G
-(:class:`~eqc.symmetrize.Symmetrizer`). Elements are sampled as permutations (see
-:mod:`eqc.groups.permutations`), so groups too large to list (e.g. symmetric(9)) work; the
+(:class:`~eqc.symmetrize.Symmetrizer`). Elements are sampled as permutations (the forms of an
+element: :class:`~eqc.groups.PermutationGroup`), so groups too large to list (e.g. symmetric(9)) work; the
 direction of ``rho`` is the one of :mod:`eqc.groups.representation`. A training loop on an
 accelerator keeps element *indices* on its device and builds relabellings with
 :meth:`OtherPlay.relabelling_indices` (row gathers, no host round trip);
@@ -152,17 +152,12 @@ class OtherPlay:
         the group must be listable), on ``indices``' device.
 
         Every field is one row gather from tables copied to that device once, so a hot loop that keeps
-        its element indices on the device never goes through the host. ``check=False`` skips the range
-        check (which reads the indices back on the CPU; on other devices it is skipped anyway).
+        its element indices on the device never goes through the host. The indices are checked by
+        :meth:`~eqc.groups.PermutationGroup.check_elements`; ``check=False`` skips its range check (which reads
+        CPU indices back; on other devices it is skipped anyway).
         """
         check_tensor(indices, "indices")
-        check_bool(check, "check")
-        if check:
-            index = self.group._check_index(indices, "indices")
-        elif indices.dtype == torch.long:
-            index = indices
-        else:
-            raise TypeError(f"with check=False, indices must be a LongTensor of element indices, got dtype {indices.dtype}")
+        index = self.group.check_elements(indices=indices, name="indices", check_range=check_bool(check, "check"))
         device = index.device
         return Relabelling(
             self.group.device_table("elements", device)[index],

@@ -127,7 +127,7 @@ class RecurrentSymmetrizer(nn.Module):
         batch = x.shape[0]
         self._map_state(state, lambda s: s)  # type check
         self._check_state(state, batch)
-        copies = avg.expand(x, None).reshape(-1, avg.in_rep.dim)
+        copies = avg.expand(x).reshape(-1, avg.in_rep.dim)
         try:
             result = self.module(copies, self._map_state(state, self._repeat))
         except (TypeError, RuntimeError) as err:
@@ -146,7 +146,7 @@ class RecurrentSymmetrizer(nn.Module):
                 f"{list(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}"
             )
         self._check_state(self._map_state(new_state, lambda s: s, "the module's returned state"), copies.shape[0])
-        y = avg.reduce(out.reshape(x.shape[0], avg.group_size, avg.out_rep.dim), None, legal_mask)
+        y = avg.reduce(out.reshape(x.shape[0], avg.group_size, avg.out_rep.dim), legal_mask)
         return y, self._map_state(new_state, self._combine)
 
     def forward(

@@ -18,14 +18,16 @@ from eqc._checks import check_choice, check_int, check_tensor
 from eqc.groups import PermutationRepresentation
 from eqc.groups.representation import require_same_group
 
-__all__ = ["AUTO_CHUNK_ROWS", "Average", "Elements", "GroupAverager", "Symmetrizer", "check_representations"]
+__all__ = ["AUTO_CHUNK_ROWS", "Average", "ElementChunk", "GroupAverager", "Symmetrizer", "check_representations"]
 
 Average = Literal["outputs", "probabilities"]
 #: Rows per module call when ``chunk_size="auto"`` chunks (acting without gradients): measured on a
 #: 2-core CPU for a 658 -> 512 -> 20 MLP, ~3k rows keep the copies in cache (benchmarks/symmetrizer.py).
 AUTO_CHUNK_ROWS = 3072
-#: The elements of one batch of copies: ``None`` (all of G), element indices ``[k]`` or permutations ``[k, degree]``.
-Elements = torch.Tensor | None
+#: The elements of one batch of copies, as keyword arguments of :class:`GroupAverager`'s methods, named by their
+#: form (:class:`~eqc.groups.PermutationGroup`): ``{}`` for all of G, ``{"indices": LongTensor [k]}`` or
+#: ``{"permutations": LongTensor [k, degree]}``.
+ElementChunk = dict[str, torch.Tensor]
 _AVERAGES = ("outputs", "probabilities")
 
 
@@ -45,7 +47,8 @@ class GroupAverager:
 
     ``expand`` turns ``x [..., d_in]`` into the copies ``rho_in(g) x`` ``[..., k, d_in]`` for the
     elements in use (all of G, or ``samples`` drawn per call), and ``reduce`` maps per-copy
-    outputs back with ``rho_out(g)^-1`` and averages them.
+    outputs back with ``rho_out(g)^-1`` and averages them. The methods take the elements of a batch of
+    copies as ``indices=`` or ``permutations=`` (:data:`ElementChunk`; neither: all of G).
     """
 
     def __init__(
@@ -63,7 +66,7 @@ class GroupAverager:
         if samples is not None:
             check_int(samples, "samples (None for exact: all of G)", low=1)
         if samples is None:
-            in_rep.group._require_enumerable("exact symmetrization (samples=None)")
+            in_rep.group.require_enumerable("exact symmetrization (samples=None)")
         self.in_rep, self.out_rep = in_rep, out_rep
         self.average, self.samples, self.generator, self.mask_value = average, samples, generator, mask_value
 
@@ -80,33 +83,36 @@ class GroupAverager:
 
     def chunks(
         self, perms: torch.Tensor | None, chunk_size: int | None, device: torch.device | str = "cpu"
-    ) -> list[Elements]:
-        """Split the elements in use into chunks: element indices (exact) or permutations (sampled)."""
+    ) -> list[ElementChunk]:
+        """Split the elements in use (``perms`` from :meth:`draw`) into chunks: element indices (exact) or
+        permutations (sampled), each as the keyword arguments of :meth:`expand` and :meth:`partial`."""
+        if perms is not None:
+            return [{"permutations": part} for part in ([perms] if chunk_size is None else perms.split(chunk_size))]
         if chunk_size is None:
-            return [perms]
-        if perms is None:
-            return list(torch.arange(self.group_size, device=device).split(chunk_size))
-        return list(perms.split(chunk_size))
+            return [{}]
+        return [{"indices": part} for part in torch.arange(self.group_size, device=device).split(chunk_size)]
 
-    def expand(self, x: torch.Tensor, elements: Elements) -> torch.Tensor:
-        """``[..., k, d_in]``: ``rho_in(g) x`` for every element in use (``None``: all of G)."""
-        if elements is None or elements.dim() == 1:
-            return self.in_rep.act_all(x, elements)
-        return self.in_rep._act_permutations(x.unsqueeze(-2), elements, False)
+    def expand(self, x: torch.Tensor, *, indices: torch.Tensor | None = None, permutations: torch.Tensor | None = None) -> torch.Tensor:
+        """``[..., k, d_in]``: ``rho_in(g) x`` for every element in use (neither given: all of G)."""
+        return self.in_rep.act_all(x, indices=indices, permutations=permutations)
 
-    def expand_mask(self, legal_mask: torch.Tensor, elements: Elements) -> torch.Tensor:
+    def expand_mask(
+        self, legal_mask: torch.Tensor, *, indices: torch.Tensor | None = None, permutations: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """``[..., k, d_out]``: ``rho_out(g) mask`` for each copy (what copy ``g`` sees as legal)."""
-        if elements is None or elements.dim() == 1:
-            return self.out_rep.act_all(legal_mask, elements)
-        return self.out_rep._act_permutations(legal_mask.unsqueeze(-2), elements, False)
+        return self.out_rep.act_all(legal_mask, indices=indices, permutations=permutations)
 
-    def partial(self, y: torch.Tensor, elements: Elements, legal_mask: torch.Tensor | None) -> torch.Tensor:
+    def partial(
+        self,
+        y: torch.Tensor,
+        legal_mask: torch.Tensor | None,
+        *,
+        indices: torch.Tensor | None = None,
+        permutations: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """Map the copies ``y [..., k, d_out]`` back with ``rho_out(g)^-1`` and reduce them over ``k``:
         their sum (``"outputs"``) or the log of their summed probabilities (``"probabilities"``)."""
-        if elements is None or elements.dim() == 1:
-            back = self.out_rep.act_all(y, elements, inverse=True)
-        else:
-            back = self.out_rep.act_permutations(y, elements, inverse=True)
+        back = self.out_rep.act_all(y, indices=indices, permutations=permutations, inverse=True)
         if self.average == "outputs":
             return back.sum(dim=-2)
         if legal_mask is None:
@@ -129,9 +135,16 @@ class GroupAverager:
             result, fill = total - math.log(k), float("-inf")
         return result if legal_mask is None else result.masked_fill(~legal_mask, fill)
 
-    def reduce(self, y: torch.Tensor, elements: Elements, legal_mask: torch.Tensor | None) -> torch.Tensor:
+    def reduce(
+        self,
+        y: torch.Tensor,
+        legal_mask: torch.Tensor | None,
+        *,
+        indices: torch.Tensor | None = None,
+        permutations: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """Average ``rho_out(g)^-1 y_g`` over all copies ``y [..., k, d_out]`` in one go."""
-        return self.finish([self.partial(y, elements, legal_mask)], legal_mask)
+        return self.finish([self.partial(y, legal_mask, indices=indices, permutations=permutations)], legal_mask)
 
     def check_input(self, x: torch.Tensor, legal_mask: torch.Tensor | None) -> None:
         check_tensor(x, "x")
@@ -219,18 +232,18 @@ class Symmetrizer(nn.Module):
             return None
         return max(1, AUTO_CHUNK_ROWS // max(1, rows))
 
-    def _partial(self, x: torch.Tensor, legal_mask: torch.Tensor | None, elements: Elements) -> torch.Tensor:
-        """Run the copies for ``elements`` through the module and reduce them (see ``GroupAverager.partial``)."""
+    def _partial(self, x: torch.Tensor, legal_mask: torch.Tensor | None, chunk: ElementChunk) -> torch.Tensor:
+        """Run the copies for the elements of ``chunk`` through the module and reduce them (see ``GroupAverager.partial``)."""
         avg = self.averager
-        copies = avg.expand(x, elements)  # [..., k, d_in]
+        copies = avg.expand(x, **chunk)  # [..., k, d_in]
         lead = copies.shape[:-1]
         flat = copies.reshape(-1, avg.in_rep.dim)
         if self.pass_mask:
-            masks = avg.expand_mask(legal_mask, elements)
+            masks = avg.expand_mask(legal_mask, **chunk)
             out = self.module(flat, masks.reshape(-1, avg.out_rep.dim))
         else:
             out = self.module(flat)
         if not isinstance(out, torch.Tensor) or out.shape[-1] != avg.out_rep.dim:
             shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
             raise ValueError(f"module must return a tensor with last dimension {avg.out_rep.dim} (out_rep.dim), got {shape}")
-        return avg.partial(out.reshape(*lead, avg.out_rep.dim), elements, legal_mask)
+        return avg.partial(out.reshape(*lead, avg.out_rep.dim), legal_mask, **chunk)

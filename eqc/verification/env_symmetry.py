@@ -19,7 +19,7 @@ symmetry declared for vectors of other sizes than the environment's are errors.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,7 @@ import torch
 
 from eqc._checks import check_float, check_int
 from eqc.dec_pomdp import DecPOMDP, Symmetry
-from eqc.verification.equivariance import element_permutations
+from eqc.verification.equivariance import tested_permutations
 
 __all__ = ["DEFAULT_MAX_STEPS", "Counterexample", "assert_env_symmetry", "check_env_symmetry"]
 
@@ -41,7 +41,7 @@ class Counterexample:
 
     episode: int
     step: int
-    element: list[int]  # the group element, as a permutation
+    permutation: list[int]  # the group element, as a permutation
     kind: str  # "observation", "legal_actions", "reward", "terminal", "outcome_probability", "invariant", "error"
     agent: int | None = None
     block: str | None = None  # the Layout block that differs (observations and actions)
@@ -52,7 +52,7 @@ class Counterexample:
     history: tuple[Any, ...] = ()  # the original game: (initial outcome, (actions, outcome) per step) up to `step`
 
     def __str__(self) -> str:
-        where = f"episode {self.episode}, step {self.step}, element {self.element}"
+        where = f"episode {self.episode}, step {self.step}, element {self.permutation}"
         who = f", agent {self.agent}" if self.agent is not None else ""
         what = f" in block {self.block!r} at {self.coordinate}" if self.block else ""
         return (
@@ -134,8 +134,7 @@ def _compare_step(
     atol: float,
     invariants: Invariants | None,
 ) -> Counterexample | None:
-    element = perm.tolist()
-    base = dict(episode=episode, step=t, element=element, history=_history(trace, t))
+    base = dict(episode=episode, step=t, permutation=perm.tolist(), history=_history(trace, t))
     prob = float(env.last_outcome_probability)
     if not math.isclose(prob, trace.probabilities[t], rel_tol=1e-9, abs_tol=0.0):
         return Counterexample(**base, kind="outcome_probability", expected=trace.probabilities[t], actual=prob)
@@ -170,7 +169,8 @@ def check_env_symmetry(
     *,
     episodes: int = 10,
     generator: torch.Generator | None = None,
-    elements: torch.Tensor | None = None,
+    indices: Sequence[int] | torch.Tensor | None = None,
+    permutations: Sequence[Sequence[int]] | torch.Tensor | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
     atol: float = 1e-6,
     invariants: Invariants | None = None,
@@ -182,8 +182,9 @@ def check_env_symmetry(
         env: any :class:`~eqc.dec_pomdp.DecPOMDP` (one instance; it is reset for each replay).
         symmetry: the declared symmetry, with the env's observation and action layouts.
         generator: drives the random legal actions and the group elements (seeded: reproducible).
-        elements: one element per episode, as indices ``[episodes]`` or permutations
-            ``[episodes, degree]`` (the shape decides), instead of uniform random elements.
+        indices, permutations: one element per episode, as element indices ``[episodes]`` or as
+            permutations ``[episodes, degree]`` (at most one; see :class:`~eqc.groups.PermutationGroup`),
+            instead of uniform random elements.
         max_steps: at most this many steps per episode (>= 1).
         atol: tolerance for observations, rewards and probabilities (finite, >= 0).
         invariants: ``env -> value`` of quantities a symmetry must leave unchanged (e.g. score,
@@ -208,12 +209,12 @@ def check_env_symmetry(
         raise TypeError(f"invariants must be a callable env -> value, got {type(invariants).__name__}")
     generator = generator if generator is not None else torch.Generator().manual_seed(0)
     group = symmetry.group
-    if elements is None:
+    perms = tested_permutations(group, indices=indices, permutations=permutations)
+    if perms is None:
         perms = group.random_permutations(episodes, generator)
-    else:
-        perms = element_permutations(group, elements)
-        if perms.shape[0] != episodes:
-            raise ValueError(f"elements must hold one element per episode ({episodes}), got {perms.shape[0]}")
+    elif perms.shape[0] != episodes:
+        given = "permutations" if indices is None else "indices"
+        raise ValueError(f"{given} must hold one element per episode ({episodes}), got {perms.shape[0]}")
     act_coords = symmetry.action_rep.coordinate_map(perms)
     checked_sizes = False
     for episode, perm in enumerate(perms):
@@ -221,7 +222,7 @@ def check_env_symmetry(
         if not checked_sizes:
             _check_sizes(env, symmetry, trace)
             checked_sizes = True
-        labels = symmetry.label_permutations(perm)
+        labels = symmetry.label_permutations(permutation=perm)
         try:
             env.reset(_relabel(env, trace.outcomes[0], labels))
         except (ValueError, TypeError) as err:

@@ -5,9 +5,11 @@ or ``None`` to pass it untransformed (hidden states, seeds); each output has a
 representation, or ``None`` to leave it unchecked. Errors are reported per element and per
 output coordinate; tolerances default by dtype and scale with the output's magnitude.
 
-A check that checks nothing never passes: an empty batch, an empty list of elements, or no
-checked output is an error, and NaN in an output is reported as NaN (``ok`` is False), saying
-whether ``fn(x)`` itself or a transformed copy produced it.
+The elements to test are given as ``indices=`` or ``permutations=`` (the two forms of
+:class:`~eqc.groups.PermutationGroup`, never guessed from a shape). A check that checks nothing
+never passes: an empty batch, an empty list of elements, or no checked output is an error, and
+NaN in an output is reported as NaN (``ok`` is False), saying whether ``fn(x)`` itself or a
+transformed copy produced it.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ __all__ = [
     "EquivarianceReport",
     "OutputError",
     "assert_equivariant",
-    "element_permutations",
     "equivariance_error",
+    "tested_permutations",
 ]
 
 Reps = PermutationRepresentation | Sequence[PermutationRepresentation | None] | None
@@ -137,37 +139,39 @@ def _difference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.where(a == b, torch.zeros_like(diff), diff)
 
 
-def element_permutations(group: PermutationGroup, elements: object, name: str = "elements") -> torch.Tensor:
-    """``elements`` in either form as permutations ``[k, degree]``; the shape decides.
+def tested_permutations(
+    group: PermutationGroup,
+    *,
+    indices: Sequence[int] | torch.Tensor | None = None,
+    permutations: Sequence[Sequence[int]] | torch.Tensor | None = None,
+) -> torch.Tensor | None:
+    """The elements a check is asked to test, as permutations ``[k, degree]`` on the CPU; ``None`` if neither is given.
 
-    A 1-D tensor or list ``[k]`` holds element indices (rows of ``group.elements``), a 2-D one
-    ``[k, degree]`` holds permutations, each checked to be an element of ``group``. Empty is refused.
+    They come as ``indices [k]`` or ``permutations [k, degree]`` (at most one of them), checked by
+    :meth:`~eqc.groups.PermutationGroup.check_elements`; every index is range-checked (a check is no hot
+    loop). An empty list is refused: a check over no elements checks nothing.
     """
-    if elements is None or isinstance(elements, (str, bytes)) or isinstance(elements, bool):
-        raise TypeError(f"{name} must be element indices [k] or permutations [k, {group.degree}], got {type(elements).__name__}")
-    tensor = torch.as_tensor(elements)
-    if tensor.numel() == 0:
-        raise ValueError(f"{name} is empty: a check over no elements checks nothing")
-    if tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype == torch.bool:
-        raise TypeError(f"{name} must hold integers (element indices or permutations), got dtype {tensor.dtype}")
-    tensor = tensor.long().cpu()
-    if tensor.dim() == 0:
-        tensor = tensor.unsqueeze(0)
-    if tensor.dim() not in (1, 2) or (tensor.dim() == 2 and tensor.shape[-1] != group.degree):
-        raise ValueError(
-            f"{name} must be element indices [k] or permutations [k, {group.degree}], got shape {list(tensor.shape)}"
-        )
-    if tensor.dim() == 1:
-        return group.elements[group._check_index(tensor, name)]
-    for k, p in enumerate(tensor):
-        if p not in group:
-            raise ValueError(f"{name}[{k}] = {p.tolist()} is not an element of {group.name}")
-    return tensor
+    if indices is None and permutations is None:
+        return None
+    if permutations is None:
+        index = group.check_elements(indices=indices.cpu() if isinstance(indices, torch.Tensor) else indices, batch_dims=1)
+        perms = group.elements[index]
+    else:
+        perms = group.check_elements(indices=indices, permutations=permutations, batch_dims=1)
+    if perms.shape[0] == 0:
+        raise ValueError(f"{'permutations' if indices is None else 'indices'} is empty: a check over no elements checks nothing")
+    return perms
 
 
-def _tested_elements(group: PermutationGroup, elements: torch.Tensor | None, generator: torch.Generator | None) -> torch.Tensor:
-    if elements is not None:
-        return element_permutations(group, elements)
+def _tested_elements(
+    group: PermutationGroup,
+    indices: Sequence[int] | torch.Tensor | None,
+    permutations: Sequence[Sequence[int]] | torch.Tensor | None,
+    generator: torch.Generator | None,
+) -> torch.Tensor:
+    perms = tested_permutations(group, indices=indices, permutations=permutations)
+    if perms is not None:
+        return perms
     if group.is_enumerable:
         return group.elements
     return group.random_permutations(DEFAULT_SAMPLED_ELEMENTS, generator)
@@ -179,7 +183,8 @@ def equivariance_error(
     out_rep: Reps,
     x: torch.Tensor | Sequence[torch.Tensor],
     *,
-    elements: torch.Tensor | None = None,
+    indices: Sequence[int] | torch.Tensor | None = None,
+    permutations: Sequence[Sequence[int]] | torch.Tensor | None = None,
     generator: torch.Generator | None = None,
     atol: float | None = None,
 ) -> EquivarianceReport:
@@ -190,13 +195,14 @@ def equivariance_error(
         in_rep: one representation per input (``None``: pass that input unchanged).
         out_rep: one representation per output (``None``: do not check that output).
         x: the input tensor, or a tuple of inputs.
-        elements: the elements to test, as indices ``[k]`` or permutations ``[k, degree]`` (the
-            shape decides); default all of G (or 64 uniform samples when G is too large to list).
+        indices, permutations: the elements to test, as element indices ``[k]`` or as permutations
+            ``[k, degree]`` (at most one; :class:`~eqc.groups.PermutationGroup`); default all of G (or 64
+            uniform samples from ``generator`` when G is too large to list).
         atol: absolute tolerance per unit of output magnitude, finite and >= 0; default by dtype
             (:data:`DTYPE_TOLERANCE`).
 
     Raises ``ValueError`` when nothing would be checked: an empty input batch or output, an empty
-    ``elements``, or every output representation ``None``.
+    ``indices`` or ``permutations``, or every output representation ``None``.
     """
     # Over 60 lines on purpose: most of it validates the arguments, so that no check passes by checking nothing.
     if not callable(fn):
@@ -230,7 +236,7 @@ def equivariance_error(
             raise ValueError(f"output {j} of fn is empty (shape {list(ref.shape)}): nothing would be checked")
     names = [f"in_rep[{k}]" for k in range(len(in_reps))] + [f"out_rep[{k}]" for k in range(len(out_reps))]
     group = require_same_group(in_reps + out_reps, names)
-    perms = _tested_elements(group, elements, generator)
+    perms = _tested_elements(group, indices, permutations, generator)
 
     # coordinate permutations of every tested element, computed once per representation
     in_index = [None if rep is None else inverse_permutations(rep.coordinate_map(perms)) for rep in in_reps]

@@ -53,7 +53,7 @@ def groups(draw: st.DrawFn, max_degree: int = 6) -> PermutationGroup:
 
 @st.composite
 def element_indices(draw: st.DrawFn, group: PermutationGroup) -> int:
-    """An element index of ``group`` (a row of ``group.elements``; see :mod:`eqc.groups.permutations`)."""
+    """An element index of ``group`` (a row of ``group.elements``; see :class:`~eqc.groups.PermutationGroup`)."""
     return draw(st.integers(0, group.order - 1))
 
 

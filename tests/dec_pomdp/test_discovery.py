@@ -148,7 +148,7 @@ def test_signalling_game_hidden_colour_symmetry(colours: int) -> None:
     generator = torch.Generator().manual_seed(2)
     for perm in torch.cat([found.generators, found.group.random_permutations(8, generator)]):
         assert is_table_symmetry(game, found, perm)
-        labels = found.label_permutations(perm)
+        labels = found.label_permutations(permutation=perm)
         assert torch.equal(labels["state"][:colours], labels["action"])  # a colour moves with its action
     assert check_env_symmetry(game, found.symmetry, episodes=30, generator=generator) is None
 
@@ -168,7 +168,7 @@ def test_two_colour_signalling_game_has_order_two() -> None:
     found = discover_symmetries(game)
     assert found.order == 2
     (perm,) = found.generators
-    labels = found.label_permutations(perm)
+    labels = found.label_permutations(permutation=perm)
     assert labels["action"].tolist() == [1, 0]
     assert labels["observation"].tolist() == [0, 2, 1, 4, 3]
     assert labels["state"].tolist()[:2] == [1, 0]
@@ -200,10 +200,10 @@ def test_bad_input_is_refused() -> None:
     with pytest.raises(ValueError, match="permutation of the 2 agents"):
         permute_agents(signalling_game(2), [0, 0])
     found = discover_symmetries(signalling_game(2))
-    with pytest.raises(ValueError, match="length"):
-        found.label_permutations(torch.arange(3))
+    with pytest.raises(ValueError, match="last dimension"):
+        found.label_permutations(permutation=torch.arange(3))
     with pytest.raises(ValueError, match="not an element"):
-        found.label_permutations(torch.tensor([1, 0, *range(2, found.degree)]))
+        found.label_permutations(permutation=torch.tensor([1, 0, *range(2, found.degree)]))
 
 
 def test_vf2_alone_finds_the_same_group(monkeypatch: pytest.MonkeyPatch) -> None:

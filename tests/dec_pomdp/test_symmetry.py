@@ -15,7 +15,7 @@ def test_quick_start_declaration_moves_colour_features():
     assert sym.observation_rep.dim == OBS.dim and sym.action_rep.dim == 15
     x = torch.arange(OBS.dim, dtype=torch.float64)
     for g in range(10):
-        sigma = sym.label_permutations(g)["colour"]
+        sigma = sym.label_permutations(index=g)["colour"]
         y = sym.observation_rep.act(x, g)
         for slot, c, r in [(0, 0, 0), (2, 3, 1), (4, 4, 4)]:
             assert y[25 * slot + 5 * sigma[c] + r] == x[25 * slot + 5 * c + r]
@@ -33,7 +33,7 @@ def test_two_label_sets_with_a_direct_product():
     group = direct_product(cyclic(5), symmetric(5))
     sym = Symmetry(group, acts_on=[colour, rank], observation_layout=OBS, action_layout=ACT)
     g = 123
-    perms = sym.label_permutations(g)
+    perms = sym.label_permutations(index=g)
     y = sym.observation_rep.act(torch.arange(OBS.dim, dtype=torch.float64), g)
     assert y[125 + 5 * perms["colour"][1] + perms["rank"][3]] == 125 + 5 * 1 + 3
     check_representation(sym.action_rep)
@@ -50,7 +50,7 @@ def test_large_group_labels_from_image_array():
         symmetric(9), acts_on=lever, observation_layout=Layout([Block("payoff", lever)]), action_layout=Layout([Block("pull", lever)])
     )
     perm = sym.group.random_permutations(1, torch.Generator().manual_seed(0))[0]
-    assert torch.equal(sym.label_permutations(perm)["lever"], perm)
+    assert torch.equal(sym.label_permutations(permutation=perm)["lever"], perm)
     x = torch.randn(9)
     assert torch.equal(sym.observation_rep.act_permutations(x, perm)[perm], x)
 
@@ -83,10 +83,32 @@ def test_label_set_used_by_no_block_is_refused():
 
 def test_label_permutations_checks_membership():
     sym = Symmetry(cyclic(5), acts_on=colour, observation_layout=OBS, action_layout=ACT)
-    with pytest.raises(ValueError, match="not an element of cyclic"):
-        sym.label_permutations(torch.tensor([1, 0, 2, 3, 4]))
+    with pytest.raises(ValueError, match=r"permutation = \[1, 0, 2, 3, 4\] is not an element of cyclic"):
+        sym.label_permutations(permutation=torch.tensor([1, 0, 2, 3, 4]))
     with pytest.raises(ValueError, match="not a permutation"):
-        sym.label_permutations(torch.tensor([0, 0, 0, 0, 0]))
+        sym.label_permutations(permutation=torch.tensor([0, 0, 0, 0, 0]))
+
+
+def test_label_permutations_takes_one_element_in_a_named_form():
+    """The form is the keyword's, never the shape's: a 1-D tensor is refused as an index, and a positional one is refused."""
+    sym = Symmetry(dihedral(5), acts_on=colour, observation_layout=OBS, action_layout=ACT)
+    rotation = torch.tensor([1, 2, 3, 4, 0])
+    k = int(sym.group.permutation_to_index(rotation))
+    assert torch.equal(sym.label_permutations(permutation=rotation)["colour"], rotation)
+    assert torch.equal(sym.label_permutations(index=k)["colour"], rotation)
+    assert torch.equal(sym.label_permutations(index=torch.tensor(k))["colour"], rotation)
+    with pytest.raises(TypeError, match="positional"):
+        sym.label_permutations(rotation)
+    with pytest.raises(ValueError, match=r"index must be element indices of shape \[\] \(an int or a 0-d tensor\), got shape \[5\]"):
+        sym.label_permutations(index=rotation)
+    with pytest.raises(ValueError, match=r"permutation must be permutations of shape \[5\], got shape \[\]"):
+        sym.label_permutations(permutation=torch.tensor(k))
+    with pytest.raises(TypeError, match="one element, as index= or as permutation=, got both"):
+        sym.label_permutations(index=k, permutation=rotation)
+    with pytest.raises(TypeError, match="got neither"):
+        sym.label_permutations()
+    with pytest.raises(ValueError, match=r"index = 10 is outside 0\.\.9"):
+        sym.label_permutations(index=10)
 
 
 def test_layouts_and_representations_have_distinct_names():

@@ -144,3 +144,24 @@ def test_arrangements_are_counted_in_chunks_with_the_same_answer(paired: bool, r
     else:
         assert chunked.interval[0] <= whole.p_value <= chunked.interval[1]
 
+
+
+def test_verdicts_follow_direction_then_p() -> None:
+    from eqc.evaluation import verdict
+
+    assert verdict(0.3, 0.01, "greater") == "holds" and verdict(0.3, 0.2, "greater") == "cannot tell"
+    assert verdict(-0.3, 0.99, "greater") == "does not hold" and verdict(0.0, 0.5, "greater") == "does not hold"
+    assert verdict(-0.1, 0.001, "less") == "holds" and verdict(0.1, 0.001, "less") == "does not hold"
+    assert verdict(0.3, 0.05, "greater") == "cannot tell"  # strictly below alpha
+    with pytest.raises(ValueError, match="two-sided"):
+        verdict(0.3, 0.01, "two-sided")
+    with pytest.raises(ValueError, match="alpha"):
+        verdict(0.3, 0.01, "greater", alpha=1.5)
+
+
+def test_a_comparison_gives_its_own_verdict() -> None:
+    better = torch.full((6, 6), 10.0) + torch.arange(36, dtype=torch.float64).view(6, 6) / 100
+    worse = better - 1
+    result = compare_pools(better, worse, paired=True)
+    assert result.verdict() == "holds" and compare_pools(worse, better, paired=True).verdict() == "does not hold"
+    assert result.verdict(alpha=result.p_value) == "cannot tell"

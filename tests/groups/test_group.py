@@ -2,7 +2,8 @@ import math
 
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from eqc.groups import (
     GroupTooLargeError,
@@ -112,7 +113,7 @@ def test_subgroup_membership_checked():
     [
         ([[0, 0, 1]], {}, r"generators\[0\].*not a permutation"),
         ([[1, 0, 2], [1, 0]], {}, "same degree"),
-        ([[1, 0]], {"degree": 3}, "degree is 3"),
+        ([[1, 0]], {"degree": 3}, r"generators\[0\] must have last dimension 3 \(the degree\)"),
         ([], {}, "degree is required"),
     ],
 )
@@ -135,6 +136,74 @@ def test_index_errors():
         cyclic(3).permutation_to_index(torch.tensor([0, 0, 5]))  # would alias the identity without the check
     with pytest.raises(TypeError, match="from_generators"):
         PermutationGroup([[1, 0]])
+
+
+# ---------------------------------------------------------------- the one validator of elements
+ROTATION, REFLECTION = [1, 2, 3, 4, 0], [1, 0, 2, 3, 4]  # in dihedral(5), and a transposition that is not
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(indices=10), ValueError, r"indices = 10 is outside 0\.\.9, the element indices of dihedral\(5\)"),
+        (dict(indices=torch.tensor([0, 10])), ValueError, r"outside 0\.\.9 \(e\.g\. 10\); dihedral\(5\) has order 10"),
+        (dict(indices=[-1]), ValueError, r"indices holds element indices outside 0\.\.9 \(e\.g\. -1\)"),
+        (dict(indices=torch.tensor([0.0])), TypeError, r"indices must hold integers \(element indices\), got dtype torch.float32"),
+        (dict(indices=True), TypeError, r"indices must be element indices given as a LongTensor or ints, got bool"),
+        (dict(indices="3"), TypeError, r"indices must be element indices given as a LongTensor or ints, got str"),
+        (dict(indices=[1, 2], name="g"), None, None),
+        (dict(permutations=[[1, 2, 3, 4, 0.5]]), TypeError, r"permutations must hold integers \(permutations\), got dtype"),
+        (dict(permutations=[[0, 0, 2, 3, 4]]), ValueError, r"permutations\[0\] = \[0, 0, 2, 3, 4\] is not a permutation of 0\.\.4"),
+        (dict(permutations=[ROTATION, REFLECTION]), ValueError, r"permutations\[1\] = \[1, 0, 2, 3, 4\] is not an element of dihedral"),
+        (dict(permutations=[[1, 0, 2]]), ValueError, r"must have last dimension 5 \(the degree\), got shape \[1, 3\]"),
+        (dict(permutations=torch.tensor(ROTATION), batch_dims=1), ValueError, r"a 1-D tensor of shape \[5\], which is ambiguous"),
+        (dict(permutations=[[ROTATION]], batch_dims=1), ValueError, r"must be permutations of shape \[k, 5\], got shape \[1, 1, 5\]"),
+        (dict(indices=[ROTATION], batch_dims=1), ValueError, r"got shape \[1, 5\]; permutations \[\.\.\., 5\] go in permutations="),
+        (dict(indices=3, batch_dims=1), ValueError, r"shape \[k\] \(1-D\), got the int 3; write \[3\]"),
+        (dict(indices=torch.tensor([3]), batch_dims=0), ValueError, r"shape \[\] \(an int or a 0-d tensor\), got shape \[1\]"),
+        (dict(indices=1, permutations=[ROTATION]), TypeError, "one form, indices= or permutations=, got both"),
+        (dict(), TypeError, "one form, indices= or permutations=, got neither"),
+        (dict(name="g"), TypeError, "g must be group elements"),
+    ],
+)
+def test_check_elements_refuses_bad_elements_with_a_specific_message(kwargs, error, match):
+    if error is None:
+        assert dihedral(5).check_elements(**kwargs).tolist() == [1, 2]
+        return
+    with pytest.raises(error, match=match):
+        dihedral(5).check_elements(**kwargs)
+
+
+def test_check_elements_returns_each_form_as_given_and_never_reads_another_device():
+    g = dihedral(5)
+    assert isinstance(g.check_elements(indices=3), int)  # an int stays an int: no tensor is built in a hot loop
+    assert torch.equal(g.check_elements(indices=torch.tensor([1, 2], dtype=torch.int32)), torch.tensor([1, 2]))
+    assert g.check_elements(indices=torch.tensor([70], device="meta")).device.type == "meta"  # not read back
+    assert g.check_elements(indices=torch.tensor([70]), check_range=False).tolist() == [70]  # the caller skips the read
+    assert torch.equal(g.check_elements(permutations=[[1, 2, 3, 4, 0]]), torch.tensor([[1, 2, 3, 4, 0]]))
+    assert g.check_elements(permutations=torch.tensor([1, 2, 3, 4, 0]), batch_dims=0).shape == (5,)
+
+
+def test_membership_of_permutations_needs_no_listing():
+    """Permutations are checked by sifting through the stabiliser chain, also for a group too large to list."""
+    big = direct_product(symmetric(6), dihedral(7))
+    big.enumeration_limit = 100  # order 10,080: not listable
+    perms = big.random_permutations(200, torch.Generator().manual_seed(0))
+    assert torch.equal(big.check_elements(permutations=perms), perms)
+    swap_across = torch.tensor([[6, *range(1, 6), 0, *range(7, 13)]])  # swaps points of the two factors
+    with pytest.raises(ValueError, match="is not an element"):
+        big.check_elements(permutations=swap_across)
+    with pytest.raises(GroupTooLargeError):
+        big.check_elements(indices=0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_membership_agrees_with_listing(data):
+    group = data.draw(eqst.groups(max_degree=5))
+    everything = symmetric(group.degree).elements
+    members = [p for p in everything if p in group]
+    assert torch.equal(torch.stack(members), group.elements)  # both lexicographic
 
 
 def test_check_is_group():
@@ -189,9 +258,9 @@ def test_index_and_permutation_forms_share_their_verbs():
     assert torch.equal(g.compose_indices(i, g.inverse_indices(i)), torch.zeros(3, dtype=torch.long))
     assert torch.equal(g.inverse_indices(i), g.inverse[i])
     assert g.random_indices(5, torch.Generator().manual_seed(0)).shape == (5,)
-    with pytest.raises(TypeError, match="index must be an element index"):
+    with pytest.raises(TypeError, match="index must be element indices given as a LongTensor or ints, got str"):
         g.index_to_permutation("3")
-    with pytest.raises(TypeError, match="perms must be permutations"):
+    with pytest.raises(TypeError, match="perms must be group elements"):
         g.permutation_to_index(None)
 
 

@@ -2,7 +2,7 @@ import pytest
 import torch
 from sympy.combinatorics import Permutation
 
-from eqc.groups import as_permutation, compose_permutations, from_sympy, inverse_permutations, to_sympy
+from eqc.groups import as_permutations, compose_permutations, from_sympy, inverse_permutations, to_sympy
 
 
 def test_compose_applies_right_factor_first():
@@ -30,22 +30,26 @@ def test_invert_and_batched_compose():
 @pytest.mark.parametrize(
     "bad, error, match",
     [
-        ([0, 0, 1], ValueError, "not a permutation"),
+        ([0, 0, 1], ValueError, r"perm = \[0, 0, 1\] is not a permutation of 0\.\.2"),
         ([0, 1, 3], ValueError, "not a permutation"),
-        ([0.0, 1.0], TypeError, "ints"),
+        ([0.0, 1.0], TypeError, r"perm must hold integers \(a permutation\), got dtype torch.float32"),
         (torch.tensor([0.0, 1.0]), TypeError, "integers"),
-        (torch.tensor([[0, 1]]), ValueError, "one-dimensional"),
-        ([True, False], TypeError, "ints"),
+        (torch.tensor([[0, 1]]), ValueError, r"perm must be image arrays of shape \[n\], got shape \[1, 2\]"),
+        ([True, False], TypeError, "must hold integers"),
+        (torch.tensor(3), ValueError, r"shape \[n\], got shape \[\]"),
     ],
 )
-def test_as_permutation_rejects_bad_input(bad, error, match):
+def test_as_permutations_rejects_bad_input(bad, error, match):
     with pytest.raises(error, match=match):
-        as_permutation(bad)
+        as_permutations(bad, name="perm", batch_dims=0)
 
 
-def test_as_permutation_checks_degree():
-    with pytest.raises(ValueError, match="degree is 4"):
-        as_permutation([1, 0, 2], degree=4)
+def test_as_permutations_checks_degree_and_names_the_bad_row():
+    with pytest.raises(ValueError, match=r"last dimension 4 \(the degree\), got shape \[3\]"):
+        as_permutations([1, 0, 2], degree=4)
+    assert as_permutations(torch.tensor([[[1, 0], [0, 1]]]), batch_dims=2).shape == (1, 2, 2)
+    with pytest.raises(ValueError, match=r"perms\[1, 0\] = \[1, 1\] is not a permutation"):
+        as_permutations([[[1, 0]], [[1, 1]]])
 
 
 def test_permutation_verbs_check_their_arguments():
@@ -59,5 +63,5 @@ def test_permutation_verbs_check_their_arguments():
         groups.inverse_permutations(__import__("numpy").array([1, 0]))
     with pytest.raises(ValueError, match="degree"):
         groups.identity_permutation(-1)
-    with pytest.raises(TypeError, match="perm must be a permutation"):
-        as_permutation(None)
+    with pytest.raises(TypeError, match="perm must be a permutation given as a LongTensor or ints, got NoneType"):
+        as_permutations(None, name="perm", batch_dims=0)

@@ -127,11 +127,13 @@ def test_bad_input_errors():
 def test_act_all_needs_a_1d_list_of_elements():
     rep = PermutationRepresentation.standard(cyclic(4))
     x = torch.randn(2, 4)
-    assert rep.act_all(x, torch.tensor([1, 3])).shape == (2, 2, 4)
+    assert rep.act_all(x, indices=torch.tensor([1, 3])).shape == (2, 2, 4)
+    with pytest.raises(ValueError, match=r"indices must be element indices of shape \[k\] \(1-D\), got the int 3; write \[3\]"):
+        rep.act_all(x, indices=3)
     with pytest.raises(ValueError, match="1-D"):
-        rep.act_all(x, 3)
-    with pytest.raises(ValueError, match="1-D"):
-        rep.act_all(torch.randn(2, 1, 4), torch.tensor(3), inverse=True)
+        rep.act_all(torch.randn(2, 1, 4), indices=torch.tensor(3), inverse=True)
+    with pytest.raises(TypeError, match="positional"):
+        rep.act_all(x, torch.tensor([1, 3]))  # the form is named, never guessed
 
 
 def test_act_family_is_one_grid_with_one_spelling_of_inverse():
@@ -144,9 +146,11 @@ def test_act_family_is_one_grid_with_one_spelling_of_inverse():
     assert torch.equal(rep.act_permutations(x, perms), y)
     assert torch.equal(rep.act(y, g, inverse=True), x)
     assert torch.equal(rep.act_permutations(y, perms, inverse=True), x)
-    copies = rep.act_all(x, g)
+    copies = rep.act_all(x, indices=g)
     assert torch.equal(copies[torch.arange(4), torch.arange(4)], y)
-    assert torch.equal(rep.act_all(copies, g, inverse=True), x.unsqueeze(1).expand(4, 4, rep.dim))
+    assert torch.equal(rep.act_all(copies, indices=g, inverse=True), x.unsqueeze(1).expand(4, 4, rep.dim))
+    assert torch.equal(rep.act_all(x, permutations=perms), copies)
+    assert torch.equal(rep.act_all(copies, permutations=perms, inverse=True), x.unsqueeze(1).expand(4, 4, rep.dim))
     index = torch.tensor([0, 1, 2, 6])
     moved = rep.act_index(index, g)
     assert torch.equal(moved, rep.coordinate_permutations[g, index])
@@ -195,7 +199,7 @@ def test_acting_on_another_device_never_reads_back():
         assert rep.act(x, g, inverse=inverse).device.type == "meta"
         assert rep.act(x, 3, inverse=inverse).shape == (4, 5)
         assert rep.act_index(torch.zeros(4, dtype=torch.long, device="meta"), g, inverse=inverse).device.type == "meta"
-    assert rep.act_all(x, torch.arange(3, device="meta")).shape == (4, 3, 5)
+    assert rep.act_all(x, indices=torch.arange(3, device="meta")).shape == (4, 3, 5)
     assert rep.device_table("gather", "meta") is rep.device_table("gather", torch.device("meta"))
     with pytest.raises(ValueError, match="'gather' or 'coordinates'"):
         rep.device_table("matrices", "cpu")

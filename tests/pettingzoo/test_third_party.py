@@ -41,7 +41,7 @@ ROTATIONS = cyclic(3).elements[1:2].repeat(10, 1)  # ten episodes under the rota
 def test_landmark_permutations_are_a_symmetry_of_simple_spread(simple_spread, api):
     env = getattr(simple_spread, api)(N=3, max_cycles=25)
     elements = symmetric(3).elements.repeat(2, 1)  # every element of S3, twice
-    assert_pettingzoo_symmetry(env, spread_symmetry(3), relabel_state=move_landmarks, reward_ulps=4, episodes=12, elements=elements)
+    assert_pettingzoo_symmetry(env, spread_symmetry(3), relabel_state=move_landmarks, reward_ulps=4, episodes=12, permutations=elements)
 
 
 def test_simple_spread_with_four_landmarks_under_a_subgroup(simple_spread):
@@ -63,14 +63,14 @@ def test_a_wrong_spread_declaration_names_the_landmark_block_and_step_0(simple_s
                   Block("other_agents", 2, 2), Block("communication", 2, 2)])
     wrong = Symmetry(symmetric(3), acts_on=landmark, observation_layout=obs, action_layout=Layout([Block("move", 5)]))
     with pytest.raises(AssertionError, match=r"observation differs in block 'landmarks' at landmarks\[.*\] \(episode 0, step 0,"):
-        assert_pettingzoo_symmetry(simple_spread.env(), wrong, relabel_state=move_landmarks, reward_ulps=4, elements=ROTATIONS)
+        assert_pettingzoo_symmetry(simple_spread.env(), wrong, relabel_state=move_landmarks, reward_ulps=4, permutations=ROTATIONS)
 
 
 def test_a_wrong_relabel_state_is_caught(simple_spread):
     def leave_landmarks(env, labels):
         pass
 
-    found = check_pettingzoo_symmetry(simple_spread.env(), spread_symmetry(), relabel_state=leave_landmarks, elements=ROTATIONS)
+    found = check_pettingzoo_symmetry(simple_spread.env(), spread_symmetry(), relabel_state=leave_landmarks, permutations=ROTATIONS)
     assert found is not None and found.block == "landmarks" and found.step == 0
 
 

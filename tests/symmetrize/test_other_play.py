@@ -150,8 +150,10 @@ def test_relabelling_indices_errors():
     op = OtherPlay.from_symmetry(SYM, torch.Generator().manual_seed(0))
     with pytest.raises(ValueError, match=r"outside 0\.\.119"):
         op.relabelling_indices(torch.tensor([0, 120]))
-    with pytest.raises(TypeError, match="LongTensor"):
-        op.relabelling_indices(torch.tensor([0, 1], dtype=torch.int32), check=False)
+    narrow = op.relabelling_indices(torch.tensor([0, 1], dtype=torch.int32), check=False)  # converted on its device
+    assert all(torch.equal(a, b) for a, b in zip(_fields(narrow), _fields(op.relabelling_indices(torch.tensor([0, 1]))), strict=True))
+    with pytest.raises(ValueError, match=r"indices holds element indices outside 0\.\.119 \(e\.g\. -1\)"):
+        op.relabelling_indices(torch.tensor([-1]))
     with pytest.raises(TypeError, match="integer"):
         op.relabelling_indices(torch.tensor([0.0]))
 

@@ -87,7 +87,7 @@ def test_pass_mask_gives_each_copy_its_relabelled_mask():
     Symmetrizer(policy, sym.observation_rep, sym.action_rep, pass_mask=True)(torch.zeros(1, OBS.dim), mask)
     masks = seen[0]
     for g in range(10):
-        assert masks[g, 3 + int(sym.label_permutations(g)["colour"][0])]
+        assert masks[g, 3 + int(sym.label_permutations(index=g)["colour"][0])]
 
 
 def test_sampled_symmetrization_for_a_group_too_large_to_list():

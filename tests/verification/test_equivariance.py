@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from eqc.dec_pomdp import Block, Labels, Layout
-from eqc.groups import PermutationRepresentation, cyclic, symmetric
+from eqc.groups import PermutationRepresentation, cyclic, dihedral, symmetric
 from eqc.verification import assert_equivariant, check_group, check_representation, equivariance_error
 from eqc.verification import strategies as eqst
 
@@ -80,8 +80,10 @@ def test_an_empty_batch_or_nothing_to_check_is_an_error_not_a_pass():
         equivariance_error(broken, rep, rep, torch.randn(0, 4))
     with pytest.raises(ValueError, match="x is empty"):
         assert_equivariant(broken, rep, rep, torch.randn(0, 4))
-    with pytest.raises(ValueError, match="elements is empty"):
-        assert_equivariant(broken, rep, rep, torch.randn(3, 4), elements=torch.tensor([], dtype=torch.long))
+    with pytest.raises(ValueError, match="indices is empty"):
+        assert_equivariant(broken, rep, rep, torch.randn(3, 4), indices=torch.tensor([], dtype=torch.long))
+    with pytest.raises(ValueError, match="permutations is empty"):
+        assert_equivariant(broken, rep, rep, torch.randn(3, 4), permutations=torch.zeros(0, 4, dtype=torch.long))
     with pytest.raises(ValueError, match="every output representation is None"):
         assert_equivariant(broken, rep, None, torch.randn(3, 4))
     with pytest.raises(ValueError, match="output 0 of fn is empty"):
@@ -116,10 +118,48 @@ def test_bad_tolerances_inputs_and_elements():
         equivariance_error(torch.tanh, rep, rep, torch.randn(2, 133), atol=float("nan"))
     with pytest.raises(ValueError, match=r"atol must be in \[0.0, inf\]"):
         equivariance_error(torch.tanh, rep, rep, torch.randn(2, 133), atol=-1)
-    with pytest.raises(ValueError, match=r"elements\[0\] = .* is not an element of cyclic\(133\)"):
-        equivariance_error(torch.tanh, rep, rep, torch.randn(2, 133), elements=torch.arange(133).flip(0).unsqueeze(0))
-    report = equivariance_error(torch.tanh, rep, rep, torch.randn(2, 133), elements=torch.tensor([0, 5]))
+    with pytest.raises(ValueError, match=r"permutations\[0\] = .* is not an element of cyclic\(133\)"):
+        equivariance_error(torch.tanh, rep, rep, torch.randn(2, 133), permutations=torch.arange(133).flip(0).unsqueeze(0))
+    report = equivariance_error(torch.tanh, rep, rep, torch.randn(2, 133), indices=torch.tensor([0, 5]))
     assert report.permutations.shape == (2, 133)
+
+
+def test_the_d10_rotation_of_issue_22_is_tested_as_meant_or_refused():
+    """A 1-D tensor is never read as indices or as one permutation by its shape: each form has its keyword."""
+    rep = PermutationRepresentation.standard(dihedral(5))
+    broken = lambda x: x * torch.tensor([1.0, 1.0, 1.0, 1.0, 2.0], dtype=x.dtype)  # noqa: E731
+    x, rotation = torch.randn(3, 5, dtype=torch.float64), [1, 2, 3, 4, 0]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'elements'"):
+        equivariance_error(broken, rep, rep, x, elements=torch.tensor(rotation))
+    with pytest.raises(ValueError, match=r"ambiguous.*permutations=torch.tensor\(\[\[1, 2, 3, 4, 0\]\]\).*indices=torch.tensor"):
+        equivariance_error(broken, rep, rep, x, permutations=torch.tensor(rotation))
+    report = equivariance_error(broken, rep, rep, x, permutations=torch.tensor([rotation]))
+    assert report.permutations.tolist() == [rotation] and not report.ok
+    by_index = equivariance_error(broken, rep, rep, x, indices=torch.tensor(rotation))
+    assert torch.equal(by_index.permutations, dihedral(5).elements[rotation])
+    with pytest.raises(AssertionError, match=r"worst element \[1, 2, 3, 4, 0\]"):
+        assert_equivariant(broken, rep, rep, x, permutations=[rotation])
+
+
+@given(st.data())
+def test_the_two_forms_give_identical_reports(data):
+    group = data.draw(eqst.groups(max_degree=5))
+    rep = PermutationRepresentation.standard(group)
+    rows = data.draw(st.lists(st.integers(0, group.order - 1), min_size=1, max_size=6))
+    weights = torch.arange(1.0, group.degree + 1, dtype=torch.float64)
+    broken = lambda x: x * weights  # noqa: E731  not equivariant unless the group is trivial
+    x = torch.randn(2, group.degree, dtype=torch.float64, generator=torch.Generator().manual_seed(len(rows)))
+    by_index = equivariance_error(broken, rep, rep, x, indices=rows)
+    by_perm = equivariance_error(broken, rep, rep, x, permutations=group.elements[rows])
+    assert torch.equal(by_index.permutations, by_perm.permutations)
+    assert torch.equal(by_index.outputs[0].per_element, by_perm.outputs[0].per_element)
+    assert by_index.describe() == by_perm.describe()
+
+
+def test_both_forms_at_once_are_refused():
+    rep = PermutationRepresentation.standard(cyclic(4))
+    with pytest.raises(TypeError, match="indices= or permutations=, got both"):
+        equivariance_error(torch.tanh, rep, rep, torch.randn(2, 4), indices=[1], permutations=[[1, 2, 3, 0]])
 
 
 def test_assert_equivariant_hides_its_frame_from_pytest():

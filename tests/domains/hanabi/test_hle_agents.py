@@ -54,7 +54,7 @@ def test_rule_agent_is_colour_equivariant_in_the_loop(hle_env) -> None:
         p = env.current_player
         obs, legal = env.observations()[p], env.legal_actions()[p]
         elements = S5.random_indices(8, generator)  # 8 fresh elements of S5 at every step
-        assert_equivariant(policy, [symmetry.observation_rep, symmetry.action_rep], symmetry.action_rep, (obs, legal), elements=elements)
+        assert_equivariant(policy, [symmetry.observation_rep, symmetry.action_rep], symmetry.action_rep, (obs, legal), indices=elements)
         env.play(agent.act(obs, legal))
 
 
@@ -103,7 +103,7 @@ def test_symmetrized_network_with_rule_agent_plays_equivariantly(hle_env, group)
                     q = policy(obs[None], legal[None])[0]
                 elements = group.random_indices(6, generator)  # fresh elements at every step
                 reps = [symmetry.observation_rep, symmetry.action_rep]
-                assert_equivariant(policy, reps, symmetry.action_rep, (obs[None], legal[None]), elements=elements)
+                assert_equivariant(policy, reps, symmetry.action_rep, (obs[None], legal[None]), indices=elements)
                 move = int(q.argmax())
             else:
                 move = agent.act(obs, legal)

@@ -32,7 +32,7 @@ def relabelled_game_mismatch(
     env_a: HanabiEnv, env_b: HanabiEnv, symmetry: Symmetry, perm: torch.Tensor, generator: torch.Generator
 ) -> str | None:
     """Play a random game in ``env_a`` and its colour-relabelled twin in ``env_b``; describe the first mismatch."""
-    labels = symmetry.label_permutations(perm)
+    labels = symmetry.label_permutations(permutation=perm)
     sigma = labels["colour"].tolist()
     env_a.reset()
     env_b.reset(env_b.relabel_outcome(env_a.last_outcome, labels))
@@ -173,7 +173,7 @@ def _rotations(n: int) -> torch.Tensor:
 def test_hint_colour_by_inverse_is_caught(hle_env) -> None:
     env = hle_env(2)
     wrong = _inverse_on_blocks(colour_symmetry(cyclic(5)), "last_action_colour")
-    found = check_env_symmetry(env, wrong, episodes=8, elements=_rotations(8), generator=torch.Generator().manual_seed(3))
+    found = check_env_symmetry(env, wrong, episodes=8, permutations=_rotations(8), generator=torch.Generator().manual_seed(3))
     assert found is not None and found.kind == "observation"
     assert found.block == "last_action_colour", str(found)
 
@@ -183,7 +183,7 @@ def test_knowledge_colour_hint_by_inverse_is_caught(hle_env) -> None:
     base = colour_symmetry(cyclic(5))
     table = base.observation_rep.coordinate_permutations.clone()
     wrong = _inverse_on_blocks(base, "knowledge_p0_slot0_colour_hinted")
-    found = check_env_symmetry(env, wrong, episodes=20, elements=_rotations(20), generator=torch.Generator().manual_seed(4))
+    found = check_env_symmetry(env, wrong, episodes=20, permutations=_rotations(20), generator=torch.Generator().manual_seed(4))
     assert found is not None and found.block == "knowledge_p0_slot0_colour_hinted", str(found)
     assert torch.equal(base.observation_rep.coordinate_permutations, table)  # the correct declaration was not touched
 
@@ -272,12 +272,13 @@ def test_hint_colour_by_inverse_is_caught_with_three_colours() -> None:
     rules = HanabiRules.preset("mini")
     wrong = _inverse_on_blocks(colour_symmetry(colour_group("C3"), rules), "last_action_colour")
     rotations = torch.tensor([[1, 2, 0], [2, 0, 1]] * 4)
-    found = check_env_symmetry(HanabiEnv(rules), wrong, episodes=8, elements=rotations, generator=torch.Generator().manual_seed(3))
+    found = check_env_symmetry(HanabiEnv(rules), wrong, episodes=8, permutations=rotations, generator=torch.Generator().manual_seed(3))
     assert found is not None and found.block == "last_action_colour", str(found)
 
 
 def test_a_group_of_another_degree_is_refused_naming_the_groups_of_the_game() -> None:
-    with pytest.raises(ValueError, match=r"group S5 acts on 5 colours but rules.num_colours is 3; .*\['C3', 'D6', 'S3', 'A3'\]"):
+    message = r"group S5 acts on 5 colours but rules.num_colours is 3; .*\['C3', 'D6', 'S3', 'A3', 'C2', 'S2'\]"
+    with pytest.raises(ValueError, match=message):
         colour_symmetry(colour_group("S5"), HanabiRules.preset("mini"))
     with pytest.raises(ValueError, match=r"colour group must be one of \['C5', 'D10'.*got 'D4'"):
         colour_group("D4")

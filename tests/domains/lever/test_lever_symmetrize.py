@@ -32,12 +32,12 @@ def test_cyclic_9_gives_an_exactly_s9_invariant_policy_on_the_game() -> None:
     assert torch.allclose(probabilities[:9], probabilities[:9].mean().expand(9), atol=1e-6)
     # equivariance under 64 random elements of S9 (the observation itself is S9-invariant)
     perms = full.group.random_permutations(64, torch.Generator().manual_seed(0))
-    assert_equivariant(policy, full.observation_rep, full.action_rep, obs, elements=perms)
+    assert_equivariant(policy, full.observation_rep, full.action_rep, obs, permutations=perms)
     # the raw network is not, and the cyclic symmetrization is not S9-equivariant on other inputs
     raw = lambda x: torch.log_softmax(network()(x), -1)  # noqa: E731
-    assert not equivariance_error(raw, full.observation_rep, full.action_rep, obs, elements=perms).ok
+    assert not equivariance_error(raw, full.observation_rep, full.action_rep, obs, permutations=perms).ok
     generic = torch.randn(3, 10, generator=torch.Generator().manual_seed(1))
-    assert not equivariance_error(policy, full.observation_rep, full.action_rep, generic, elements=perms).ok
+    assert not equivariance_error(policy, full.observation_rep, full.action_rep, generic, permutations=perms).ok
     assert_equivariant(policy, cyclic.observation_rep, cyclic.action_rep, generic)
 
 

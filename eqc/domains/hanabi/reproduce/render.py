@@ -6,6 +6,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from eqc.domains.hanabi.xp.relabelled import BREAKING_LOSS, BREAKING_SHARE, breaks_colour_symmetry
+from eqc.evaluation import verdict
+
+#: The level at which a table's test "holds" (:func:`eqc.evaluation.verdict`).
+ALPHA = 0.05
+
 __all__ = ["format_number", "render_markdown"]
 
 
@@ -33,20 +39,19 @@ def render_markdown(record: dict[str, Any]) -> str:
         "error over ordered pairs (the paper's convention, for comparison) and over unordered pairs (i with j and j with i "
         "averaged: the unit of evidence).",
         "",
-        "| cell | pool | agents | eqc XP | SEM (ordered) | SEM (unordered) | eqc bomb-out | paper XP | paper bomb-out |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| cell | pool | agents | eqc self-play | eqc XP | SEM (ordered) | SEM (unordered) | eqc bomb-out | pool's relabelled-partner "
+        "loss | paper XP | paper bomb-out |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for label, paper in record["paper"].items():
-        r = record["cells"].get(label)
-        ours = ("n/a",) * 5 if r is None else (
-            str(r["agents"]), *(format_number(r[k]) for k in ("xp_mean", "xp_sem", "xp_sem_unordered")), _rate(r["bomb_out_rate"]))
-        pool = r["pool"] if r else "not available"
-        lines.append(f"| {label} | {pool} | {' | '.join(ours)} | {format_number(paper['xp_mean'])} ± {format_number(paper['xp_sem'])} | "
-                     f"{_rate(paper.get('bomb_out_rate'))} |")
-    for label, r in record["cells"].items():
-        if label not in record["paper"]:
-            lines.append(f"| {label} | {r['pool']} | {r['agents']} | {format_number(r['xp_mean'])} | {format_number(r['xp_sem'])} | "
-                         f"{format_number(r['xp_sem_unordered'])} | {_rate(r['bomb_out_rate'])} | n/a | n/a |")
+    labels = [*record["paper"], *(label for label in record["cells"] if label not in record["paper"])]
+    for label in labels:
+        r, paper = record["cells"].get(label), record["paper"].get(label)
+        ours = ("n/a",) * 7 if r is None else (
+            str(r["agents"]), *(format_number(r[k]) for k in ("sp_mean", "xp_mean", "xp_sem", "xp_sem_unordered")),
+            _rate(r["bomb_out_rate"]), _pool_loss(record["relabelled"].get(r["pool"])))
+        theirs = ("n/a", "n/a") if paper is None else (
+            f"{format_number(paper['xp_mean'])} ± {format_number(paper['xp_sem'])}", _rate(paper.get("bomb_out_rate")))
+        lines.append(f"| {label} | {r['pool'] if r else 'not available'} | {' | '.join(ours)} | {' | '.join(theirs)} |")
     lines += ["", "Pools:", ""] + [f"- `{name}`: {text}" for name, text in record["pools"].items()]
     if record["paper_only_pools_skipped"]:
         lines += ["", f"Pools run at paper scale only (not at this scale): {', '.join(record['paper_only_pools_skipped'])}."]
@@ -61,43 +66,53 @@ def render_markdown(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _pool_loss(relabelled: dict[str, Any] | None) -> str:
+    """A pool's mean relabelled-partner loss ± SEM over its agents, as trained (G-OP agents unsymmetrized)."""
+    return "n/a" if relabelled is None else f"{relabelled['loss_mean']:+.2f} ± {format_number(relabelled['loss_sem'])}"
+
+
 def _relabelled_lines(record: dict[str, Any]) -> list[str]:
     if not record["relabelled"]:
         return []
     first = next(iter(record["relabelled"].values()))
     lines = ["", "Colour symmetry breaking: each agent's relabelled-partner loss (plain self-play minus self-play with a copy "
-             f"of itself in a colour-relabelled world, {first['elements']} S5 elements x {first['games']} games, same decks; "
-             "`eqc hanabi relabelled`) and its share of colour hints among hints. A loss near 0 means the agent's "
-             "conventions do not depend on colour names: then no colour symmetrizer has anything to repair.", "",
-             "| pool | agents | mean loss ± SEM over agents | per agent (self-play, loss, colour-hint share) |", "|---|---:|---:|---|"]
+             f"of itself in a colour-relabelled world, {first['elements']} non-identity colour permutations x {first['games']} "
+             "games, same decks; `eqc hanabi relabelled`; agents as trained: G-OP agents without their test-time symmetrizer, "
+             "agents trained symmetrized with theirs) and its share of colour hints among hints. A loss near 0 means the "
+             "agent's conventions do not depend on colour names: then no colour symmetrizer has anything to repair.", "",
+             "| pool | agents | mean loss ± SEM over agents | agents breaking the symmetry | per agent (self-play, loss, colour-hint "
+             "share) |", "|---|---:|---:|---:|---|"]
     for pool, r in record["relabelled"].items():
         per = "; ".join(f"{a['self_play']:.1f}, {a['loss']:+.2f}, {a['colour_hint_share']:.0%}" for a in r["agents"])
-        lines.append(f"| {pool} | {len(r['agents'])} | {r['loss_mean']:+.2f} ± {format_number(r['loss_sem'])} | {per} |")
+        breaking = sum(_breaks(a) for a in r["agents"])
+        lines.append(f"| {pool} | {len(r['agents'])} | {r['loss_mean']:+.2f} ± {format_number(r['loss_sem'])} | {breaking} | {per} |")
     return [*lines, "", _breaking_verdict(record["relabelled"])]
 
 
-BREAKING_LOSS = 2.0
-"""A relabelled-partner loss of at least this many points counts as colour symmetry breaking."""
+def _breaks(agent: dict[str, Any]) -> bool:
+    return breaks_colour_symmetry(agent["loss"], agent["self_play"], agent["max_score"])
 
 
 def _breaking_verdict(relabelled: dict[str, Any]) -> str:
-    """Which pools hold an agent that breaks the colour symmetry (loss >= ``BREAKING_LOSS``), from the table above."""
+    """Which pools hold an agent that breaks the colour symmetry (:func:`breaks_colour_symmetry`), from the table above."""
     worst = {pool: max(a["loss"] for a in r["agents"]) for pool, r in relabelled.items()}
-    breaking = sorted(pool for pool, loss in worst.items() if loss >= BREAKING_LOSS)
+    breaking = sorted(pool for pool, r in relabelled.items() if any(_breaks(a) for a in r["agents"]))
     largest = ", ".join(f"`{pool}` {loss:+.2f}" for pool, loss in worst.items())
+    rule = (f"a loss of {BREAKING_LOSS:g} points or more, or of {BREAKING_SHARE:.0%} of self-play or more where the maximum "
+            "score is below 25")
     if not breaking:
-        return (f"No agent loses {BREAKING_LOSS:g} points or more to a colour-relabelled partner (largest loss per pool: "
-                f"{largest}): no colour symmetry breaking at this scale, so no difference in the tables above can come "
-                "from repairing it.")
-    return (f"Pools with an agent that breaks the colour symmetry (a loss of {BREAKING_LOSS:g} points or more): "
-            f"{', '.join(f'`{p}`' for p in breaking)} (largest loss per pool: {largest}).")
+        return (f"No agent breaks the colour symmetry ({rule}; largest loss per pool: {largest}): so no difference in the "
+                "tables above can come from repairing it.")
+    named = ", ".join(f"`{p}`" for p in breaking)
+    return f"Pools with an agent that breaks the colour symmetry ({rule}): {named} (largest loss per pool: {largest})."
 
 
 def _test_lines(record: dict[str, Any]) -> list[str]:
     lines = ["", "Tests (`eqc.evaluation.compare_pools`, H1: the first cell is higher). The unit is the unordered pair of "
              "agents; cells of the same agents are compared paired (sign flips of per-pair differences), cells of different "
              "pools by a permutation test of pair means. With few agents the smallest attainable p is large whatever the "
-             "games per pair; it is given beside each p.", ""]
+             "games per pair; it is given beside each p (for Monte Carlo tests, no smaller than 1 / (draws + 1)). Verdict: "
+             f"'does not hold' when the difference is on the other side, 'holds' when p < {ALPHA:g}, else 'cannot tell'.", ""]
     if not record["tests"]:
         return [*lines, "No test: too few cells with at least 2 agents."]
     lines += _test_table(record["tests"], lambda d: f"{d:+.2f}")
@@ -107,10 +122,13 @@ def _test_lines(record: dict[str, Any]) -> list[str]:
 
 
 def _test_table(tests: dict[str, dict[str, Any]], difference: Callable[[float], str]) -> list[str]:
-    lines = ["| test | kind | pairs | difference | p | how | smallest attainable p |", "|---|---|---:|---:|---:|---|---:|"]
+    lines = [f"| test | kind | pairs | difference | p | how | smallest attainable p | verdict (p < {ALPHA:g}) |",
+             "|---|---|---:|---:|---:|---|---:|---|"]
     for name, t in tests.items():
         kind = "paired" if t["paired"] else "unpaired"
         how = "exact" if t["exact"] else f"Monte Carlo {t['resamples']:,}, 99% [{_p(t['interval'][0])}, {_p(t['interval'][1])}]"
         units = f"{t['units'][0]}" if t["paired"] else f"{t['units'][0]} vs {t['units'][1]}"
-        lines.append(f"| {name} | {kind} | {units} | {difference(t['difference'])} | {_p(t['p_value'])} | {how} | {_p(t['min_p'])} |")
+        floor = t["min_p"] if t["exact"] else max(t["min_p"], 1 / (t["resamples"] + 1))  # Monte Carlo: (0 + 1) / (draws + 1)
+        said = verdict(t["difference"], t["p_value"], t["alternative"], ALPHA)
+        lines.append(f"| {name} | {kind} | {units} | {difference(t['difference'])} | {_p(t['p_value'])} | {how} | {_p(floor)} | {said} |")
     return lines

@@ -1,10 +1,10 @@
 """``reproduce``: a table's pools (shipped, or trained), their cross-play, pair-level tests, beside the paper's.
 
-Pools. At ``cpu`` scale the agents are read from the shipped directory ``agents`` (default
-``results/cpu/agents``: ``<pool>/seed_<n>/`` policy directories) and nothing is trained; a pool
-with fewer than two agents there leaves its cells empty (the table says so). With
-``retrain=True`` (and at the ``smoke`` and ``paper`` scales) the pools are trained, or reused
-when finished, under ``DIR/pools/<pool>/``.
+Pools. At the scales with shipped agents (``cpu``: ``results/cpu/agents``; ``induced``:
+``results/induced/agents``; ``<pool>/seed_<n>/`` policy directories) the agents are read from there, or
+from ``agents``, and nothing is trained; a pool with fewer than two agents there leaves its cells empty
+(the table says so). With ``retrain=True`` (and at the ``smoke`` and ``paper`` scales) the pools are
+trained, or reused when finished, under ``DIR/pools/<pool>/``.
 
 Outputs. ``DIR/xp/<table>/<cell>/`` each cell's cross-play (``xp.json`` keeps the per-pair
 matrix; ``cell.json`` the cell's per-pair score, bomb-out and perfect-score matrices and the numbers
@@ -30,7 +30,7 @@ import torch
 
 from eqc.domains.hanabi.reproduce.render import format_number, render_markdown
 from eqc.domains.hanabi.reproduce.reuse import agent_digests, check_result_path, load_result, save_result
-from eqc.domains.hanabi.reproduce.specs import PAPER, SCALES, TABLES, Cell, describe_pool, pool_config
+from eqc.domains.hanabi.reproduce.specs import SCALES, Cell, Scale, describe_pool, paper_numbers, pool_config, table_spec
 from eqc.domains.hanabi.training.checkpoint import versions
 from eqc.domains.hanabi.training.config_files import with_overrides
 from eqc.domains.hanabi.training.policy import load_policy
@@ -39,10 +39,15 @@ from eqc.domains.hanabi.xp import PoolError, cross_play_games, describe_policy, 
 from eqc.evaluation import compare_pools, mean_sem, pair_summary
 from eqc.io import json_safe, write_json_atomic, write_text_atomic
 
-__all__ = ["SHIPPED_AGENTS", "reproduce", "shipped_pools"]
+__all__ = ["REPOSITORY", "reproduce", "shipped_agents", "shipped_pools"]
 
-#: Where the repository ships its trained agents, by scale (``<pool>/seed_<n>/`` policy directories).
-SHIPPED_AGENTS = Path(__file__).resolve().parents[4] / "results" / "cpu" / "agents"
+#: The repository's root, which holds each scale's shipped agents (:attr:`Scale.shipped`).
+REPOSITORY = Path(__file__).resolve().parents[4]
+
+
+def shipped_agents(scale: Scale) -> Path | None:
+    """Where the repository ships ``scale``'s agents (``<pool>/seed_<n>/`` policy directories); None: the scale ships none."""
+    return None if scale.shipped is None else REPOSITORY / scale.shipped
 
 
 def _slug(label: str) -> str:
@@ -66,9 +71,10 @@ def reproduce(
     command: list[str] | None = None,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    """Reproduce ``table`` ("table1", "table2", "table3") at ``scale`` ("smoke", "cpu", "paper") in ``out``.
+    """Reproduce ``table`` ("table1", "table2", "table3"; at ``induced`` the first two) at ``scale`` ("smoke", "cpu",
+    "induced", "paper") in ``out``.
 
-    ``agents``: the shipped pools to read at ``cpu`` scale (default :data:`SHIPPED_AGENTS`);
+    ``agents``: the pools to read at a scale with shipped agents (default :func:`shipped_agents`);
     ``retrain``: train the pools instead, their configs changed by ``overrides`` (``section.key=value``).
     ``obl``: public OBL agent files (``model0.pthw``), added to Table 2 as a column of their own (read
     before anything is trained). ``precision``: "fp32" or "bf16" for every agent's network in cross-play and
@@ -77,16 +83,16 @@ relabelled self-play (None: each agent's training precision). ``reuse``: take ce
 to record (the CLI passes its own).
     """
     _check_names(table, scale, obl)
-    spec, sc, out = TABLES[table], SCALES[scale], Path(out)
+    spec, sc, out = table_spec(table, scale), SCALES[scale], Path(out)
     obl_policies = [load_policy(p, device=device) for p in obl] if obl else []  # a bad file fails before any work
     cells = [c for c in spec.cells if scale == "paper" or c.pool not in spec.paper_only_pools]
     skipped = sorted({c.pool for c in spec.cells} - {c.pool for c in cells})
     pools = list(dict.fromkeys(c.pool for c in cells))
-    trained = retrain or scale != "cpu"
+    trained = retrain or sc.shipped is None
     if overrides and not trained:
-        raise ValueError("overrides change the configs of trained pools; at scale 'cpu' they need retrain=True")
+        raise ValueError(f"overrides change the configs of trained pools; at scale {scale!r} they need retrain=True")
     configs = {p: with_overrides(pool_config(p, sc), overrides) for p in pools} if trained else {}
-    shipped = {} if trained else shipped_pools(table, agents, obl=bool(obl))
+    shipped = {} if trained else shipped_pools(table, scale, agents, obl=bool(obl))
     runs = {p: _trained_pool(p, configs[p], sc, out, device, ray_address, use_ray, log) if trained else shipped[p] for p in pools}
     results, matrices = _play_cells(cells, runs, sc.games, device, precision, out / "xp" / table, log, reuse)
     if obl_policies:
@@ -98,8 +104,9 @@ to record (the CLI passes its own).
     record = {
         "table": table, "title": spec.title, "scale": scale, "games_per_pair": sc.games, "precision": precision or "as trained",
         "agents_per_pool": {p: len(r) for p, r in runs.items()},
-        "agents_source": "trained" if trained else (str(agents) if agents else "results/cpu/agents, shipped"),
-        "cells": results, "paper": {k: dict(zip(("xp_mean", "xp_sem", "bomb_out_rate"), v, strict=True)) for k, v in PAPER[table].items()},
+        "agents_source": "trained" if trained else (str(agents) if agents else f"{sc.shipped}, shipped"),
+        "cells": results,
+        "paper": {k: dict(zip(("xp_mean", "xp_sem", "bomb_out_rate"), v, strict=True)) for k, v in paper_numbers(table, scale).items()},
         "tests": _tests(spec.tests, results, matrices),
         "bomb_out_tests": _tests(spec.tests, results, matrices, "bomb_out"), "relabelled": relabelled, "paper_only_pools_skipped": skipped,
         "pools": {p: describe_pool(p, sc) for p in pools},
@@ -113,10 +120,9 @@ to record (the CLI passes its own).
 
 
 def _check_names(table: str, scale: str, obl: list[Path] | None) -> None:
-    if table not in TABLES:
-        raise ValueError(f"table must be one of {sorted(TABLES)}, got {table!r}")
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {sorted(SCALES)}, got {scale!r}")
+    table_spec(table, scale)
     if obl and table != "table2":
         raise ValueError(f"obl agents are a column of table2 only, not of {table}")
 
@@ -157,15 +163,18 @@ def _tests(pairs: tuple[tuple[str, str], ...], results: dict[str, dict[str, Any]
     return tests
 
 
-def shipped_pools(table: str, agents: str | Path | None, *, obl: bool = False) -> dict[str, list[Path]]:
-    """The shipped agents of each pool of ``table`` at cpu scale (possibly none) under ``agents`` (default
-    :data:`SHIPPED_AGENTS`). Raises :class:`PoolError` when no cell of the table can be computed (no pool
+def shipped_pools(table: str, scale: str, agents: str | Path | None, *, obl: bool = False) -> dict[str, list[Path]]:
+    """The shipped agents of each pool of ``table`` at ``scale`` (possibly none) under ``agents`` (default
+    :func:`shipped_agents`). Raises :class:`PoolError` when no cell of the table can be computed (no pool
     holds 2 agents) and no OBL agents (``obl``) make a column of their own."""
-    where = SHIPPED_AGENTS if agents is None else Path(agents)
+    sc = SCALES[scale]
+    if agents is None and sc.shipped is None:
+        raise PoolError(f"scale {scale!r} ships no agents: its pools are trained")
+    where = shipped_agents(sc) if agents is None else Path(agents)
     if not where.is_dir():
         raise PoolError(f"no shipped agents at {where} (they come with a clone of the repository): "
                         "pass agents=DIR (--agents) or retrain=True (--retrain)")
-    spec = TABLES[table]
+    spec = table_spec(table, scale)
     pools = list(dict.fromkeys(c.pool for c in spec.cells if c.pool not in spec.paper_only_pools))
     found = {}
     for pool in pools:
@@ -276,7 +285,7 @@ def _relabelled(runs: list[Path], scale, device: str, precision: str | None, whe
             log(f"{run}: {path} cannot be reused ({problem}); playing it again")
         policy = load_policy(run, device=device, precision=precision)
         result = relabelled_self_play(policy, elements=scale.relabel_elements, games=scale.relabel_games)
-        rows.append({"agent": str(run), **result.as_dict()})
+        rows.append({"agent": str(run), **result.as_dict(), "max_score": policy.rules.max_score})
         save_result(path, key, rows[-1])
         log(f"{run}: {result}")
     losses = [r["loss"] for r in rows]
@@ -291,7 +300,7 @@ def _relabelled_problem(saved: dict[str, Any], elements: int) -> str | None:
     def number(value: object) -> bool:
         return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
-    for name in ("self_play", "loss", "loss_sem"):
+    for name in ("self_play", "loss", "loss_sem", "max_score"):
         if not number(saved.get(name)):
             return f"{name!r} is missing or not a finite number"
     if "colour_hint_share" not in saved or not (saved["colour_hint_share"] is None or number(saved["colour_hint_share"])):

@@ -10,6 +10,16 @@ Pools (one agent per seed, ``eqc hanabi pool``), by scale:
   only ``[rule]``); Table 3's pool ``recurrent`` is the recurrent PQN learner (the IQL columns exist
   at paper scale only: the fast learner has no independent-learner variant).
 - ``smoke``: tiny pools that train in seconds, for the tests.
+- ``induced``: Mini-Hanabi (3 colours) agents with INDUCED colour conventions, shipped in
+  ``results/induced/agents`` (8 per pool, 1000 games per pair). Each agent was paid a shaping reward for
+  a colour convention drawn from its seed ("a colour hint c means: play slot pi(c)",
+  :mod:`eqc.domains.hanabi.training.bootstrap`) for its first 4M of 8M moves, so that self-play agents
+  break the colour symmetry; the pools differ only in the training rule: self-play, Other-Play over S3,
+  G-OP over C2 (swapping colours 0 and 1) and over C3, and self-play with the network symmetrized over
+  S3 while it trains. Tables 1 and 2 at this scale use Mini-Hanabi's groups (:data:`INDUCED_TABLES`); the
+  paper has no numbers for this game. For three colours D6 is all of S3, so G-OP over D6 trains as
+  Other-Play does (a partner relabelled by a uniform element of S3): its column is the Other-Play pool
+  symmetrized over S3.
 """
 
 from __future__ import annotations
@@ -18,7 +28,8 @@ from dataclasses import dataclass
 
 from eqc.domains.hanabi.training.config import TrainConfig, load_config
 
-__all__ = ["PAPER", "SCALES", "TABLES", "Cell", "Scale", "Table", "describe_pool", "pool_config"]
+__all__ = ["INDUCED_TABLES", "PAPER", "SCALES", "TABLES", "Cell", "Scale", "Table", "describe_pool", "paper_numbers", "pool_config",
+           "table_spec"]
 
 
 
@@ -31,13 +42,16 @@ class Scale:
     games: int
     feedforward_moves: int  # moves per seed of feed-forward pools (cpu, smoke)
     recurrent_moves: int  # moves per seed of the recurrent pool (cpu: recurrent PQN; smoke: a tiny R2D2)
-    relabel_elements: int = 12  # relabelled self-play per agent: non-identity S5 elements ...
+    relabel_elements: int = 12  # relabelled self-play per agent: non-identity colour permutations ...
     relabel_games: int = 500  # ... and games per element
+    shipped: str | None = None  # the repository folder of this scale's shipped pools (read unless retrained)
 
 
 SCALES = {
     "smoke": Scale("smoke", seeds=2, games=64, feedforward_moves=4_096, recurrent_moves=3_072, relabel_elements=2, relabel_games=16),
-    "cpu": Scale("cpu", seeds=5, games=1000, feedforward_moves=50_000_000, recurrent_moves=20_000_000),
+    "cpu": Scale("cpu", seeds=5, games=1000, feedforward_moves=50_000_000, recurrent_moves=20_000_000, shipped="results/cpu/agents"),
+    "induced": Scale("induced", seeds=8, games=1000, feedforward_moves=8_000_000, recurrent_moves=0, relabel_elements=5,
+                     shipped="results/induced/agents"),
     "paper": Scale("paper", seeds=10, games=5000, feedforward_moves=0, recurrent_moves=0),
 }
 
@@ -52,8 +66,26 @@ POOLS = {
 }
 
 
+#: Pools of the ``induced`` scale: name -> ``[rule]`` section (everything else as :func:`pool_config` says).
+INDUCED_POOLS: dict[str, dict[str, str]] = {
+    "sp": {"objective": "sp"},
+    "op": {"objective": "op"},
+    "gop_c2": {"objective": "gop", "group": "C2"},
+    "gop_c3": {"objective": "gop", "group": "C3"},
+    "sym_s3": {"objective": "sp", "symmetrize": "S3"},
+}
+
+#: The induced colour convention every ``induced`` pool starts from (``[bootstrap]``).
+INDUCED_BOOTSTRAP = {"convention": "colour_to_slot", "bonus": 2.0, "moves": 4_000_000}
+
+
 def pool_config(pool: str, scale: Scale) -> TrainConfig:
     """The training config of ``pool`` at ``scale``."""
+    if scale.name == "induced":
+        if pool not in INDUCED_POOLS:
+            raise ValueError(f"pool {pool!r} is not a pool of scale 'induced' (pools: {sorted(INDUCED_POOLS)})")
+        return load_config("vdn_cpu").replace(game={"preset": "mini"}, bootstrap=INDUCED_BOOTSTRAP, rule=INDUCED_POOLS[pool],
+                                              run={"total_moves": scale.feedforward_moves})
     rule, group, paper_file = POOLS[pool]
     if scale.name == "paper":
         return load_config(paper_file)
@@ -71,6 +103,11 @@ def pool_config(pool: str, scale: Scale) -> TrainConfig:
 
 def describe_pool(pool: str, scale: Scale) -> str:
     """One line saying what a pool's agents are at ``scale`` (printed under each table)."""
+    if scale.name == "induced":
+        rules = {"sp": "self-play", "op": "Other-Play over S3", "gop_c2": "G-OP over C2 (swaps colours 0 and 1)",
+                 "gop_c3": "G-OP over C3", "sym_s3": "self-play, the network symmetrized over S3 while it trains"}
+        return (f"Mini-Hanabi, vdn_cpu.toml learner, an INDUCED colour convention (shaping bonus {INDUCED_BOOTSTRAP['bonus']:g} for "
+                f"the first {INDUCED_BOOTSTRAP['moves']:,} moves), {rules[pool]}, {scale.feedforward_moves:,} moves per seed")
     rule, group, paper_file = POOLS[pool]
     if scale.name == "paper":
         return f"configs/hanabi/{paper_file}.toml"
@@ -150,6 +187,42 @@ TABLES = {
         (("average", "w/o symmetrizer"), ("identity", "w/o symmetrizer"), ("average", "identity")),
     ),
 }
+
+INDUCED_TABLES = {
+    "table1": Table(
+        "table1", "OP against equivariant agents (XP), Mini-Hanabi with INDUCED colour conventions",
+        (Cell("OP", "op"), Cell("C2-equivariant", "gop_c2", "C2"), Cell("C3-equivariant", "gop_c3", "C3"),
+         Cell("S3-equivariant (OP symmetrized)", "op", "S3"), Cell("trained S3-symmetrized", "sym_s3")),
+        (("C3-equivariant", "OP"), ("C2-equivariant", "OP"), ("S3-equivariant (OP symmetrized)", "OP"),
+         ("C3-equivariant", "C2-equivariant"), ("trained S3-symmetrized", "OP")),
+    ),
+    "table2": Table(
+        "table2", "Symmetrizing self-play and OP agents at test time (XP), Mini-Hanabi with INDUCED colour conventions",
+        (Cell("SP", "sp"), Cell("SP C3-symmetrized", "sp", "C3"), Cell("SP S3-symmetrized", "sp", "S3"),
+         Cell("OP", "op"), Cell("OP C3-symmetrized", "op", "C3"), Cell("OP S3-symmetrized", "op", "S3"),
+         Cell("trained S3-symmetrized", "sym_s3")),
+        (("SP S3-symmetrized", "SP"), ("SP C3-symmetrized", "SP"), ("OP S3-symmetrized", "OP"), ("OP C3-symmetrized", "OP"),
+         ("OP", "SP"), ("trained S3-symmetrized", "SP"), ("trained S3-symmetrized", "SP S3-symmetrized")),
+    ),
+}
+"""The tables at scale ``induced``: the paper's Tables 1 and 2 with Mini-Hanabi's colour groups, and the pool trained
+symmetrized beside them (Table 3 compares hidden-state schemes of recurrent agents; this scale has none)."""
+
+
+def table_spec(table: str, scale: str) -> Table:
+    """What ``table`` compares at ``scale``; ``ValueError`` naming the tables a scale has."""
+    tables = INDUCED_TABLES if scale == "induced" else TABLES
+    if table not in tables:
+        raise ValueError(f"table must be one of {sorted(tables)} at scale {scale!r}, got {table!r}"
+                         + (" (table3 compares hidden-state schemes of recurrent agents; the induced pools are feed-forward)"
+                            if scale == "induced" and table in TABLES else ""))
+    return tables[table]
+
+
+def paper_numbers(table: str, scale: str) -> dict[str, tuple[float, float, float]]:
+    """The paper's (XP mean, SEM, bomb-out rate) by cell of ``table``; none at scale ``induced`` (a game the paper did not play)."""
+    return {} if scale == "induced" else PAPER[table]
+
 
 #: The paper's numbers (XP mean, SEM, bomb-out rate) by table and cell label.
 PAPER: dict[str, dict[str, tuple[float, float, float]]] = {

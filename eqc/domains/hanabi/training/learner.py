@@ -70,7 +70,8 @@ class Learner(ABC):
         self.element_indices: torch.Tensor | None = None
         self.keep_identity = keep_identity
         if c.rule.objective != "sp":
-            group = symmetric(self.env.rules.num_colours) if c.rule.objective == "op" else colour_group(c.rule.group, self.env.rules.num_colours)
+            colours = self.env.rules.num_colours
+            group = symmetric(colours) if c.rule.objective == "op" else colour_group(c.rule.group, colours)
             sym = colour_symmetry(group, self.env.rules)
             self.other_play = OtherPlay(group, sym.observation_rep, sym.action_rep, self.relabel_generator, device)
             self.element_indices = self._draw_elements()

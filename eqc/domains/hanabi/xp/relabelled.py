@@ -10,6 +10,9 @@ the relabelled copy, on the same decks (seats alternating as in :mod:`.play`).
 
 The share of colour hints among hints in plain self-play (for two players, HLE move uids 10-14 reveal
 a colour and 15-19 a rank) says whether the agent uses colours at all.
+
+An agent **breaks the colour symmetry** (:func:`breaks_colour_symmetry`) when its relabelled-partner loss is
+at least 2 points, or at least 15% of its self-play in a game whose maximum score is below 25.
 """
 
 from __future__ import annotations
@@ -29,7 +32,18 @@ from eqc.domains.hanabi.xp.play import play_pairs
 from eqc.evaluation import mean_sem
 from eqc.groups import PermutationGroup
 
-__all__ = ["RelabelledAgent", "RelabelledSelfPlay", "relabelled_self_play"]
+__all__ = ["BREAKING_LOSS", "BREAKING_SHARE", "RelabelledAgent", "RelabelledSelfPlay", "breaks_colour_symmetry", "relabelled_self_play"]
+
+#: A relabelled-partner loss of at least this many points breaks the colour symmetry ...
+BREAKING_LOSS = 2.0
+#: ... as does a loss of at least this share of self-play in a game whose maximum score is below 25.
+BREAKING_SHARE = 0.15
+
+
+def breaks_colour_symmetry(loss: float, self_play: float, max_score: int) -> bool:
+    """Whether an agent with this relabelled-partner ``loss`` and ``self_play`` score breaks the colour symmetry
+    of a game whose maximum score is ``max_score`` (the module docstring's definition)."""
+    return loss >= BREAKING_LOSS or (max_score < 25 and self_play > 0 and loss >= BREAKING_SHARE * self_play)
 
 
 class RelabelledAgent(nn.Module):

@@ -149,7 +149,7 @@ def test_pool_threads_flag_reaches_the_runs(tmp_path: Path) -> None:
 def test_cpu_scale_without_shipped_agents_says_where_to_get_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import eqc.domains.hanabi.reproduce.run as run
 
-    monkeypatch.setattr(run, "SHIPPED_AGENTS", tmp_path / "nowhere")  # as in a wheel installed outside the repository
+    monkeypatch.setattr(run, "REPOSITORY", tmp_path / "nowhere")  # as in a wheel installed outside the repository
     with pytest.raises(ValueError, match=r"no shipped agents at .*nowhere.*--agents.*--retrain"):
         reproduce("table2", "cpu", tmp_path / "out", log=lambda _: None)
 
@@ -202,7 +202,53 @@ def test_agents_that_make_no_cell_are_refused_before_out_is_written(tmp_path: Pa
     one.mkdir(parents=True)
     (one / "policy.json").write_text("{}")
     with pytest.raises(PoolError, match=r"each needs a pool of at least 2 agents .*, the pools hold op: 1, gop_c5: 0"):
-        shipped_pools("table1", tmp_path / "one")
+        shipped_pools("table1", "cpu", tmp_path / "one")
     with pytest.raises(PoolError, match="no cell of table1"):
         reproduce("table1", "cpu", out, agents=tmp_path / "one", log=lambda _: None)
     assert not out.exists()
+
+
+def test_induced_pools_are_the_configs_their_shipped_agents_were_trained_by() -> None:
+    """``--retrain`` at scale induced trains exactly what was shipped (apart from the seed)."""
+    from eqc.domains.hanabi.reproduce import SCALES
+    from eqc.domains.hanabi.reproduce.run import shipped_agents
+    from eqc.domains.hanabi.reproduce.specs import INDUCED_POOLS, pool_config
+    from eqc.domains.hanabi.training.policy import load_policy
+    from eqc.domains.hanabi.xp import pool_runs
+
+    scale = SCALES["induced"]
+    checked = 0
+    for pool in INDUCED_POOLS:
+        where = shipped_agents(scale) / pool
+        if where.is_dir():
+            policy = load_policy(pool_runs(where)[0])
+            assert policy.config.to_dict() == pool_config(pool, scale).to_dict(), pool
+            checked += 1
+    assert checked >= 3
+
+
+def test_induced_scale_reads_its_own_agents_and_groups(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scale induced: Mini-Hanabi's colour groups (C2, C3, S3), no paper numbers, the breaking rule of a game of maximum 9."""
+    import dataclasses
+
+    from eqc.domains.hanabi.reproduce import SCALES
+
+    monkeypatch.setitem(SCALES, "induced", dataclasses.replace(SCALES["induced"], games=8, relabel_elements=1, relabel_games=8))
+    record = reproduce("table2", "induced", tmp_path, log=lambda _: None)
+    assert not (tmp_path / "pools").exists() and record["paper"] == {}
+    assert record["agents_source"] == "results/induced/agents, shipped"
+    assert {"SP", "SP C3-symmetrized", "SP S3-symmetrized", "OP", "OP S3-symmetrized"} <= set(record["cells"])
+    assert record["cells"]["SP S3-symmetrized"]["symmetrize"] == "S3" and record["cells"]["SP"]["agents"] == 8
+    assert "SP S3-symmetrized > SP" in record["tests"] and record["tests"]["SP S3-symmetrized > SP"]["paired"]
+    assert all(a["max_score"] == 9 for r in record["relabelled"].values() for a in r["agents"])
+    text = (tmp_path / "table2.md").read_text()
+    assert "INDUCED colour conventions" in text and "| SP S3-symmetrized | sp | 8 |" in text
+
+
+def test_table3_is_refused_at_scale_induced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(ValueError, match=r"table must be one of \['table1', 'table2'\] at scale 'induced'.*recurrent"):
+        reproduce("table3", "induced", tmp_path)
+    with pytest.raises(SystemExit) as info:
+        main(["hanabi", "reproduce", "table3", "--scale", "induced", "--out", str(tmp_path / "out")])
+    assert info.value.code == 2 and "hidden-state schemes of recurrent agents" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -138,5 +138,5 @@ def test_the_host_traffic_check_sees_the_old_relabelling(tiny_config, host_traff
     with host_traffic() as traffic:
         learner.other_play.relabelling(perms)
         torch.zeros(3)  # made here, not by eqc: not counted
-    assert any(event.startswith("group.py:permutation_to_index read") for event in traffic.events)
+    assert any(event.startswith("group.py:_check_permutations read") for event in traffic.events)  # membership, on the host
     assert not any(event.startswith("test_") for event in traffic.events)

@@ -14,7 +14,7 @@
   itself in colour-relabelled worlds (the measure of colour symmetry breaking, see
   ``eqc.domains.hanabi.xp.relabelled``): plain self-play, relabelled-partner loss, colour-hint share.
 - ``eqc hanabi export --checkpoint PATH --out DIR``: a run's network as a shipped policy directory
-  (``policy.safetensors``, ``policy.json``, the training record; see ``eqc.domains.hanabi.training.policy_file``).
+  (``policy.safetensors``, ``policy.json``, the training record; see ``eqc.domains.hanabi.agent.policy_file``).
 - ``eqc hanabi config``: every config key with its default and meaning.
 - ``eqc hanabi pool`` and ``eqc hanabi reproduce``: train pools, reproduce the paper's tables (their own ``--help``).
 """
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from eqc import _cli_common as flags
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES
-from eqc.domains.hanabi.training.config import TrainConfig
+from eqc.domains.hanabi.training.config import RunConfig, TrainConfig
 
 __all__ = ["add_hanabi_parser", "add_set_flag", "config_source", "load_config_flags"]
 
@@ -54,7 +54,8 @@ def add_set_flag(parser: argparse.ArgumentParser) -> None:
 
 def load_config_flags(args: argparse.Namespace) -> TrainConfig:
     """The config of ``--config`` with the ``--set`` overrides; a malformed override is blamed on ``--set``."""
-    from eqc.domains.hanabi.training.config import ConfigError, load_config
+    from eqc.domains.hanabi.agent.spec import ConfigError
+    from eqc.domains.hanabi.training.config import load_config
     from eqc.domains.hanabi.training.config_files import check_overrides
 
     try:
@@ -68,8 +69,8 @@ def load_config_flags(args: argparse.Namespace) -> TrainConfig:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.training.checkpoint import CheckpointError
-    from eqc.domains.hanabi.training.config import ConfigError
+    from eqc.domains.hanabi.agent.checkpoint import CheckpointError
+    from eqc.domains.hanabi.agent.spec import ConfigError
     from eqc.domains.hanabi.training.run import RunDirectoryError, TrainingDiverged, train
 
     config = load_config_flags(args)
@@ -96,8 +97,8 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.training.checkpoint import CheckpointError
-    from eqc.domains.hanabi.training.policy import load_policy
+    from eqc.domains.hanabi.agent.checkpoint import CheckpointError
+    from eqc.domains.hanabi.agent.policy import load_policy
 
     try:
         policy = load_policy(args.checkpoint, device=args.device, symmetrize=args.symmetrize, hidden_scheme=args.hidden_scheme,
@@ -107,14 +108,15 @@ def _eval(args: argparse.Namespace) -> int:
     except ValueError as exc:  # another group than the one the agent was trained symmetrized over
         raise flags.FlagError("--symmetrize", str(exc)) from None
     if args.deck_seed is None:
-        args.deck_seed = policy.config.run.eval_seed  # the decks metrics.csv was evaluated on
+        # the decks metrics.csv was evaluated on
+        args.deck_seed = policy.trained_with.get("run", {}).get("eval_seed", RunConfig().eval_seed)
     if args.hle:
-        from eqc.domains.hanabi.training.hle_eval import evaluate_in_hle
+        from eqc.domains.hanabi.play.self_play import evaluate_in_hle
 
         result = evaluate_in_hle(policy, args.games, args.deck_seed)
         where = "HLE"
     else:
-        from eqc.domains.hanabi.training.greedy_eval import evaluate_agent
+        from eqc.domains.hanabi.play.self_play import evaluate_agent
 
         result = evaluate_agent(policy.agent, policy.rules, args.games, args.deck_seed, policy.device)
         where = "HanabiBatch"
@@ -123,9 +125,9 @@ def _eval(args: argparse.Namespace) -> int:
     print(f"{name}, greedy self-play on {where}: {result}")
     record = {"checkpoint": str(args.checkpoint), "where": where, "symmetrize": args.symmetrize, "precision": policy.agent.precision,
               **result.as_dict()}
-    trained = policy.config.run.precision
+    trained = policy.spec.precision
     if policy.agent.precision != trained:  # say how many moves the other precision changes
-        from eqc.domains.hanabi.training.greedy_eval import precision_difference
+        from eqc.domains.hanabi.play.self_play import precision_difference
 
         difference = precision_difference(policy.agent, trained, policy.rules, args.games, args.deck_seed, policy.device)
         print(f"trained in {trained}: {difference}")
@@ -154,7 +156,7 @@ def _xp(args: argparse.Namespace) -> int:
         raise flags.FlagError("--verify-hle", f"must be at most --games ({args.games}), got {args.verify_hle}")
     policies, names = [a.policy for a in agents], [a.name for a in agents]
     if args.verify_hle:
-        variants = {(p.config.game.knowledge, p.config.game.sad) for p in policies}
+        variants = {(p.spec.game.knowledge, p.spec.game.sad) for p in policies}
         if len(variants) > 1:
             raise flags.FlagError("--verify-hle", f"HLE replays need agents of one observation variant, the pools mix {sorted(variants)}")
     flags.prepare_output_dir(args.out)
@@ -178,8 +180,8 @@ def _xp(args: argparse.Namespace) -> int:
 
 
 def _actions(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.training.checkpoint import CheckpointError
-    from eqc.domains.hanabi.training.policy import load_policy
+    from eqc.domains.hanabi.agent.checkpoint import CheckpointError
+    from eqc.domains.hanabi.agent.policy import load_policy
     from eqc.domains.hanabi.xp import action_matrices, plot_action_matrices
     from eqc.io import write_json_atomic
 
@@ -224,8 +226,8 @@ def _relabelled(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.training.checkpoint import CheckpointError
-    from eqc.domains.hanabi.training.policy_file import PolicyDirectoryError, export_policy
+    from eqc.domains.hanabi.agent.checkpoint import CheckpointError
+    from eqc.domains.hanabi.agent.policy_file import PolicyDirectoryError, export_policy
 
     try:  # everything is checked before --out is created
         out = export_policy(args.checkpoint, args.out)

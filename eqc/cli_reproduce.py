@@ -97,9 +97,9 @@ def _reproduce(args: argparse.Namespace) -> int:
     if args.overrides and not trained:
         raise flags.FlagError("--set", "changes the configs of trained pools: at --scale cpu it needs --retrain (shipped agents are fixed)")
     if args.overrides:
+        from eqc.domains.hanabi.agent.spec import ConfigError
         from eqc.domains.hanabi.reproduce.specs import pool_config
-        from eqc.domains.hanabi.training.config import ConfigError
-        from eqc.domains.hanabi.training.config_files import with_overrides
+        from eqc.domains.hanabi.training.config import with_overrides
 
         try:
             with_overrides(pool_config("op", SCALES[args.scale]), args.overrides)
@@ -107,8 +107,8 @@ def _reproduce(args: argparse.Namespace) -> int:
             raise flags.FlagError("--set", str(exc)) from None
     if args.obl and args.table != "table2":
         raise flags.FlagError("--obl", f"OBL agents are a column of table2 only, not of {args.table}")
-    from eqc.domains.hanabi.training.checkpoint import CheckpointError
-    from eqc.domains.hanabi.training.policy import load_policy
+    from eqc.domains.hanabi.agent.checkpoint import CheckpointError
+    from eqc.domains.hanabi.agent.policy import load_policy
 
     for path in args.obl or []:  # before any training: a bad file is found now, not after hours
         try:

@@ -41,9 +41,9 @@ from pathlib import Path
 
 import torch
 
+from eqc.domains.hanabi.agent.policy import load_policy
+from eqc.domains.hanabi.play.self_play import greedy_games
 from eqc.domains.hanabi.training.bootstrap import colour_to_slot
-from eqc.domains.hanabi.training.greedy_eval import greedy_games
-from eqc.domains.hanabi.training.policy import load_policy
 from eqc.domains.hanabi.xp import cross_play_games, hint_slot_counts, pool_runs, relabelled_self_play, slot_dependence
 from eqc.evaluation import pair_summary
 
@@ -117,7 +117,7 @@ def measure_agent(path: Path, games: int) -> tuple[dict, object]:
            "loss_share": relabelled.loss / relabelled.self_play if relabelled.self_play > 0 else float("nan"),
            "hint_slot_counts": counts.tolist(), "colour_hints_answered": hints,
            "slot_dependence": slot_dependence(counts)}
-    if policy.config.bootstrap.convention == "colour_to_slot":
+    if policy.trained_with.get("bootstrap", {}).get("convention") == "colour_to_slot":
         pi = colour_to_slot(rules, int(path.name.split("_")[1]))
         taught = counts[torch.arange(rules.num_colours), pi].sum()
         row["taught_slot_share"] = float(taught / counts.sum()) if counts.sum() else float("nan")

@@ -18,12 +18,12 @@ from typing import Any
 import torch
 from torch import nn
 
+from eqc.domains.hanabi.agent.network import Agent, QNetwork
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.domains.hanabi.training.bootstrap import NO_HINT, colour_to_slot, convention_bonus
-from eqc.domains.hanabi.training.checkpoint import restore_generators
 from eqc.domains.hanabi.training.config import TrainConfig
-from eqc.domains.hanabi.training.network import Agent, QNetwork
-from eqc.domains.hanabi.training.setup import game_rules, make_batch
+from eqc.domains.hanabi.training.resume import restore_generators
+from eqc.domains.hanabi.training.setup import make_batch
 from eqc.groups import symmetric
 from eqc.symmetrize import OtherPlay
 from eqc.symmetrize.other_play import Relabelling
@@ -40,7 +40,7 @@ class Learner(ABC):
         self.config, self.seed, self.device = config, seed, device
         c = config
         B = c.run.num_envs
-        self.env = make_batch(game_rules(c), B, device, seed)
+        self.env = make_batch(c.game.rules(), B, device, seed)
         self.env.reset()
         self.num_players = c.game.num_players
         self.num_moves = self.env.num_moves
@@ -70,7 +70,8 @@ class Learner(ABC):
         self.element_indices: torch.Tensor | None = None
         self.keep_identity = keep_identity
         if c.rule.objective != "sp":
-            group = symmetric(self.env.rules.num_colours) if c.rule.objective == "op" else colour_group(c.rule.group, self.env.rules.num_colours)
+            colours = self.env.rules.num_colours
+            group = symmetric(colours) if c.rule.objective == "op" else colour_group(c.rule.group, colours)
             sym = colour_symmetry(group, self.env.rules)
             self.other_play = OtherPlay(group, sym.observation_rep, sym.action_rep, self.relabel_generator, device)
             self.element_indices = self._draw_elements()
@@ -189,7 +190,7 @@ class Learner(ABC):
     def load_state_dict(self, state: dict[str, Any]) -> str | None:
         """Restore networks, optimizer, generators and counters; new games are dealt. Returns a sentence for the
         run log when the generators were re-seeded because the checkpoint comes from another device type
-        (:func:`~eqc.domains.hanabi.training.checkpoint.restore_generators`), else None."""
+        (:func:`~eqc.domains.hanabi.training.resume.restore_generators`), else None."""
         for name, module in self.modules().items():
             module.load_state_dict(state["modules"][name])
         self.optimizer.load_state_dict(state["optimizer"])
@@ -226,6 +227,6 @@ def make_agent(config: TrainConfig, network: QNetwork) -> Agent:
     """The (optionally symmetrized) agent of ``config`` around ``network``."""
     if config.rule.symmetrize_group is None:
         return Agent(network, precision=config.run.precision)
-    rules = game_rules(config)
+    rules = config.game.rules()
     sym = colour_symmetry(colour_group(config.rule.symmetrize_group, rules.num_colours), rules)
     return Agent(network, sym.observation_rep, sym.action_rep, hidden_scheme=config.rule.hidden_scheme, precision=config.run.precision)

@@ -22,9 +22,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from eqc.domains.hanabi.agent.network import State
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.learner import Learner
-from eqc.domains.hanabi.training.network import State
 from eqc.domains.hanabi.training.pqn import exploration_epsilon, lambda_returns
 from eqc.symmetrize.other_play import Relabelling
 

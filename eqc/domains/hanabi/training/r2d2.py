@@ -44,7 +44,6 @@ from torch import nn
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.learner import Learner, make_agent
 from eqc.domains.hanabi.training.replay import EpisodeBatch, EpisodeReplay, sequence_priority
-from eqc.domains.hanabi.training.setup import game_rules
 
 __all__ = ["R2D2Learner", "ape_x_epsilons", "nstep_targets", "own_hand_labels", "q_learning_loss"]
 
@@ -112,7 +111,7 @@ class R2D2Learner(Learner):
             raise ValueError("[game] max_moves must be >= 1 for algorithm 'r2d2' (replay episodes are at most that long)")
         if config.network.lstm_layers < 1:
             raise ValueError("[network] lstm_layers must be >= 1 for algorithm 'r2d2' (a recurrent agent)")
-        aux = AUX_CLASSES * game_rules(config).hand_size if config.network.aux_weight > 0 else 0
+        aux = AUX_CLASSES * config.game.rules().hand_size if config.network.aux_weight > 0 else 0
         super().__init__(config, seed, device, aux_outputs=aux, keep_identity=config.r2d2.vdn)
         q, B, P = config.r2d2, config.run.num_envs, self.num_players
         self.aux_weight = config.network.aux_weight

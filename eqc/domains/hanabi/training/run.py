@@ -28,11 +28,12 @@ from typing import Any
 import torch
 
 from eqc._checks import check_device, check_float, check_int
-from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint
-from eqc.domains.hanabi.training.config import ConfigError, TrainConfig
-from eqc.domains.hanabi.training.greedy_eval import evaluate_agent
+from eqc.domains.hanabi.agent.checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint
+from eqc.domains.hanabi.agent.policy_file import POLICY_JSON
+from eqc.domains.hanabi.agent.spec import ConfigError
+from eqc.domains.hanabi.play.self_play import evaluate_agent
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.learner import Learner
-from eqc.domains.hanabi.training.policy_file import POLICY_JSON
 from eqc.domains.hanabi.training.run_log import METRICS, RunLog
 from eqc.io import write_json_atomic
 

@@ -7,7 +7,6 @@ import torch
 
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.domains.hanabi.training.pqn import PQNLearner, lambda_returns
-from eqc.domains.hanabi.training.setup import game_rules
 
 CPU = torch.device("cpu")
 
@@ -29,7 +28,7 @@ def test_lambda_returns_by_hand() -> None:
 def test_acting_player_sees_and_plays_in_its_relabelled_game(tiny_config, rule: str, group: str) -> None:
     config = tiny_config(run={"num_envs": 16}, rule={"objective": rule, "group": group})
     learner = PQNLearner(config, seed=3, device=CPU)
-    sym = colour_symmetry(colour_group(group), game_rules(config))
+    sym = colour_symmetry(colour_group(group), config.game.rules())
     perms = learner.other_play.group.elements[learner.element_indices]
     assert all(p in sym.group for p in perms.view(-1, 5))  # elements of the rule's group
     identity = torch.arange(5)
@@ -71,7 +70,7 @@ def test_symmetrized_network_is_trained_and_deployed_symmetrized(tmp_path, tiny_
     train(config, tmp_path, seed=0, progress=False, log=lambda _: None)
     policy = load_policy(tmp_path)  # trained symmetrized: stays symmetrized without --symmetrize
     assert policy.agent.group is not None and policy.agent.group.order == 5
-    sym = colour_symmetry(colour_group("C5"), game_rules(config))
+    sym = colour_symmetry(colour_group("C5"), config.game.rules())
     obs = torch.rand(8, sym.observation_rep.dim, generator=torch.Generator().manual_seed(0))
 
     def q(x: torch.Tensor) -> torch.Tensor:
@@ -108,7 +107,7 @@ def test_ladder_explores_per_game(tiny_config) -> None:
 
 
 def test_ladder_needs_positive_ends(tiny_config) -> None:
-    from eqc.domains.hanabi.training.config import ConfigError
+    from eqc.domains.hanabi.agent.spec import ConfigError
 
     with pytest.raises(ConfigError, match=r"\[pqn\] eps_end must be > 0 with exploration 'ladder'"):
         tiny_config(pqn={"exploration": "ladder", "eps_end": 0.0})

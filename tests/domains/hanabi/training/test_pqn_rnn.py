@@ -52,7 +52,7 @@ def test_learning_pass_replays_the_q_values_of_acting(tiny_config, rule: str) ->
 def test_recurrent_pqn_learns(tiny_config) -> None:
     config = _recurrent(tiny_config, run={"num_envs": 64}, optim={"lr": 3e-3}, network={"hidden_size": 64})
     learner = make_learner(config, 1, CPU)
-    from eqc.domains.hanabi.training.greedy_eval import evaluate_agent
+    from eqc.domains.hanabi.play.self_play import evaluate_agent
 
     """~50k moves: the untrained greedy agent bombs out (about 0); training must beat it by 0.3 points and 3 SEM."""
     before = evaluate_agent(learner.agent, learner.env.rules, 200, 5, CPU)

@@ -23,7 +23,7 @@ import copy
 import torch
 from torch import nn
 
-from eqc.domains.hanabi.training.config import PRECISIONS, NetworkConfig
+from eqc.domains.hanabi.agent.spec import PRECISIONS, NetworkConfig
 from eqc.groups import PermutationGroup, PermutationRepresentation
 from eqc.symmetrize import RecurrentSymmetrizer, Symmetrizer
 

@@ -26,46 +26,14 @@ import json
 import sys
 from pathlib import Path
 
-from eqc import _cli_common as flags
+from eqc.cli import common as flags
+from eqc.cli.config_flags import add_set_flag, config_source, load_config_flags
+from eqc.cli.reproduce import add_reproduce_parsers
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES
-from eqc.domains.hanabi.training.config import RunConfig, TrainConfig
+from eqc.domains.hanabi.training.config import RunConfig
 
-__all__ = ["add_hanabi_parser", "add_set_flag", "config_source", "load_config_flags"]
+__all__ = ["add_hanabi_parser"]
 
-
-
-def config_source(text: str) -> str:
-    """``type=`` for ``--config``: a TOML file, or the name of a shipped config."""
-    from eqc.domains.hanabi.training.config_files import shipped_configs
-
-    path = Path(text)
-    if path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text!r} is a directory; give a TOML file or a shipped config: {shipped_configs()}")
-    if not path.is_file() and ("/" in text or text.removesuffix(".toml") not in shipped_configs()):
-        raise argparse.ArgumentTypeError(f"config {text!r} is neither a file nor a shipped config: {shipped_configs()}")
-    return text
-
-
-def add_set_flag(parser: argparse.ArgumentParser) -> None:
-    """``--set section.key=value`` (repeatable): override a config key, validated like the file."""
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="override a config key (repeatable), e.g. --set run.num_envs=64; keys: eqc hanabi config")
-
-
-def load_config_flags(args: argparse.Namespace) -> TrainConfig:
-    """The config of ``--config`` with the ``--set`` overrides; a malformed override is blamed on ``--set``."""
-    from eqc.domains.hanabi.agent.spec import ConfigError
-    from eqc.domains.hanabi.training.config import load_config
-    from eqc.domains.hanabi.training.config_files import check_overrides
-
-    try:
-        check_overrides(args.overrides)
-    except ConfigError as exc:
-        raise flags.FlagError("--set", str(exc)) from None
-    try:
-        return load_config(args.config, args.overrides)
-    except ConfigError as exc:
-        raise flags.FlagError("--set" if args.overrides and "--set" in str(exc) else "--config", str(exc)) from None
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -259,8 +227,6 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     _add_relabelled_parser(sub)
     _add_export_parser(sub)
     _add_config_parser(sub)
-
-    from eqc.cli_reproduce import add_reproduce_parsers
     add_reproduce_parsers(sub)
 
 

@@ -13,8 +13,8 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from eqc import _cli_common as flags
-from eqc.cli_hanabi import add_set_flag, config_source, load_config_flags
+from eqc.cli import common as flags
+from eqc.cli.config_flags import add_set_flag, config_source, load_config_flags
 
 __all__ = ["add_reproduce_parsers"]
 

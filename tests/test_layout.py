@@ -5,6 +5,7 @@ An edge ``a -> b`` is an ``import`` or ``from ... import`` in module ``a`` namin
 (``from pkg import name`` counts as ``pkg.name`` when that is a module, else ``pkg``). Imports at
 module level build the graph that must be acyclic; imports inside functions are collected apart, and
 the cycles they close are listed in ``KNOWN_FUNCTION_LEVEL_CYCLES`` (a drift to remove, not to grow).
+Imports under ``if TYPE_CHECKING:`` never run and are not counted.
 """
 
 from __future__ import annotations
@@ -24,8 +25,7 @@ NO_TRAINING = {"agent": set(), "play": set(), "xp": set(), "reproduce": {"pool",
 #: Two-module cycles closed only by an import inside a function: drifts to restructure away, never to add to.
 KNOWN_FUNCTION_LEVEL_CYCLES = {
     frozenset({f"{HANABI}.rules", f"{HANABI}.layouts"}),  # HanabiRules.obs_dim reads the observation layout
-    frozenset({"eqc.groups.representation", "eqc.groups.escnn_bridge"}),  # the optional escnn bridge
-    frozenset({"eqc.pettingzoo.adapter", "eqc.pettingzoo.replay"}),
+    frozenset({"eqc.groups.representation", "eqc.groups.escnn_bridge"}),  # PermutationRepresentation.to_escnn
 }
 
 
@@ -43,6 +43,14 @@ def _target(module: str, is_package: bool, node: ast.ImportFrom) -> str | None:
     return ".".join(base + ([node.module] if node.module else []))
 
 
+def _is_type_checking(node: ast.stmt) -> bool:
+    """``if TYPE_CHECKING:`` or ``if typing.TYPE_CHECKING:``."""
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
 def import_edges(sources: dict[str, tuple[str, bool]]) -> tuple[nx.DiGraph, nx.DiGraph]:
     """The module-level and the function-level import graphs of ``sources`` (module name -> (source text, is a package))."""
     top, inner = nx.DiGraph(), nx.DiGraph()
@@ -50,7 +58,10 @@ def import_edges(sources: dict[str, tuple[str, bool]]) -> tuple[nx.DiGraph, nx.D
     for module, (text, is_package) in sources.items():
         tree = ast.parse(text)
         module_level = set(tree.body)
+        type_only = {id(n) for block in tree.body if _is_type_checking(block) for n in ast.walk(block)}
         for node in ast.walk(tree):
+            if id(node) in type_only:
+                continue
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -121,6 +132,8 @@ def test_the_checks_catch_a_bad_graph() -> None:
         f"{HANABI}.play.hle": ("def f():\n    from ..training import run\n", False),
         "eqc.c": ("from . import d\n", False),
         "eqc.d": ("def f():\n    from eqc import c\n", False),
+        "eqc.e": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from eqc import f\n", False),
+        "eqc.f": ("from eqc import e\n", False),
     }
     top, inner = import_edges(fake)
     assert cycles(top) == [["eqc.a", "eqc.b"]]
@@ -129,3 +142,4 @@ def test_the_checks_catch_a_bad_graph() -> None:
     assert training_imports(inner) == [(f"{HANABI}.play.hle", f"{HANABI}.training.run")]
     assert {frozenset(c) for c in cycles(nx.compose(top, inner))} == {frozenset({"eqc.a", "eqc.b"}), frozenset({"eqc.c", "eqc.d"})}
     assert top.has_edge(f"{HANABI}.training.config", f"{HANABI}.training.run")  # relative imports resolve
+    assert not top.has_edge("eqc.e", "eqc.f") and not inner.has_edge("eqc.e", "eqc.f")  # type-only imports never run

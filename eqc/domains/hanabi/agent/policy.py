@@ -15,12 +15,12 @@ import torch
 
 from eqc._checks import check_choice, check_device
 from eqc.domains.hanabi.agent.checkpoint import CheckpointError, load_checkpoint
-from eqc.domains.hanabi.agent.network import Agent, QNetwork
+from eqc.domains.hanabi.agent.network import Agent, QNetwork, make_agent
 from eqc.domains.hanabi.agent.obl import load_obl_network, obl_spec
 from eqc.domains.hanabi.agent.policy_file import POLICY_JSON, POLICY_WEIGHTS, checkpoint_network, is_policy_dir, read_policy
 from eqc.domains.hanabi.agent.spec import HIDDEN_SCHEMES, PRECISIONS, AgentSpec
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group, colour_symmetry
+from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group
 from eqc.groups import PermutationGroup
 
 __all__ = ["TrainedPolicy", "load_policy"]
@@ -125,19 +125,15 @@ def load_policy(
         hidden_scheme = hidden_scheme or spec.hidden_scheme
     hidden_scheme = hidden_scheme or "average"
     precision = precision or spec.precision
-    if symmetrize is None:
-        agent = Agent(network, precision=precision)
+    if symmetrize is None or isinstance(symmetrize, PermutationGroup):
+        group = symmetrize
+    elif isinstance(symmetrize, str):
+        check_choice(symmetrize, "symmetrize", COLOUR_GROUP_NAMES)
+        group = colour_group(symmetrize, spec.rules().num_colours)
     else:
-        if isinstance(symmetrize, str):
-            check_choice(symmetrize, "symmetrize", COLOUR_GROUP_NAMES)
-            group = colour_group(symmetrize, spec.rules().num_colours)
-        elif isinstance(symmetrize, PermutationGroup):
-            group = symmetrize
-        else:
-            raise TypeError(f"symmetrize must be None, a group name {COLOUR_GROUP_NAMES} or a PermutationGroup, "
-                            f"got {type(symmetrize).__name__}")
-        sym = colour_symmetry(group, spec.rules())
-        agent = Agent(network, sym.observation_rep, sym.action_rep, hidden_scheme=hidden_scheme, precision=precision)
+        raise TypeError(f"symmetrize must be None, a group name {COLOUR_GROUP_NAMES} or a PermutationGroup, "
+                        f"got {type(symmetrize).__name__}")
+    agent = make_agent(network, spec.rules(), group, hidden_scheme=hidden_scheme, precision=precision)
     return TrainedPolicy(agent, spec, trained_moves, device, trained_with)
 
 

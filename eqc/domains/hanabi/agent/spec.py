@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, get_type_hints
 
 from eqc.domains.hanabi.rules import KNOWLEDGE, PRESETS, SAD_VARIANTS, SHAPE_FIELDS, HanabiRules
-from eqc.domains.hanabi.symmetry import colour_group_names
+from eqc.domains.hanabi.symmetry import colour_group, colour_group_names
+from eqc.groups import PermutationGroup
 
 __all__ = [
     "HIDDEN_SCHEMES", "PRECISIONS", "AgentSpec", "ConfigError", "GameConfig", "NetworkConfig", "check_section", "config_field",
@@ -178,6 +179,10 @@ class AgentSpec:
     def rules(self) -> HanabiRules:
         """The game and observation variant the agent plays (``game.rules()``)."""
         return self.game.rules()
+
+    def group(self) -> PermutationGroup | None:
+        """The colour group ``symmetrize`` names, on the game's colours; None for a plain network."""
+        return None if self.symmetrize is None else colour_group(self.symmetrize, self.rules().num_colours)
 
     @classmethod
     def from_config(cls, data: object, where: str = "config") -> AgentSpec:

@@ -17,13 +17,13 @@ from pathlib import Path
 import torch
 
 from eqc._checks import check_choice, check_int, check_list
-from eqc.domains.hanabi.agent.network import Agent
+from eqc.domains.hanabi.agent.network import make_agent
 from eqc.domains.hanabi.agent.policy import TrainedPolicy
 from eqc.domains.hanabi.agent.spec import HIDDEN_SCHEMES
 from eqc.domains.hanabi.play.hle import action_labels, common_decks
 from eqc.domains.hanabi.play.self_play import greedy_games
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group, colour_group_names, colour_symmetry
+from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group, colour_group_names
 from eqc.evaluation import action_pair_counts, conditional_action_matrix, plot_action_matrix
 from eqc.io import atomic_write
 
@@ -92,10 +92,9 @@ def action_matrices(
         hidden_scheme = policy.spec.hidden_scheme
     check_choice(hidden_scheme, "hidden_scheme", HIDDEN_SCHEMES)
     network = policy.agent.network
-    variants = {"none": Agent(network)} if trained is None else {}
+    variants = {"none": make_agent(network, policy.rules)} if trained is None else {}
     for name in groups:
-        sym = colour_symmetry(colour_group(name, policy.rules.num_colours), policy.rules)
-        variants[name] = Agent(network, sym.observation_rep, sym.action_rep, hidden_scheme=hidden_scheme)
+        variants[name] = make_agent(network, policy.rules, colour_group(name, policy.rules.num_colours), hidden_scheme=hidden_scheme)
     rules = policy.rules
     decks = torch.tensor(common_decks(games, seed, rules=rules), dtype=torch.long)
     order = paper_order(rules)

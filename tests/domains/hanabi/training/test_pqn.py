@@ -7,6 +7,7 @@ import torch
 
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.domains.hanabi.training.pqn import PQNLearner, lambda_returns
+from eqc.domains.hanabi.training.run import learner_sections
 
 CPU = torch.device("cpu")
 
@@ -27,7 +28,7 @@ def test_lambda_returns_by_hand() -> None:
 @pytest.mark.parametrize(("rule", "group"), [("op", "S5"), ("gop", "C5"), ("gop", "D10")])
 def test_acting_player_sees_and_plays_in_its_relabelled_game(tiny_config, rule: str, group: str) -> None:
     config = tiny_config(run={"num_envs": 16}, rule={"objective": rule, "group": group})
-    learner = PQNLearner(config, seed=3, device=CPU)
+    learner = PQNLearner(**learner_sections(config), seed=3, device=CPU)
     sym = colour_symmetry(colour_group(group), config.game.rules())
     perms = learner.other_play.group.elements[learner.element_indices]
     assert all(p in sym.group for p in perms.view(-1, 5))  # elements of the rule's group
@@ -52,7 +53,7 @@ def test_acting_player_sees_and_plays_in_its_relabelled_game(tiny_config, rule: 
 
 
 def test_relabellings_are_redrawn_only_for_games_that_ended(tiny_config) -> None:
-    learner = PQNLearner(tiny_config(run={"num_envs": 64}, rule={"objective": "op"}), seed=0, device=CPU)
+    learner = PQNLearner(**learner_sections(tiny_config(run={"num_envs": 64}, rule={"objective": "op"})), seed=0, device=CPU)
     for _ in range(40):
         before = learner.element_indices.clone()
         _, legal, acting = learner._acting_view()
@@ -120,7 +121,7 @@ def test_an_iteration_never_goes_through_the_host(tiny_config, host_traffic, rul
     """On a GPU every read of a value stalls the pipeline, and a tensor built without ``device=`` lands on the CPU:
     after the first iteration, none happens in eqc's code (the Other-Play relabelling used to map each move on
     the CPU, and the group's index checks read the indices back)."""
-    learner = PQNLearner(tiny_config(rule={"objective": rule, "group": group}), seed=0, device=CPU)
+    learner = PQNLearner(**learner_sections(tiny_config(rule={"objective": rule, "group": group})), seed=0, device=CPU)
     learner.iteration()
     with host_traffic() as traffic:
         for _ in range(2):
@@ -131,7 +132,7 @@ def test_an_iteration_never_goes_through_the_host(tiny_config, host_traffic, rul
 def test_the_host_traffic_check_sees_the_old_relabelling(tiny_config, host_traffic) -> None:
     """Negative control: relabelling by permutations (the learner's path before issue 25) maps them on the CPU
     and is caught; the checker ignores what the test itself does."""
-    learner = PQNLearner(tiny_config(rule={"objective": "op"}), seed=0, device=CPU)
+    learner = PQNLearner(**learner_sections(tiny_config(rule={"objective": "op"})), seed=0, device=CPU)
     perms = learner.other_play.group.elements[learner.element_indices]
     learner.other_play.relabelling(perms)  # tables built once, outside
     with host_traffic() as traffic:

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from eqc.domains.hanabi.training.pqn_rnn import RecurrentPQNLearner
-from eqc.domains.hanabi.training.run import make_learner
+from eqc.domains.hanabi.training.run import learner_sections, make_learner
 
 CPU = torch.device("cpu")
 
@@ -76,13 +76,13 @@ def test_rules_symmetrizers_and_sad_run(tiny_config, changes: dict) -> None:
 
 def test_feed_forward_config_is_refused_by_the_recurrent_learner(tiny_config) -> None:
     with pytest.raises(ValueError, match="lstm_layers >= 1"):
-        RecurrentPQNLearner(tiny_config(), 0, CPU)
+        RecurrentPQNLearner(**learner_sections(tiny_config()), seed=0, device=CPU)
 
 
 @pytest.mark.parametrize("rule", ["op", "gop"])
 def test_an_iteration_never_goes_through_the_host(tiny_config, host_traffic, rule: str) -> None:
     """Every player's relabelled view is gathered on the device: no read back, no tensor from host data."""
-    learner = RecurrentPQNLearner(_recurrent(tiny_config, rule={"objective": rule, "group": "C5"}), 0, CPU)
+    learner = RecurrentPQNLearner(**learner_sections(_recurrent(tiny_config, rule={"objective": rule, "group": "C5"})), seed=0, device=CPU)
     learner.iteration()
     with host_traffic() as traffic:
         learner.iteration()

@@ -33,7 +33,7 @@ from eqc.domains.hanabi.agent.policy import load_policy
 from eqc.domains.hanabi.reproduce.render import format_number, render_markdown
 from eqc.domains.hanabi.reproduce.reuse import agent_digests, check_result_path, load_result, save_result
 from eqc.domains.hanabi.reproduce.specs import PAPER, SCALES, TABLES, Cell, describe_pool, pool_config
-from eqc.domains.hanabi.training.config import with_overrides
+from eqc.domains.hanabi.training.config import TrainConfig, with_overrides
 from eqc.domains.hanabi.training.pool import seed_dir, train_pool
 from eqc.domains.hanabi.xp import PoolError, cross_play_games, describe_policy, pool_runs, relabelled_self_play, write_xp
 from eqc.evaluation import compare_pools, mean_sem, pair_summary
@@ -103,7 +103,8 @@ to record (the CLI passes its own).
         "tests": _tests(spec.tests, results, matrices),
         "bomb_out_tests": _tests(spec.tests, results, matrices, "bomb_out"), "relabelled": relabelled, "paper_only_pools_skipped": skipped,
         "pools": {p: describe_pool(p, sc) for p in pools},
-        "pool_configs": {p: configs[p].to_dict() if trained else load_policy(r[0]).trained_with for p, r in runs.items() if r},
+        "pool_configs": {p: (configs[p] if trained else TrainConfig.from_dict(load_policy(r[0]).trained_with)).to_dict()
+                         for p, r in runs.items() if r},
         "command": None if command is None else " ".join(command),
         "versions": versions(),
     }

@@ -6,6 +6,10 @@ takes the default written here. Unknown sections or keys, wrong types and imposs
 refused with a message naming the key (``ConfigError``, a ``ValueError``). Each field's ``help``
 is the one-line documentation of the key (``eqc hanabi config`` prints them all).
 
+The agent's sections (``[game]``, ``[network]``, and ``[rule] symmetrize``/``hidden_scheme``, ``[run]
+precision``) are defined and validated in :mod:`eqc.domains.hanabi.agent.spec`; ``config.agent`` is
+the :class:`~eqc.domains.hanabi.agent.spec.AgentSpec` a trained policy carries.
+
 Counting convention: a *move* is one action in one game; a *step* is one batched step, a move in
 each of the ``num_envs`` games at once. Keys ending in ``_moves`` count moves (summed over games),
 ``rollout_steps`` and ``updates_per_step`` count steps.
@@ -24,10 +28,10 @@ from eqc.domains.hanabi.agent.spec import (
     GameConfig,
     NetworkConfig,
     check_section,
+    config_field,
     read_section,
     require,
 )
-from eqc.domains.hanabi.agent.spec import config_field as _help
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group_names
 from eqc.domains.hanabi.training.config_files import apply_overrides, read_config_file
 
@@ -44,8 +48,6 @@ __all__ = [
     "with_overrides",
 ]
 
-
-
 ALGORITHMS = ("pqn", "r2d2")
 RULES = ("sp", "op", "gop")
 OPTIMIZERS = ("adam", "radam")
@@ -53,86 +55,87 @@ EXPLORATIONS = ("decay", "ladder")
 CONVENTIONS = ("none", "colour_to_slot")
 
 
-
-
 @dataclass(frozen=True)
 class RunConfig:
-    algorithm: str = _help("learner: 'pqn' (parallel games, no replay; an LSTM if lstm_layers >= 1) or 'r2d2' (episode replay)", "pqn")
-    num_envs: int = _help("games played in lockstep on the device", 1024)
-    total_moves: int = _help("stop after this many moves, summed over games", 200_000_000)
-    eval_every_moves: int = _help("greedy evaluation every this many moves", 2_000_000)
-    eval_games: int = _help("games per greedy evaluation, on fixed seeded decks", 1000)
-    eval_seed: int = _help("seed of the evaluation decks (the same decks at every evaluation)", 12345)
-    checkpoint_minutes: float = _help("write a checkpoint at least this often (wall-clock minutes)", 5.0)
-    precision: str = _help("'fp32', or 'bf16': the networks' matrix products in bfloat16 autocast (acting, learning, "
+    algorithm: str = config_field("learner: 'pqn' (parallel games, no replay; an LSTM if lstm_layers >= 1) or 'r2d2' "
+                                  "(episode replay)", "pqn")
+    num_envs: int = config_field("games played in lockstep on the device", 1024)
+    total_moves: int = config_field("stop after this many moves, summed over games", 200_000_000)
+    eval_every_moves: int = config_field("greedy evaluation every this many moves", 2_000_000)
+    eval_games: int = config_field("games per greedy evaluation, on fixed seeded decks", 1000)
+    eval_seed: int = config_field("seed of the evaluation decks (the same decks at every evaluation)", 12345)
+    checkpoint_minutes: float = config_field("write a checkpoint at least this often (wall-clock minutes)", 5.0)
+    precision: str = config_field("'fp32', or 'bf16': the networks' matrix products in bfloat16 autocast (acting, learning, "
                            "evaluation); heads, Q-values, losses, targets and optimizer state stay float32", "fp32")
-    threads: int = _help("torch CPU threads (1 is fastest for eqc's small networks on a busy machine; see the README)", 1)
-    tensorboard: bool = _help("also write TensorBoard scalars to DIR/tensorboard (needs the tensorboard package)", False)
+    threads: int = config_field("torch CPU threads (1 is fastest for eqc's small networks on a busy machine; see the README)", 1)
+    tensorboard: bool = config_field("also write TensorBoard scalars to DIR/tensorboard (needs the tensorboard package)", False)
 
 
 @dataclass(frozen=True)
 class RuleConfig:
-    objective: str = _help("'sp' self-play, 'op' Other-Play over S5, 'gop' G-OP over `group`", "sp")
-    group: str = _help("colour group of G-OP on the game's c colours: Cc, D(2c), Sc or Ac, e.g. C5, D10, S5, A5 or C3, D6 "
+    objective: str = config_field("'sp' self-play, 'op' Other-Play over S5, 'gop' G-OP over `group`", "sp")
+    group: str = config_field("colour group of G-OP on the game's c colours: Cc, D(2c), Sc or Ac, e.g. C5, D10, S5, A5 or C3, D6 "
                        "(ignored by sp/op)", "D10")
-    symmetrize: str = _help("train the network symmetrized over this colour group of the game's colours ('none' = plain network)", "none")
+    symmetrize: str = config_field("train the network symmetrized over this colour group of the game's colours "
+                                   "('none' = plain network)", "none")
 
     @property
     def symmetrize_group(self) -> str | None:
         """The group the network is trained symmetrized over, or None for a plain network."""
         return None if self.symmetrize == "none" else self.symmetrize
-    hidden_scheme: str = _help("recurrent symmetrizer's hidden-state scheme: 'average' or 'identity'", "average")
+    hidden_scheme: str = config_field("recurrent symmetrizer's hidden-state scheme: 'average' or 'identity'", "average")
 
 
 @dataclass(frozen=True)
 class OptimConfig:
-    optimizer: str = _help("'adam' or 'radam'", "radam")
-    lr: float = _help("learning rate", 3e-4)
-    adam_eps: float = _help("Adam epsilon", 1e-8)
-    grad_clip: float = _help("clip the gradient norm to this (0 = no clipping)", 0.5)
+    optimizer: str = config_field("'adam' or 'radam'", "radam")
+    lr: float = config_field("learning rate", 3e-4)
+    adam_eps: float = config_field("Adam epsilon", 1e-8)
+    grad_clip: float = config_field("clip the gradient norm to this (0 = no clipping)", 0.5)
 
 
 @dataclass(frozen=True)
 class PQNConfig:
-    rollout_steps: int = _help("batched steps (a move in every game) collected between learning phases", 8)
-    epochs: int = _help("passes over each rollout", 2)
-    minibatches: int = _help("minibatches per pass", 4)
-    gamma: float = _help("discount", 0.99)
-    td_lambda: float = _help("lambda of the Q(lambda) returns (0 = one-step)", 0.7)
-    eps_start: float = _help("epsilon-greedy exploration at the start", 0.1)
-    eps_end: float = _help("epsilon after decay", 0.01)
-    eps_decay_moves: int = _help("moves (summed over games) of the linear epsilon decay", 20_000_000)
-    exploration: str = _help("'decay': every game explores with one epsilon, eps_start -> eps_end over eps_decay_moves; "
+    rollout_steps: int = config_field("batched steps (a move in every game) collected between learning phases", 8)
+    epochs: int = config_field("passes over each rollout", 2)
+    minibatches: int = config_field("minibatches per pass", 4)
+    gamma: float = config_field("discount", 0.99)
+    td_lambda: float = config_field("lambda of the Q(lambda) returns (0 = one-step)", 0.7)
+    eps_start: float = config_field("epsilon-greedy exploration at the start", 0.1)
+    eps_end: float = config_field("epsilon after decay", 0.01)
+    eps_decay_moves: int = config_field("moves (summed over games) of the linear epsilon decay", 20_000_000)
+    exploration: str = config_field("'decay': every game explores with one epsilon, eps_start -> eps_end over eps_decay_moves; "
                              "'ladder': hanabi_SAD's per-actor epsilons, fixed: game b explores with eps_start * "
                              "(eps_end / eps_start) ** (k / (ladder_rungs - 1)), k = b mod ladder_rungs "
                              "(eps_start 0.1, eps_end 1e-8 is hanabi_SAD's 0.1 ** (1 + 7 k / (N - 1)))", "decay")
-    ladder_rungs: int = _help("number of distinct epsilons of exploration = 'ladder' (hanabi_SAD: 80)", 80)
+    ladder_rungs: int = config_field("number of distinct epsilons of exploration = 'ladder' (hanabi_SAD: 80)", 80)
 
 
 @dataclass(frozen=True)
 class R2D2Config:
-    batch_size: int = _help("sequences per update (joint sequences with VDN)", 128)
-    buffer_episodes: int = _help("episodes held in replay", 2**16)
-    warmup_episodes: int = _help("episodes collected before learning starts", 10_000)
-    updates_per_step: float = _help("learner updates per batched environment step (the actor/learner ratio)", 0.25)
-    n_step: int = _help("n of the n-step double-Q target", 3)
-    gamma: float = _help("discount", 0.999)
-    target_update: int = _help("copy the online network to the target network every this many updates", 2500)
-    priority_exponent: float = _help("sampling probability ~ priority ** this", 0.9)
-    importance_exponent: float = _help("importance weights (N P) ** -this, normalised by their max", 0.6)
-    priority_max_weight: float = _help("sequence priority = this * max |TD| + (1 - this) * mean |TD|", 0.9)
-    vdn: bool = _help("VDN: both players' Q of their chosen moves summed (the player not on turn takes the no-op); false = IQL", True)
-    eps_base: float = _help("Ape-X exploration: player i of a game draws eps_base ** (1 + eps_alpha * i / (N - 1))", 0.1)
-    eps_alpha: float = _help("Ape-X exponent spread", 7.0)
-    eps_count: int = _help("N, the number of Ape-X epsilons", 80)
+    batch_size: int = config_field("sequences per update (joint sequences with VDN)", 128)
+    buffer_episodes: int = config_field("episodes held in replay", 2**16)
+    warmup_episodes: int = config_field("episodes collected before learning starts", 10_000)
+    updates_per_step: float = config_field("learner updates per batched environment step (the actor/learner ratio)", 0.25)
+    n_step: int = config_field("n of the n-step double-Q target", 3)
+    gamma: float = config_field("discount", 0.999)
+    target_update: int = config_field("copy the online network to the target network every this many updates", 2500)
+    priority_exponent: float = config_field("sampling probability ~ priority ** this", 0.9)
+    importance_exponent: float = config_field("importance weights (N P) ** -this, normalised by their max", 0.6)
+    priority_max_weight: float = config_field("sequence priority = this * max |TD| + (1 - this) * mean |TD|", 0.9)
+    vdn: bool = config_field("VDN: both players' Q of their chosen moves summed (the player not on turn takes the no-op); "
+                             "false = IQL", True)
+    eps_base: float = config_field("Ape-X exploration: player i of a game draws eps_base ** (1 + eps_alpha * i / (N - 1))", 0.1)
+    eps_alpha: float = config_field("Ape-X exponent spread", 7.0)
+    eps_count: int = config_field("N, the number of Ape-X epsilons", 80)
 
 
 @dataclass(frozen=True)
 class BootstrapConfig:
-    convention: str = _help("'none', or 'colour_to_slot': induce the convention 'a colour hint c means play slot pi(c)' "
+    convention: str = config_field("'none', or 'colour_to_slot': induce the convention 'a colour hint c means play slot pi(c)' "
                             "(pi drawn from the seed) by a shaping reward (eqc.domains.hanabi.training.bootstrap)", "none")
-    bonus: float = _help("shaping reward of a scoring play of slot pi(c) right after the partner revealed colour c", 1.0)
-    moves: int = _help("moves (summed over games) the shaping lasts; then the game's reward alone trains", 0)
+    bonus: float = config_field("shaping reward of a scoring play of slot pi(c) right after the partner revealed colour c", 1.0)
+    moves: int = config_field("moves (summed over games) the shaping lasts; then the game's reward alone trains", 0)
 
 
 @dataclass(frozen=True)

@@ -41,10 +41,10 @@ from pathlib import Path
 
 import torch
 
+from eqc.domains.hanabi.agent.policy import load_policy
+from eqc.domains.hanabi.play.self_play import greedy_games
 from eqc.domains.hanabi.reproduce.specs import INDUCED_BOOTSTRAP, INDUCED_POOLS, SCALES, describe_pool
 from eqc.domains.hanabi.training.bootstrap import colour_to_slot
-from eqc.domains.hanabi.training.greedy_eval import greedy_games
-from eqc.domains.hanabi.training.policy import load_policy
 from eqc.domains.hanabi.xp import (
     breaks_colour_symmetry,
     cross_play_games,
@@ -121,7 +121,7 @@ def measure_agent(path: Path, games: int) -> tuple[dict, object]:
            "loss_share": relabelled.loss / relabelled.self_play if relabelled.self_play > 0 else float("nan"),
            "hint_slot_counts": counts.tolist(), "colour_hints_answered": hints,
            "slot_dependence": slot_dependence(counts)}
-    if policy.config.bootstrap.convention == "colour_to_slot":
+    if policy.trained_with.get("bootstrap", {}).get("convention") == "colour_to_slot":
         pi = colour_to_slot(rules, int(path.name.split("_")[1]))
         taught = counts[torch.arange(rules.num_colours), pi].sum()
         row["taught_slot_share"] = float(taught / counts.sum()) if counts.sum() else float("nan")

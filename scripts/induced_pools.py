@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from eqc.domains.hanabi.training.policy import load_policy
+from eqc.domains.hanabi.agent.policy import load_policy
 from eqc.domains.hanabi.xp import cross_play_games, pool_runs, relabelled_self_play
 from eqc.evaluation import compare_pools, mean_sem, pair_summary
 

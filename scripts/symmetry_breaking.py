@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from eqc.domains.hanabi.training.policy import load_policy
+from eqc.domains.hanabi.agent.policy import load_policy
 from eqc.domains.hanabi.xp import pool_runs, relabelled_self_play
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import torch
 
+from eqc.domains.hanabi.agent.policy_file import export_policy
 from eqc.domains.hanabi.reproduce.specs import SCALES, pool_config
-from eqc.domains.hanabi.training.policy_file import export_policy
 from eqc.domains.hanabi.training.run import train
 
 STAGES = (10_000_000, 25_000_000, 50_000_000)

@@ -1,4 +1,4 @@
-"""The `eqc` command and the flag helpers every subcommand shares (eqc._cli_common)."""
+"""The `eqc` command and the flag helpers every subcommand shares (eqc.cli.common)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import torch
 
 import eqc
 import eqc.cli
-from eqc import _cli_common as common
 from eqc.cli import build_parser, main
+from eqc.cli import common as common
 
 
 def parser_with(flag_type: object, *, threads: bool = False) -> argparse.ArgumentParser:

@@ -245,9 +245,9 @@ def test_actions_of_an_agent_trained_symmetrized_show_the_agent_as_trained(tmp_p
     """Before, the bare network was labelled "unsymmetrized" and the network over C5 "C5": neither is the trained agent."""
     import json
 
-    from eqc.domains.hanabi.evaluate import common_decks
-    from eqc.domains.hanabi.training.greedy_eval import greedy_games
-    from eqc.domains.hanabi.training.policy import load_policy
+    from eqc.domains.hanabi.agent.policy import load_policy
+    from eqc.domains.hanabi.play.hle import common_decks
+    from eqc.domains.hanabi.play.self_play import greedy_games
     from eqc.domains.hanabi.xp import action_matrices
 
     run = _train_symmetrized(tmp_path, "D10", capsys)

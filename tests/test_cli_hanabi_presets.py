@@ -44,7 +44,7 @@ def pools(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_train_and_eval_play_the_preset_in_both_envs(pools: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from eqc.domains.hanabi.training.policy import load_policy
+    from eqc.domains.hanabi.agent.policy import load_policy
 
     policy = load_policy(pools / "mini" / "seed_0")
     assert policy.rules == MINI_RULES and policy.trained_moves == 2048
@@ -71,7 +71,7 @@ def test_train_refuses_a_group_of_another_number_of_colours(tmp_path: Path, caps
 
 
 def test_export_records_the_rules_and_loading_rebuilds_them(tmp_path: Path, pools: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from eqc.domains.hanabi.training.policy import load_policy
+    from eqc.domains.hanabi.agent.policy import load_policy
 
     shipped = tmp_path / "mini" / "seed_0"
     assert main(["hanabi", "export", "--checkpoint", str(pools / "mini" / "seed_0"), "--out", str(shipped)]) == 0

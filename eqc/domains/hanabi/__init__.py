@@ -5,7 +5,10 @@ Names load lazily so that ``import eqc.domains.hanabi`` works without HLE instal
 
 Modules: ``rules`` (``HanabiRules``), ``layouts`` (observation/action layouts and the card-id and
 move-uid conventions), ``symmetry`` (``colour_symmetry``), ``dealing`` (decks), ``hle``
-(``HanabiEnv`` on HLE), ``batched`` (``HanabiBatch``), ``agents``, ``evaluate``, ``training``, ``xp`` (cross-play of trained agents).
+(``HanabiEnv`` on HLE), ``batched`` (``HanabiBatch``); ``agent`` (what is shipped and played: spec,
+network, policy, file formats), ``play`` (self-play and cross-play loops, HLE and batched),
+``training`` (only what makes an agent), ``xp`` (cross-play of shipped agents) and ``reproduce``
+(the paper's tables); ``xp`` and ``reproduce`` never import ``training``, but for the pool trainer.
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ _LAZY: dict[str, str] = {
     "random_deck": "eqc.domains.hanabi.dealing",
     "relabel_deck": "eqc.domains.hanabi.dealing",
     "standard_deck": "eqc.domains.hanabi.dealing",
-    "RuleAgent": "eqc.domains.hanabi.agents",
-    "load_policy": "eqc.domains.hanabi.training.policy",
+    "RuleAgent": "eqc.domains.hanabi.agent.rule_agent",
+    "load_policy": "eqc.domains.hanabi.agent.policy",
     "cross_play_games": "eqc.domains.hanabi.xp",
     "load_pools": "eqc.domains.hanabi.xp",
     "verify_hle": "eqc.domains.hanabi.xp",

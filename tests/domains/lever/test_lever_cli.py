@@ -11,9 +11,9 @@ import pytest
 import torch
 
 import eqc
-import eqc.cli_lever
+import eqc.cli.lever
 from eqc.cli import build_parser, main
-from eqc.cli_lever import MAX_LEVERS
+from eqc.cli.lever import MAX_LEVERS
 from eqc.domains.lever import RULES, lever_experiment, plot_cross_play
 from eqc.domains.lever.experiment import format_table
 from eqc.evaluation import cross_play
@@ -29,7 +29,7 @@ def no_training(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(**kwargs: object) -> None:
         raise AssertionError("training started despite a bad flag")
 
-    monkeypatch.setattr(eqc.cli_lever, "lever_experiment", refuse)
+    monkeypatch.setattr(eqc.cli.lever, "lever_experiment", refuse)
 
 
 def run_bad(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -80,8 +80,8 @@ def test_agents_is_the_count_of_agents_per_pool(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     calls: list[dict[str, object]] = []
-    monkeypatch.setattr(eqc.cli_lever, "lever_experiment", lambda **kwargs: calls.append(kwargs) or {})
-    monkeypatch.setattr(eqc.cli_lever, "format_table", lambda results: "table")
+    monkeypatch.setattr(eqc.cli.lever, "lever_experiment", lambda **kwargs: calls.append(kwargs) or {})
+    monkeypatch.setattr(eqc.cli.lever, "format_table", lambda results: "table")
     assert main(["lever", "--agents", "5", "--out", str(tmp_path)]) == 0
     assert calls[-1]["seeds"] == 5
 

@@ -28,12 +28,12 @@ from typing import Any
 
 import torch
 
+from eqc.domains.hanabi.agent.checkpoint import versions
+from eqc.domains.hanabi.agent.policy import load_policy
 from eqc.domains.hanabi.reproduce.render import format_number, render_markdown
 from eqc.domains.hanabi.reproduce.reuse import agent_digests, check_result_path, load_result, save_result
 from eqc.domains.hanabi.reproduce.specs import SCALES, Cell, Scale, describe_pool, paper_numbers, pool_config, table_spec
-from eqc.domains.hanabi.training.checkpoint import versions
-from eqc.domains.hanabi.training.config_files import with_overrides
-from eqc.domains.hanabi.training.policy import load_policy
+from eqc.domains.hanabi.training.config import TrainConfig, with_overrides
 from eqc.domains.hanabi.training.pool import seed_dir, train_pool
 from eqc.domains.hanabi.xp import PoolError, cross_play_games, describe_policy, pool_runs, relabelled_self_play, write_xp
 from eqc.evaluation import compare_pools, mean_sem, pair_summary
@@ -110,7 +110,8 @@ to record (the CLI passes its own).
         "tests": _tests(spec.tests, results, matrices),
         "bomb_out_tests": _tests(spec.tests, results, matrices, "bomb_out"), "relabelled": relabelled, "paper_only_pools_skipped": skipped,
         "pools": {p: describe_pool(p, sc) for p in pools},
-        "pool_configs": {p: (configs[p] if trained else load_policy(r[0]).config).to_dict() for p, r in runs.items() if r},
+        "pool_configs": {p: (configs[p] if trained else TrainConfig.from_dict(load_policy(r[0]).trained_with)).to_dict()
+                         for p, r in runs.items() if r},
         "command": None if command is None else " ".join(command),
         "versions": versions(),
     }

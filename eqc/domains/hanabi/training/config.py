@@ -6,6 +6,10 @@ takes the default written here. Unknown sections or keys, wrong types and imposs
 refused with a message naming the key (``ConfigError``, a ``ValueError``). Each field's ``help``
 is the one-line documentation of the key (``eqc hanabi config`` prints them all).
 
+The agent's sections (``[game]``, ``[network]``, and ``[rule] symmetrize``/``hidden_scheme``, ``[run]
+precision``) are defined and validated in :mod:`eqc.domains.hanabi.agent.spec`; ``config.agent`` is
+the :class:`~eqc.domains.hanabi.agent.spec.AgentSpec` a trained policy carries.
+
 Counting convention: a *move* is one action in one game; a *step* is one batched step, a move in
 each of the ``num_envs`` games at once. Keys ending in ``_moves`` count moves (summed over games),
 ``rollout_steps`` and ``updates_per_step`` count steps.
@@ -14,21 +18,25 @@ each of the ``num_envs`` games at once. Keys ending in ``_moves`` count moves (s
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import Any
 
-from eqc.domains.hanabi.rules import KNOWLEDGE, PRESETS, SAD_VARIANTS, SHAPE_FIELDS, HanabiRules
+from eqc.domains.hanabi.agent.spec import (
+    AgentSpec,
+    ConfigError,
+    GameConfig,
+    NetworkConfig,
+    check_section,
+    config_field,
+    read_section,
+    require,
+)
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group_names
-
-PRECISIONS = ("fp32", "bf16")
+from eqc.domains.hanabi.training.config_files import apply_overrides, read_config_file
 
 __all__ = [
     "BootstrapConfig",
-    "ConfigError",
-    "GameConfig",
-    "NetworkConfig",
     "OptimConfig",
     "PQNConfig",
     "R2D2Config",
@@ -37,153 +45,97 @@ __all__ = [
     "TrainConfig",
     "describe_config",
     "load_config",
+    "with_overrides",
 ]
-
-
-def load_config(source: str | Path, overrides: tuple[str, ...] | list[str] = ()) -> TrainConfig:
-    """Read a config file or shipped config name, with ``section.key=value`` overrides (see :mod:`.config_files`)."""
-    from eqc.domains.hanabi.training.config_files import load_config as load
-
-    return load(source, overrides)
 
 ALGORITHMS = ("pqn", "r2d2")
 RULES = ("sp", "op", "gop")
-HIDDEN_SCHEMES = ("average", "identity")
 OPTIMIZERS = ("adam", "radam")
-DUELING_CENTRES = ("legal", "all")
 EXPLORATIONS = ("decay", "ladder")
 CONVENTIONS = ("none", "colour_to_slot")
 
 
-class ConfigError(ValueError):
-    """A training configuration that cannot be used (names the key and what is allowed)."""
-
-
-def _help(text: str, default: Any) -> Any:
-    return field(default=default, metadata={"help": text})
-
-
 @dataclass(frozen=True)
 class RunConfig:
-    algorithm: str = _help("learner: 'pqn' (parallel games, no replay; an LSTM if lstm_layers >= 1) or 'r2d2' (episode replay)", "pqn")
-    num_envs: int = _help("games played in lockstep on the device", 1024)
-    total_moves: int = _help("stop after this many moves, summed over games", 200_000_000)
-    eval_every_moves: int = _help("greedy evaluation every this many moves", 2_000_000)
-    eval_games: int = _help("games per greedy evaluation, on fixed seeded decks", 1000)
-    eval_seed: int = _help("seed of the evaluation decks (the same decks at every evaluation)", 12345)
-    checkpoint_minutes: float = _help("write a checkpoint at least this often (wall-clock minutes)", 5.0)
-    precision: str = _help("'fp32', or 'bf16': the networks' matrix products in bfloat16 autocast (acting, learning, "
+    algorithm: str = config_field("learner: 'pqn' (parallel games, no replay; an LSTM if lstm_layers >= 1) or 'r2d2' "
+                                  "(episode replay)", "pqn")
+    num_envs: int = config_field("games played in lockstep on the device", 1024)
+    total_moves: int = config_field("stop after this many moves, summed over games", 200_000_000)
+    eval_every_moves: int = config_field("greedy evaluation every this many moves", 2_000_000)
+    eval_games: int = config_field("games per greedy evaluation, on fixed seeded decks", 1000)
+    eval_seed: int = config_field("seed of the evaluation decks (the same decks at every evaluation)", 12345)
+    checkpoint_minutes: float = config_field("write a checkpoint at least this often (wall-clock minutes)", 5.0)
+    precision: str = config_field("'fp32', or 'bf16': the networks' matrix products in bfloat16 autocast (acting, learning, "
                            "evaluation); heads, Q-values, losses, targets and optimizer state stay float32", "fp32")
-    threads: int = _help("torch CPU threads (1 is fastest for eqc's small networks on a busy machine; see the README)", 1)
-    tensorboard: bool = _help("also write TensorBoard scalars to DIR/tensorboard (needs the tensorboard package)", False)
-
-
-@dataclass(frozen=True)
-class GameConfig:
-    """The game as training sees it; ``setup.game_rules`` turns it into the one validated ``HanabiRules``.
-
-    The shape keys (``num_colours`` ... ``max_lives``, named as in ``HanabiRules``) change the
-    ``preset``'s game; 0 means the preset's value.
-    """
-
-    num_players: int = _help("players (2-5)", 2)
-    preset: str = _help("the game: 'full' (HLE's 5 colours x 5 ranks), 'small' (HLE's Hanabi-Small: 2 x 5, hand 2, "
-                        "3 information tokens, 1 life) or 'mini' (jax-aht's Mini-Hanabi: 3 x 3, hand 3, 5 tokens, 3 lives)", "full")
-    num_colours: int = _help("colours, 1-5 (0 = the preset's)", 0)
-    num_ranks: int = _help("ranks, 1-5 (0 = the preset's)", 0)
-    hand_size: int = _help("cards per hand, 1-8 (0 = the preset's; full: 5 for 2-3 players, 4 for 4-5)", 0)
-    max_info_tokens: int = _help("information tokens at the start and at most, 1-100 (0 = the preset's)", 0)
-    max_lives: int = _help("life tokens, 1-100 (0 = the preset's)", 0)
-    knowledge: str = _help("card-knowledge encoding: 'v0_belief' (SAD/OBL/JaxMARL, what agents train on) or 'canonical' "
-                           "(HLE's bits, HanabiRules' default)", "v0_belief")
-    sad: str = _help("SAD block appended to observations: 'off', 'greedy_last_action' (hanabi_SAD's) or 'greedy_onehot'", "off")
-    max_moves: int = _help("training episodes that reach this many moves end with reward -score (SAD's cap); 0 = no cap", 80)
-
-    @property
-    def uses_sad(self) -> bool:
-        """Whether observations carry a SAD block (then ``step`` needs the actors' greedy moves)."""
-        return self.sad != "off"
-
-    def rules(self) -> HanabiRules:
-        """The validated ``HanabiRules``: the preset, the shape keys that are not 0, the observation variant."""
-        shape = {key: getattr(self, key) for key in SHAPE_FIELDS if getattr(self, key)}
-        return HanabiRules.preset(self.preset, num_players=self.num_players, knowledge=self.knowledge, sad=self.sad, **shape)
+    threads: int = config_field("torch CPU threads (1 is fastest for eqc's small networks on a busy machine; see the README)", 1)
+    tensorboard: bool = config_field("also write TensorBoard scalars to DIR/tensorboard (needs the tensorboard package)", False)
 
 
 @dataclass(frozen=True)
 class RuleConfig:
-    objective: str = _help("'sp' self-play, 'op' Other-Play over S5, 'gop' G-OP over `group`", "sp")
-    group: str = _help("colour group of G-OP on the game's c colours: Cc, D(2c), Sc or Ac, e.g. C5, D10, S5, A5 or C3, D6 "
+    objective: str = config_field("'sp' self-play, 'op' Other-Play over S5, 'gop' G-OP over `group`", "sp")
+    group: str = config_field("colour group of G-OP on the game's c colours: Cc, D(2c), Sc or Ac, e.g. C5, D10, S5, A5 or C3, D6 "
                        "(ignored by sp/op)", "D10")
-    symmetrize: str = _help("train the network symmetrized over this colour group of the game's colours ('none' = plain network)", "none")
+    symmetrize: str = config_field("train the network symmetrized over this colour group of the game's colours "
+                                   "('none' = plain network)", "none")
 
     @property
     def symmetrize_group(self) -> str | None:
         """The group the network is trained symmetrized over, or None for a plain network."""
         return None if self.symmetrize == "none" else self.symmetrize
-    hidden_scheme: str = _help("recurrent symmetrizer's hidden-state scheme: 'average' or 'identity'", "average")
-
-
-@dataclass(frozen=True)
-class NetworkConfig:
-    hidden_size: int = _help("width of every hidden layer", 512)
-    mlp_layers: int = _help("Linear+ReLU layers before the recurrent core (or the whole trunk when lstm_layers = 0)", 3)
-    lstm_layers: int = _help("LSTM layers (0 = feed-forward)", 0)
-    layer_norm: bool = _help("LayerNorm after every Linear of the trunk (PQN)", True)
-    dueling: bool = _help("dueling heads: Q = V + A - mean of A (see dueling_centre)", True)
-    dueling_centre: str = _help("dueling mean: 'legal' (over legal moves) or 'all' (hanabi_SAD/OBL: A*legal over all actions)", "legal")
-    aux_weight: float = _help("weight of the SAD-AUX own-hand head (playable/dead/later per slot); 0 = no aux head", 0.0)
+    hidden_scheme: str = config_field("recurrent symmetrizer's hidden-state scheme: 'average' or 'identity'", "average")
 
 
 @dataclass(frozen=True)
 class OptimConfig:
-    optimizer: str = _help("'adam' or 'radam'", "radam")
-    lr: float = _help("learning rate", 3e-4)
-    adam_eps: float = _help("Adam epsilon", 1e-8)
-    grad_clip: float = _help("clip the gradient norm to this (0 = no clipping)", 0.5)
+    optimizer: str = config_field("'adam' or 'radam'", "radam")
+    lr: float = config_field("learning rate", 3e-4)
+    adam_eps: float = config_field("Adam epsilon", 1e-8)
+    grad_clip: float = config_field("clip the gradient norm to this (0 = no clipping)", 0.5)
 
 
 @dataclass(frozen=True)
 class PQNConfig:
-    rollout_steps: int = _help("batched steps (a move in every game) collected between learning phases", 8)
-    epochs: int = _help("passes over each rollout", 2)
-    minibatches: int = _help("minibatches per pass", 4)
-    gamma: float = _help("discount", 0.99)
-    td_lambda: float = _help("lambda of the Q(lambda) returns (0 = one-step)", 0.7)
-    eps_start: float = _help("epsilon-greedy exploration at the start", 0.1)
-    eps_end: float = _help("epsilon after decay", 0.01)
-    eps_decay_moves: int = _help("moves (summed over games) of the linear epsilon decay", 20_000_000)
-    exploration: str = _help("'decay': every game explores with one epsilon, eps_start -> eps_end over eps_decay_moves; "
+    rollout_steps: int = config_field("batched steps (a move in every game) collected between learning phases", 8)
+    epochs: int = config_field("passes over each rollout", 2)
+    minibatches: int = config_field("minibatches per pass", 4)
+    gamma: float = config_field("discount", 0.99)
+    td_lambda: float = config_field("lambda of the Q(lambda) returns (0 = one-step)", 0.7)
+    eps_start: float = config_field("epsilon-greedy exploration at the start", 0.1)
+    eps_end: float = config_field("epsilon after decay", 0.01)
+    eps_decay_moves: int = config_field("moves (summed over games) of the linear epsilon decay", 20_000_000)
+    exploration: str = config_field("'decay': every game explores with one epsilon, eps_start -> eps_end over eps_decay_moves; "
                              "'ladder': hanabi_SAD's per-actor epsilons, fixed: game b explores with eps_start * "
                              "(eps_end / eps_start) ** (k / (ladder_rungs - 1)), k = b mod ladder_rungs "
                              "(eps_start 0.1, eps_end 1e-8 is hanabi_SAD's 0.1 ** (1 + 7 k / (N - 1)))", "decay")
-    ladder_rungs: int = _help("number of distinct epsilons of exploration = 'ladder' (hanabi_SAD: 80)", 80)
+    ladder_rungs: int = config_field("number of distinct epsilons of exploration = 'ladder' (hanabi_SAD: 80)", 80)
 
 
 @dataclass(frozen=True)
 class R2D2Config:
-    batch_size: int = _help("sequences per update (joint sequences with VDN)", 128)
-    buffer_episodes: int = _help("episodes held in replay", 2**16)
-    warmup_episodes: int = _help("episodes collected before learning starts", 10_000)
-    updates_per_step: float = _help("learner updates per batched environment step (the actor/learner ratio)", 0.25)
-    n_step: int = _help("n of the n-step double-Q target", 3)
-    gamma: float = _help("discount", 0.999)
-    target_update: int = _help("copy the online network to the target network every this many updates", 2500)
-    priority_exponent: float = _help("sampling probability ~ priority ** this", 0.9)
-    importance_exponent: float = _help("importance weights (N P) ** -this, normalised by their max", 0.6)
-    priority_max_weight: float = _help("sequence priority = this * max |TD| + (1 - this) * mean |TD|", 0.9)
-    vdn: bool = _help("VDN: both players' Q of their chosen moves summed (the player not on turn takes the no-op); false = IQL", True)
-    eps_base: float = _help("Ape-X exploration: player i of a game draws eps_base ** (1 + eps_alpha * i / (N - 1))", 0.1)
-    eps_alpha: float = _help("Ape-X exponent spread", 7.0)
-    eps_count: int = _help("N, the number of Ape-X epsilons", 80)
+    batch_size: int = config_field("sequences per update (joint sequences with VDN)", 128)
+    buffer_episodes: int = config_field("episodes held in replay", 2**16)
+    warmup_episodes: int = config_field("episodes collected before learning starts", 10_000)
+    updates_per_step: float = config_field("learner updates per batched environment step (the actor/learner ratio)", 0.25)
+    n_step: int = config_field("n of the n-step double-Q target", 3)
+    gamma: float = config_field("discount", 0.999)
+    target_update: int = config_field("copy the online network to the target network every this many updates", 2500)
+    priority_exponent: float = config_field("sampling probability ~ priority ** this", 0.9)
+    importance_exponent: float = config_field("importance weights (N P) ** -this, normalised by their max", 0.6)
+    priority_max_weight: float = config_field("sequence priority = this * max |TD| + (1 - this) * mean |TD|", 0.9)
+    vdn: bool = config_field("VDN: both players' Q of their chosen moves summed (the player not on turn takes the no-op); "
+                             "false = IQL", True)
+    eps_base: float = config_field("Ape-X exploration: player i of a game draws eps_base ** (1 + eps_alpha * i / (N - 1))", 0.1)
+    eps_alpha: float = config_field("Ape-X exponent spread", 7.0)
+    eps_count: int = config_field("N, the number of Ape-X epsilons", 80)
 
 
 @dataclass(frozen=True)
 class BootstrapConfig:
-    convention: str = _help("'none', or 'colour_to_slot': induce the convention 'a colour hint c means play slot pi(c)' "
+    convention: str = config_field("'none', or 'colour_to_slot': induce the convention 'a colour hint c means play slot pi(c)' "
                             "(pi drawn from the seed) by a shaping reward (eqc.domains.hanabi.training.bootstrap)", "none")
-    bonus: float = _help("shaping reward of a scoring play of slot pi(c) right after the partner revealed colour c", 1.0)
-    moves: int = _help("moves (summed over games) the shaping lasts; then the game's reward alone trains", 0)
+    bonus: float = config_field("shaping reward of a scoring play of slot pi(c) right after the partner revealed colour c", 1.0)
+    moves: int = config_field("moves (summed over games) the shaping lasts; then the game's reward alone trains", 0)
 
 
 @dataclass(frozen=True)
@@ -199,6 +151,12 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         _validate(self)
+
+    @property
+    def agent(self) -> AgentSpec:
+        """The spec of the agent this config trains: ``[game]``, ``[network]``, ``[rule] symmetrize`` and
+        ``hidden_scheme``, ``[run] precision`` (validated by ``AgentSpec``)."""
+        return AgentSpec(self.game, self.network, self.rule.symmetrize_group, self.rule.hidden_scheme, self.run.precision)
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
         """Plain nested dict (TOML/JSON-able) holding every key."""
@@ -216,7 +174,7 @@ class TrainConfig:
                 raise ConfigError(f"{source}: unknown section [{name}]; allowed: {sorted(sections)}")
             if not isinstance(value, dict):
                 raise ConfigError(f"{source}: [{name}] must be a table of keys, got {type(value).__name__}")
-            built[name] = _section(sections[name].default_factory, value, f"{source}: [{name}]")  # type: ignore[misc]
+            built[name] = read_section(sections[name].default_factory, value, f"{source}: [{name}]")  # type: ignore[misc]
         try:
             return cls(**built)
         except ConfigError as exc:
@@ -239,109 +197,60 @@ class TrainConfig:
         return TrainConfig.from_dict(data, "replace()")
 
 
-def _section(cls: type, values: dict[str, Any], where: str) -> Any:
-    hints = get_type_hints(cls)
-    for key, value in values.items():
-        if key not in hints:
-            raise ConfigError(f"{where}: unknown key {key!r}; allowed: {sorted(hints)}")
-        expected = hints[key]
-        ok = isinstance(value, expected) and not (expected is int and isinstance(value, bool))
-        if expected is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-            values = {**values, key: value}
-            ok = True
-        if not ok:
-            raise ConfigError(f"{where}: key {key!r} must be {expected.__name__}, got {type(value).__name__} {value!r}")
-    return cls(**values)
-
-
-def _require(condition: bool, key: str, message: str) -> None:
-    if not condition:
-        raise ConfigError(f"{key} {message}")
-
-
 def _validate(c: TrainConfig) -> None:
     r, g, ru, n, o, p, q, b = c.run, c.game, c.rule, c.network, c.optim, c.pqn, c.r2d2, c.bootstrap
-    sections = (("run", r), ("game", g), ("rule", ru), ("network", n), ("optim", o), ("pqn", p), ("r2d2", q), ("bootstrap", b))
-    for sec, obj in sections:
-        hints = get_type_hints(type(obj))
-        for f in dataclasses.fields(obj):
-            v, expected = getattr(obj, f.name), hints[f.name]
-            ok = isinstance(v, expected) and not (expected is not bool and isinstance(v, bool))
-            ok = ok or (expected is float and isinstance(v, int) and not isinstance(v, bool))
-            _require(ok, f"[{sec}] {f.name}", f"must be {expected.__name__}, got {type(v).__name__} {v!r}")
-            if isinstance(v, float):
-                _require(math.isfinite(v), f"[{sec}] {f.name}", f"must be finite, got {v}")
-    _require(r.algorithm in ALGORITHMS, "[run] algorithm", f"must be one of {ALGORITHMS}, got {r.algorithm!r}")
+    for sec, obj in (("run", r), ("rule", ru), ("optim", o), ("pqn", p), ("r2d2", q), ("bootstrap", b)):
+        check_section(sec, obj)
+    require(r.algorithm in ALGORITHMS, "[run] algorithm", f"must be one of {ALGORITHMS}, got {r.algorithm!r}")
     for key in ("num_envs", "total_moves", "eval_every_moves", "eval_games", "threads"):
-        _require(getattr(r, key) >= 1, f"[run] {key}", f"must be >= 1, got {getattr(r, key)}")
-    _require(r.eval_games >= 2, "[run] eval_games", f"must be >= 2 (a standard error needs 2 games), got {r.eval_games}")
-    _require(r.num_envs <= 2**20, "[run] num_envs", f"must be <= {2**20}, got {r.num_envs}")
-    _require(0 <= r.eval_seed < 2**63, "[run] eval_seed", f"must be in [0, 2**63), got {r.eval_seed}")
-    _require(r.precision in PRECISIONS, "[run] precision", f"must be one of {PRECISIONS}, got {r.precision!r}")
-    _require(r.checkpoint_minutes > 0, "[run] checkpoint_minutes", f"must be > 0, got {r.checkpoint_minutes}")
-    _require(2 <= g.num_players <= 5, "[game] num_players", f"must be in 2..5, got {g.num_players}")
-    _require(g.knowledge in KNOWLEDGE, "[game] knowledge", f"must be one of {KNOWLEDGE}, got {g.knowledge!r}")
-    _require(g.sad in SAD_VARIANTS, "[game] sad", f"must be one of {SAD_VARIANTS}, got {g.sad!r}")
-    _require(g.max_moves >= 0, "[game] max_moves", f"must be >= 0, got {g.max_moves}")
-    _require(g.preset in PRESETS, "[game] preset", f"must be one of {list(PRESETS)}, got {g.preset!r}")
-    for key, high in (("num_colours", 5), ("num_ranks", 5), ("hand_size", 8), ("max_info_tokens", 100), ("max_lives", 100)):
-        _require(0 <= getattr(g, key) <= high, f"[game] {key}", f"must be in 1..{high} or 0 (the preset's), got {getattr(g, key)}")
-    try:
-        colours = g.rules().num_colours
-    except ValueError as exc:
-        raise ConfigError(f"[game] (preset {g.preset!r} with num_players, num_colours, num_ranks, hand_size) {exc}") from None
-    _require(ru.objective in RULES, "[rule] objective", f"must be one of {RULES}, got {ru.objective!r}")
-    _require(ru.group in COLOUR_GROUP_NAMES, "[rule] group", f"must be one of {COLOUR_GROUP_NAMES}, got {ru.group!r}")
+        require(getattr(r, key) >= 1, f"[run] {key}", f"must be >= 1, got {getattr(r, key)}")
+    require(r.eval_games >= 2, "[run] eval_games", f"must be >= 2 (a standard error needs 2 games), got {r.eval_games}")
+    require(r.num_envs <= 2**20, "[run] num_envs", f"must be <= {2**20}, got {r.num_envs}")
+    require(0 <= r.eval_seed < 2**63, "[run] eval_seed", f"must be in [0, 2**63), got {r.eval_seed}")
+    require(r.checkpoint_minutes > 0, "[run] checkpoint_minutes", f"must be > 0, got {r.checkpoint_minutes}")
+    colours = c.agent.rules().num_colours  # the agent's sections: [game], [network], [rule] symmetrize/hidden_scheme, [run] precision
+    require(ru.objective in RULES, "[rule] objective", f"must be one of {RULES}, got {ru.objective!r}")
+    require(ru.group in COLOUR_GROUP_NAMES, "[rule] group", f"must be one of {COLOUR_GROUP_NAMES}, got {ru.group!r}")
     groups = colour_group_names(colours)
     on_colours = f"must be a colour group of the game's {colours} colours, one of {groups}, got {ru.group!r}"
-    _require(ru.objective != "gop" or ru.group in groups, "[rule] group", on_colours)
-    _require(ru.symmetrize in ("none", *groups), "[rule] symmetrize", f"must be 'none' or one of {groups} (the game has "
-             f"{colours} colours), got {ru.symmetrize!r}")
-    _require(ru.hidden_scheme in HIDDEN_SCHEMES, "[rule] hidden_scheme", f"must be one of {HIDDEN_SCHEMES}, got {ru.hidden_scheme!r}")
-    _require(n.hidden_size >= 1, "[network] hidden_size", f"must be >= 1, got {n.hidden_size}")
-    _require(n.mlp_layers >= 1, "[network] mlp_layers", f"must be >= 1, got {n.mlp_layers}")
-    _require(n.lstm_layers >= 0, "[network] lstm_layers", f"must be >= 0, got {n.lstm_layers}")
-    _require(n.aux_weight >= 0, "[network] aux_weight", f"must be >= 0, got {n.aux_weight}")
-    centres = f"must be one of {DUELING_CENTRES}, got {n.dueling_centre!r}"
-    _require(n.dueling_centre in DUELING_CENTRES, "[network] dueling_centre", centres)
+    require(ru.objective != "gop" or ru.group in groups, "[rule] group", on_colours)
     r2d2_lstm = f"must be >= 1 for algorithm 'r2d2' (a recurrent agent), got {n.lstm_layers}"
-    _require(r.algorithm != "r2d2" or n.lstm_layers >= 1, "[network] lstm_layers", r2d2_lstm)
+    require(r.algorithm != "r2d2" or n.lstm_layers >= 1, "[network] lstm_layers", r2d2_lstm)
     r2d2_cap = f"must be >= 1 for algorithm 'r2d2' (replay episodes are at most that long), got {g.max_moves}"
-    _require(r.algorithm != "r2d2" or g.max_moves >= 1, "[game] max_moves", r2d2_cap)
-    _require(n.aux_weight == 0 or r.algorithm == "r2d2", "[network] aux_weight", "is only supported by algorithm 'r2d2'")
-    _require(o.optimizer in OPTIMIZERS, "[optim] optimizer", f"must be one of {OPTIMIZERS}, got {o.optimizer!r}")
-    _require(o.lr > 0, "[optim] lr", f"must be > 0, got {o.lr}")
-    _require(o.adam_eps > 0, "[optim] adam_eps", f"must be > 0, got {o.adam_eps}")
-    _require(o.grad_clip >= 0, "[optim] grad_clip", f"must be >= 0, got {o.grad_clip}")
-    _require(p.exploration in EXPLORATIONS, "[pqn] exploration", f"must be one of {EXPLORATIONS}, got {p.exploration!r}")
-    _require(p.ladder_rungs >= 2, "[pqn] ladder_rungs", f"must be >= 2, got {p.ladder_rungs}")
+    require(r.algorithm != "r2d2" or g.max_moves >= 1, "[game] max_moves", r2d2_cap)
+    require(n.aux_weight == 0 or r.algorithm == "r2d2", "[network] aux_weight", "is only supported by algorithm 'r2d2'")
+    require(o.optimizer in OPTIMIZERS, "[optim] optimizer", f"must be one of {OPTIMIZERS}, got {o.optimizer!r}")
+    require(o.lr > 0, "[optim] lr", f"must be > 0, got {o.lr}")
+    require(o.adam_eps > 0, "[optim] adam_eps", f"must be > 0, got {o.adam_eps}")
+    require(o.grad_clip >= 0, "[optim] grad_clip", f"must be >= 0, got {o.grad_clip}")
+    require(p.exploration in EXPLORATIONS, "[pqn] exploration", f"must be one of {EXPLORATIONS}, got {p.exploration!r}")
+    require(p.ladder_rungs >= 2, "[pqn] ladder_rungs", f"must be >= 2, got {p.ladder_rungs}")
     ladder_ends = f"must be > 0 with exploration 'ladder' (a geometric ladder), got {min(p.eps_start, p.eps_end)}"
-    _require(p.exploration != "ladder" or min(p.eps_start, p.eps_end) > 0, "[pqn] eps_end", ladder_ends)
+    require(p.exploration != "ladder" or min(p.eps_start, p.eps_end) > 0, "[pqn] eps_end", ladder_ends)
     for key in ("rollout_steps", "epochs", "minibatches", "eps_decay_moves"):
-        _require(getattr(p, key) >= 1, f"[pqn] {key}", f"must be >= 1, got {getattr(p, key)}")
-    _require(r.num_envs * p.rollout_steps >= p.minibatches, "[pqn] minibatches", "must not exceed num_envs * rollout_steps")
+        require(getattr(p, key) >= 1, f"[pqn] {key}", f"must be >= 1, got {getattr(p, key)}")
+    require(r.num_envs * p.rollout_steps >= p.minibatches, "[pqn] minibatches", "must not exceed num_envs * rollout_steps")
     recurrent_split = f"must not exceed num_envs ({r.num_envs}) with an LSTM (minibatches split the games), got {p.minibatches}"
-    _require(n.lstm_layers == 0 or r.algorithm != "pqn" or p.minibatches <= r.num_envs, "[pqn] minibatches", recurrent_split)
-    _require(0 <= p.gamma <= 1, "[pqn] gamma", f"must be in [0, 1], got {p.gamma}")
-    _require(0 <= p.td_lambda <= 1, "[pqn] td_lambda", f"must be in [0, 1], got {p.td_lambda}")
+    require(n.lstm_layers == 0 or r.algorithm != "pqn" or p.minibatches <= r.num_envs, "[pqn] minibatches", recurrent_split)
+    require(0 <= p.gamma <= 1, "[pqn] gamma", f"must be in [0, 1], got {p.gamma}")
+    require(0 <= p.td_lambda <= 1, "[pqn] td_lambda", f"must be in [0, 1], got {p.td_lambda}")
     for key in ("eps_start", "eps_end"):
-        _require(0 <= getattr(p, key) <= 1, f"[pqn] {key}", f"must be in [0, 1], got {getattr(p, key)}")
+        require(0 <= getattr(p, key) <= 1, f"[pqn] {key}", f"must be in [0, 1], got {getattr(p, key)}")
     for key in ("batch_size", "buffer_episodes", "n_step", "target_update", "eps_count"):
-        _require(getattr(q, key) >= 1, f"[r2d2] {key}", f"must be >= 1, got {getattr(q, key)}")
+        require(getattr(q, key) >= 1, f"[r2d2] {key}", f"must be >= 1, got {getattr(q, key)}")
     warmup = f"must be >= batch_size ({q.batch_size}), got {q.warmup_episodes}"
-    _require(q.warmup_episodes >= q.batch_size, "[r2d2] warmup_episodes", warmup)
-    _require(q.buffer_episodes >= q.warmup_episodes, "[r2d2] buffer_episodes", f"must be >= warmup_episodes ({q.warmup_episodes})")
-    _require(q.updates_per_step > 0, "[r2d2] updates_per_step", f"must be > 0, got {q.updates_per_step}")
-    _require(0 <= q.gamma <= 1, "[r2d2] gamma", f"must be in [0, 1], got {q.gamma}")
+    require(q.warmup_episodes >= q.batch_size, "[r2d2] warmup_episodes", warmup)
+    require(q.buffer_episodes >= q.warmup_episodes, "[r2d2] buffer_episodes", f"must be >= warmup_episodes ({q.warmup_episodes})")
+    require(q.updates_per_step > 0, "[r2d2] updates_per_step", f"must be > 0, got {q.updates_per_step}")
+    require(0 <= q.gamma <= 1, "[r2d2] gamma", f"must be in [0, 1], got {q.gamma}")
     for key in ("priority_exponent", "importance_exponent", "priority_max_weight", "eps_base"):
-        _require(0 <= getattr(q, key) <= 1, f"[r2d2] {key}", f"must be in [0, 1], got {getattr(q, key)}")
-    _require(q.eps_alpha >= 0, "[r2d2] eps_alpha", f"must be >= 0, got {q.eps_alpha}")
-    _require(b.convention in CONVENTIONS, "[bootstrap] convention", f"must be one of {CONVENTIONS}, got {b.convention!r}")
-    _require(b.bonus >= 0, "[bootstrap] bonus", f"must be >= 0, got {b.bonus}")
-    _require(b.moves >= 0, "[bootstrap] moves", f"must be >= 0, got {b.moves}")
+        require(0 <= getattr(q, key) <= 1, f"[r2d2] {key}", f"must be in [0, 1], got {getattr(q, key)}")
+    require(q.eps_alpha >= 0, "[r2d2] eps_alpha", f"must be >= 0, got {q.eps_alpha}")
+    require(b.convention in CONVENTIONS, "[bootstrap] convention", f"must be one of {CONVENTIONS}, got {b.convention!r}")
+    require(b.bonus >= 0, "[bootstrap] bonus", f"must be >= 0, got {b.bonus}")
+    require(b.moves >= 0, "[bootstrap] moves", f"must be >= 0, got {b.moves}")
     two = f"'colour_to_slot' needs 2 players (the hint's receiver moves next), got [game] num_players = {g.num_players}"
-    _require(b.convention == "none" or g.num_players == 2, "[bootstrap] convention", two)
+    require(b.convention == "none" or g.num_players == 2, "[bootstrap] convention", two)
 
 
 def _toml_value(value: object) -> str:
@@ -350,6 +259,20 @@ def _toml_value(value: object) -> str:
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return repr(value)
+
+
+def load_config(source: str | Path, overrides: tuple[str, ...] | list[str] = ()) -> TrainConfig:
+    """The validated config of ``source`` (a TOML file or a shipped name, :mod:`.config_files`) with ``overrides`` applied."""
+    data = apply_overrides(read_config_file(source), overrides)
+    where = str(source) + (f" with --set {' '.join(overrides)}" if overrides else "")
+    return TrainConfig.from_dict(data, where)
+
+
+def with_overrides(config: TrainConfig, overrides: tuple[str, ...] | list[str]) -> TrainConfig:
+    """``config`` with ``overrides`` applied and validated (the identity without overrides)."""
+    if not overrides:
+        return config
+    return TrainConfig.from_dict(apply_overrides(config.to_dict(), overrides), f"--set {' '.join(overrides)}")
 
 
 def describe_config() -> str:

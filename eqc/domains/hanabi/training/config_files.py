@@ -1,4 +1,5 @@
-"""Config files: shipped configs by name, ``base`` derivation, and ``section.key=value`` overrides.
+"""Config files: shipped configs by name, ``base`` derivation, and ``section.key=value`` overrides, as
+nested dicts (``eqc.domains.hanabi.training.config.load_config`` validates them into a ``TrainConfig``).
 
 - A config is a TOML file, or the name of a config shipped with eqc (``paper``, ``vdn_cpu``, ...:
   ``shipped_configs()``; package data, so an installed wheel has them too; ``configs/hanabi`` in
@@ -18,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from eqc._checks import check_list
-from eqc.domains.hanabi.training.config import ConfigError, TrainConfig
+from eqc.domains.hanabi.agent.spec import ConfigError
 
-__all__ = ["apply_overrides", "check_overrides", "load_config", "parse_override", "shipped_configs", "with_overrides"]
+__all__ = ["apply_overrides", "check_overrides", "parse_override", "read_config_file", "shipped_configs"]
 
 _PACKAGE = "eqc.domains.hanabi.training"
 _MAX_DEPTH = 8
@@ -30,6 +31,11 @@ def shipped_configs() -> list[str]:
     """Names of the configs shipped with eqc."""
     return sorted(p.name.removesuffix(".toml") for p in resources.files(_PACKAGE).joinpath("configs").iterdir()
                   if p.name.endswith(".toml"))
+
+
+def read_config_file(source: str | Path) -> dict[str, Any]:
+    """The sections of ``source`` (a TOML file or a shipped config name) as nested dicts, its ``base`` chain merged in."""
+    return _read(source, ())
 
 
 def _read(source: str | Path, chain: tuple[str, ...]) -> dict[str, Any]:
@@ -101,17 +107,3 @@ def apply_overrides(data: dict[str, Any], overrides: tuple[str, ...] | list[str]
             raise ConfigError(f"override {text!r}: [{section}] is not a table")
         sections[section][key] = value
     return sections
-
-
-def load_config(source: str | Path, overrides: tuple[str, ...] | list[str] = ()) -> TrainConfig:
-    """The validated config of ``source`` (a TOML file or a shipped name) with ``overrides`` applied."""
-    data = apply_overrides(_read(source, ()), overrides)
-    where = str(source) + (f" with --set {' '.join(overrides)}" if overrides else "")
-    return TrainConfig.from_dict(data, where)
-
-
-def with_overrides(config: TrainConfig, overrides: tuple[str, ...] | list[str]) -> TrainConfig:
-    """``config`` with ``overrides`` applied and validated (the identity without overrides)."""
-    if not overrides:
-        return config
-    return TrainConfig.from_dict(apply_overrides(config.to_dict(), overrides), f"--set {' '.join(overrides)}")

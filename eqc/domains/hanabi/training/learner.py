@@ -18,12 +18,13 @@ from typing import Any
 import torch
 from torch import nn
 
+from eqc.domains.hanabi.agent.network import QNetwork, spec_agent
+from eqc.domains.hanabi.agent.spec import AgentSpec
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.domains.hanabi.training.bootstrap import NO_HINT, colour_to_slot, convention_bonus
-from eqc.domains.hanabi.training.checkpoint import restore_generators
-from eqc.domains.hanabi.training.config import TrainConfig
-from eqc.domains.hanabi.training.network import Agent, QNetwork
-from eqc.domains.hanabi.training.setup import game_rules, make_batch
+from eqc.domains.hanabi.training.config import BootstrapConfig, OptimConfig, RuleConfig
+from eqc.domains.hanabi.training.resume import restore_generators
+from eqc.domains.hanabi.training.setup import make_batch
 from eqc.groups import symmetric
 from eqc.symmetrize import OtherPlay
 from eqc.symmetrize.other_play import Relabelling
@@ -34,15 +35,19 @@ __all__ = ["Learner", "draw_relabellings"]
 class Learner(ABC):
     """Base class; subclasses implement :meth:`iteration` and :meth:`modules`."""
 
-    def __init__(self, config: TrainConfig, seed: int, device: torch.device, *, aux_outputs: int = 0, keep_identity: bool = True) -> None:
-        """``aux_outputs``: size of the network's auxiliary head (R2D2's SAD-AUX); ``keep_identity``: under
-        Other-Play / G-OP one random player per game keeps the identity (VDN's team), else every player draws."""
-        self.config, self.seed, self.device = config, seed, device
-        c = config
-        B = c.run.num_envs
-        self.env = make_batch(game_rules(c), B, device, seed)
+    def __init__(self, spec: AgentSpec, rule: RuleConfig, optim: OptimConfig, bootstrap: BootstrapConfig, *, num_envs: int, seed: int,
+                 device: torch.device, aux_outputs: int = 0, keep_identity: bool = True) -> None:
+        """The sections a learner reads: ``spec`` (the agent it trains: game, network, symmetrizer, precision;
+        ``TrainConfig.agent``), ``rule`` (the objective: sp, op or G-OP over ``rule.group``), ``optim`` and
+        ``bootstrap``; ``num_envs`` games in lockstep (``[run] num_envs``). ``aux_outputs``: size of the
+        network's auxiliary head (R2D2's SAD-AUX); ``keep_identity``: under Other-Play / G-OP one random player
+        per game keeps the identity (VDN's team), else every player draws."""
+        self.spec, self.rule, self.optim, self.bootstrap = spec, rule, optim, bootstrap
+        self.num_envs, self.seed, self.device = num_envs, seed, device
+        B = num_envs
+        self.env = make_batch(spec.rules(), B, device, seed)
         self.env.reset()
-        self.num_players = c.game.num_players
+        self.num_players = spec.game.num_players
         self.num_moves = self.env.num_moves
         self.num_actions = self.num_moves + 1  # + the no-op
         self.obs_dim = self.env.obs_dim
@@ -52,26 +57,26 @@ class Learner(ABC):
         self.relabel_generator = torch.Generator(device=device).manual_seed(seed + 3_000_017)
         with torch.random.fork_rng(devices=[]):  # seeded initial weights; the global RNG is left as it was
             torch.manual_seed(seed)
-            network = QNetwork(self.obs_dim, self.num_actions, c.network, aux_outputs=aux_outputs)
+            network = QNetwork(self.obs_dim, self.num_actions, spec.network, aux_outputs=aux_outputs)
         self.network = network.to(device)
-        self.agent = make_agent(c, self.network)
+        self.agent = spec_agent(spec, self.network)
         params = list(self.network.parameters())
-        optimizer = torch.optim.Adam if c.optim.optimizer == "adam" else torch.optim.RAdam
-        self.optimizer = optimizer(params, lr=c.optim.lr, eps=c.optim.adam_eps)
+        optimizer = torch.optim.Adam if optim.optimizer == "adam" else torch.optim.RAdam
+        self.optimizer = optimizer(params, lr=optim.lr, eps=optim.adam_eps)
         self.moves_played = 0
         self.updates = 0
         self.episodes = torch.zeros((), dtype=torch.long, device=device)
         self.score_sum = torch.zeros((), dtype=torch.long, device=device)
         self.slot_of_colour: torch.Tensor | None = None  # [bootstrap] colour_to_slot: pi of this seed
         self.hinted = torch.full((B,), NO_HINT, dtype=torch.long, device=device)
-        if c.bootstrap.convention == "colour_to_slot":
+        if bootstrap.convention == "colour_to_slot":
             self.slot_of_colour = colour_to_slot(self.env.rules, seed).to(device)
         self.other_play: OtherPlay | None = None
         self.element_indices: torch.Tensor | None = None
         self.keep_identity = keep_identity
-        if c.rule.objective != "sp":
+        if rule.objective != "sp":
             colours = self.env.rules.num_colours
-            group = symmetric(colours) if c.rule.objective == "op" else colour_group(c.rule.group, colours)
+            group = symmetric(colours) if rule.objective == "op" else colour_group(rule.group, colours)
             sym = colour_symmetry(group, self.env.rules)
             self.other_play = OtherPlay(group, sym.observation_rep, sym.action_rep, self.relabel_generator, device)
             self.element_indices = self._draw_elements()
@@ -88,7 +93,7 @@ class Learner(ABC):
     # ---------------------------------------------------------------- relabelling
     def _draw_elements(self) -> torch.Tensor:
         order = self.other_play.group.order
-        return draw_relabellings(order, self.config.run.num_envs, self.num_players, self.relabel_generator, self.keep_identity)
+        return draw_relabellings(order, self.num_envs, self.num_players, self.relabel_generator, self.keep_identity)
 
     def acting_relabelling(self, current: torch.Tensor, everyone: Relabelling | None = None) -> Relabelling:
         """The relabelling of each game's acting player (for mapping its move back); taken from ``everyone``
@@ -113,7 +118,7 @@ class Learner(ABC):
         """Every player's (relabelled) observation ``[B, P, D]``, legal moves with the no-op ``[B, P, A]`` (the
         waiting players' only move is the no-op), the player on turn ``[B]`` and the acting players'
         relabelling (None under self-play), for :meth:`env_step`. The buffers receive the raw observations and moves."""
-        B, P = self.config.run.num_envs, self.num_players
+        B, P = self.num_envs, self.num_players
         obs = self.env.observations(obs_buffer)
         legal = self.env.legal_move_mask(legal_buffer).unsqueeze(1).expand(B, P, self.num_moves)
         current = self.current_player()
@@ -152,9 +157,9 @@ class Learner(ABC):
             greedy = greedy if acting is None else acting.to_env_actions(greedy, check=False)
             reward = self.env.step(move, greedy=greedy)
         ended = self.env.state.ended
-        if self.slot_of_colour is not None and self.moves_played < self.config.bootstrap.moves:  # the bootstrap's shaping
+        if self.slot_of_colour is not None and self.moves_played < self.bootstrap.moves:  # the bootstrap's shaping
             bonus, self.hinted = convention_bonus(self.env.rules, self.slot_of_colour, self.hinted, move, reward, ended,
-                                                  self.config.bootstrap.bonus)
+                                                  self.bootstrap.bonus)
             reward = reward + bonus
         final = self.env.state.final_score
         self.episodes += ended.sum()
@@ -166,8 +171,8 @@ class Learner(ABC):
     def optimize(self, loss: torch.Tensor) -> None:
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        if self.config.optim.grad_clip > 0:
-            nn.utils.clip_grad_norm_(self.network.parameters(), self.config.optim.grad_clip)
+        if self.optim.grad_clip > 0:
+            nn.utils.clip_grad_norm_(self.network.parameters(), self.optim.grad_clip)
         self.optimizer.step()
         self.updates += 1
 
@@ -190,7 +195,7 @@ class Learner(ABC):
     def load_state_dict(self, state: dict[str, Any]) -> str | None:
         """Restore networks, optimizer, generators and counters; new games are dealt. Returns a sentence for the
         run log when the generators were re-seeded because the checkpoint comes from another device type
-        (:func:`~eqc.domains.hanabi.training.checkpoint.restore_generators`), else None."""
+        (:func:`~eqc.domains.hanabi.training.resume.restore_generators`), else None."""
         for name, module in self.modules().items():
             module.load_state_dict(state["modules"][name])
         self.optimizer.load_state_dict(state["optimizer"])
@@ -221,12 +226,3 @@ def draw_relabellings(order: int, games: int, players: int, generator: torch.Gen
     keeper = torch.randint(players, (games,), generator=generator, device=device)
     keep = torch.arange(players, device=device).view(1, players) == keeper.view(games, 1)
     return draw.masked_fill(keep, 0)
-
-
-def make_agent(config: TrainConfig, network: QNetwork) -> Agent:
-    """The (optionally symmetrized) agent of ``config`` around ``network``."""
-    if config.rule.symmetrize_group is None:
-        return Agent(network, precision=config.run.precision)
-    rules = game_rules(config)
-    sym = colour_symmetry(colour_group(config.rule.symmetrize_group, rules.num_colours), rules)
-    return Agent(network, sym.observation_rep, sym.action_rep, hidden_scheme=config.rule.hidden_scheme, precision=config.run.precision)

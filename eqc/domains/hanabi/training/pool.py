@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from eqc._checks import check_float
-from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, CheckpointError, load_checkpoint, versions
+from eqc.domains.hanabi.agent.checkpoint import CHECKPOINT_NAME, CheckpointError, load_checkpoint, versions
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.io import json_safe, write_json_atomic
 

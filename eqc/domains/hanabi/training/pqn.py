@@ -24,7 +24,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from eqc.domains.hanabi.training.config import PQNConfig, TrainConfig
+from eqc.domains.hanabi.agent.spec import AgentSpec
+from eqc.domains.hanabi.training.config import BootstrapConfig, OptimConfig, PQNConfig, RuleConfig
 from eqc.domains.hanabi.training.learner import Learner
 from eqc.symmetrize.other_play import Relabelling
 
@@ -68,9 +69,11 @@ def exploration_epsilon(p: PQNConfig, moves: int, games: int, device: torch.devi
 class PQNLearner(Learner):
     """The fast feed-forward learner (see the module docstring)."""
 
-    def __init__(self, config: TrainConfig, seed: int, device: torch.device) -> None:
-        super().__init__(config, seed, device)
-        p, B = config.pqn, config.run.num_envs
+    def __init__(self, spec: AgentSpec, rule: RuleConfig, optim: OptimConfig, bootstrap: BootstrapConfig, pqn: PQNConfig, *,
+                 num_envs: int, seed: int, device: torch.device) -> None:
+        super().__init__(spec, rule, optim, bootstrap, num_envs=num_envs, seed=seed, device=device)
+        self.pqn = pqn
+        p, B = pqn, num_envs
         self._obs = self.env.observations()  # reused buffers: [B, P, D], [B, M]
         self._legal = self.env.legal_move_mask()
         T, D = p.rollout_steps, self.obs_dim
@@ -96,8 +99,8 @@ class PQNLearner(Learner):
         return obs, self.with_no_op(legal, acting=True), acting
 
     def iteration(self) -> dict[str, float]:
-        c, p = self.config, self.config.pqn
-        T, B = p.rollout_steps, c.run.num_envs
+        p = self.pqn
+        T, B = p.rollout_steps, self.num_envs
         epsilon = exploration_epsilon(p, self.moves_played, B, self.device)
         with torch.no_grad():
             obs, legal, acting = self._acting_view()
@@ -106,7 +109,7 @@ class PQNLearner(Learner):
                 self._buf_obs[t], self._buf_legal[t] = obs, legal
                 action = self.explore(q, legal, epsilon)
                 self._buf_action[t] = action
-                greedy = q.argmax(-1) if c.game.uses_sad else None  # SAD: partners see the greedy move
+                greedy = q.argmax(-1) if self.spec.game.uses_sad else None  # SAD: partners see the greedy move
                 reward, ended = self.env_step(action, acting, greedy)
                 self._buf_reward[t], self._buf_ended[t] = reward, ended
                 obs, legal, acting = self._acting_view()

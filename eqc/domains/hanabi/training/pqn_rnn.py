@@ -22,9 +22,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from eqc.domains.hanabi.training.config import TrainConfig
+from eqc.domains.hanabi.agent.network import State
+from eqc.domains.hanabi.agent.spec import AgentSpec
+from eqc.domains.hanabi.training.config import BootstrapConfig, OptimConfig, PQNConfig, RuleConfig
 from eqc.domains.hanabi.training.learner import Learner
-from eqc.domains.hanabi.training.network import State
 from eqc.domains.hanabi.training.pqn import exploration_epsilon, lambda_returns
 from eqc.symmetrize.other_play import Relabelling
 
@@ -40,11 +41,13 @@ def _keep(state: State, ended: torch.Tensor, players: int) -> State:
 class RecurrentPQNLearner(Learner):
     """The fast recurrent learner (see the module docstring)."""
 
-    def __init__(self, config: TrainConfig, seed: int, device: torch.device) -> None:
-        if config.network.lstm_layers < 1:
+    def __init__(self, spec: AgentSpec, rule: RuleConfig, optim: OptimConfig, bootstrap: BootstrapConfig, pqn: PQNConfig, *,
+                 num_envs: int, seed: int, device: torch.device) -> None:
+        if spec.network.lstm_layers < 1:
             raise ValueError("RecurrentPQNLearner needs [network] lstm_layers >= 1 (PQNLearner is the feed-forward one)")
-        super().__init__(config, seed, device)
-        B, P, T = config.run.num_envs, self.num_players, config.pqn.rollout_steps
+        super().__init__(spec, rule, optim, bootstrap, num_envs=num_envs, seed=seed, device=device)
+        self.pqn = pqn
+        B, P, T = num_envs, self.num_players, pqn.rollout_steps
         D, A = self.obs_dim, self.num_actions
         self._obs, self._legal = self.env.observations(), self.env.legal_move_mask()
         self.lstm_state = self.agent.initial_state(B * P, device)
@@ -59,14 +62,14 @@ class RecurrentPQNLearner(Learner):
     def _step(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Relabelling | None, torch.Tensor, State]:
         """Views of every player (:meth:`player_views`), the acting players' Q ``[B, A]`` and the state after
         this step (not yet kept)."""
-        B, P = self.config.run.num_envs, self.num_players
+        B, P = self.num_envs, self.num_players
         obs, legal, current, acting = self.player_views(self._obs, self._legal)
         q, state = self.agent.step(obs.reshape(B * P, -1), legal.reshape(B * P, -1), self.lstm_state)
         return obs, legal, current, acting, q.view(B, P, -1)[self._games, current], state
 
     def iteration(self) -> dict[str, torch.Tensor | float]:
-        c, p = self.config, self.config.pqn
-        T, B, P = p.rollout_steps, c.run.num_envs, self.num_players
+        p = self.pqn
+        T, B, P = p.rollout_steps, self.num_envs, self.num_players
         epsilon = exploration_epsilon(p, self.moves_played, B, self.device)
         start_state = tuple(s.clone() for s in self.lstm_state)
         with torch.no_grad():
@@ -75,7 +78,7 @@ class RecurrentPQNLearner(Learner):
                 self._buf_obs[t], self._buf_legal[t], self._buf_current[t] = obs, legal, current
                 action = self.explore(q, legal[self._games, current], epsilon)
                 self._buf_action[t] = action
-                greedy = q.argmax(-1) if c.game.uses_sad else None
+                greedy = q.argmax(-1) if self.spec.game.uses_sad else None
                 reward, ended = self.env_step(action, acting, greedy)
                 self._buf_reward[t], self._buf_ended[t] = reward, ended
                 self.lstm_state = _keep(state, ended, P)
@@ -94,7 +97,7 @@ class RecurrentPQNLearner(Learner):
     def replay_q(self, games: torch.Tensor, start_state: State) -> torch.Tensor:
         """Q ``[T, b, A]`` of the acting players of ``games`` ``[b]`` over the last rollout, replayed through
         the LSTM from ``start_state`` (all games' states at the rollout's start), zeroing where games ended."""
-        T, P, b = self.config.pqn.rollout_steps, self.num_players, games.numel()
+        T, P, b = self.pqn.rollout_steps, self.num_players, games.numel()
         rows = (games.view(b, 1) * P + torch.arange(P, device=self.device)).reshape(-1)
         state = (start_state[0][:, rows], start_state[1][:, rows])
         seat = torch.arange(b, device=self.device)
@@ -118,5 +121,5 @@ class RecurrentPQNLearner(Learner):
     def load_state_dict(self, state: dict) -> str | None:
         """Restore as :class:`Learner` does (and return its note); the games restart, so every LSTM state starts from zero."""
         note = super().load_state_dict(state)
-        self.lstm_state = self.agent.initial_state(self.config.run.num_envs * self.num_players, self.device)
+        self.lstm_state = self.agent.initial_state(self.num_envs * self.num_players, self.device)
         return note

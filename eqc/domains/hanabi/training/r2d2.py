@@ -41,10 +41,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from eqc.domains.hanabi.training.config import TrainConfig
-from eqc.domains.hanabi.training.learner import Learner, make_agent
+from eqc.domains.hanabi.agent.network import spec_agent
+from eqc.domains.hanabi.agent.spec import AgentSpec
+from eqc.domains.hanabi.training.config import BootstrapConfig, OptimConfig, R2D2Config, RuleConfig
+from eqc.domains.hanabi.training.learner import Learner
 from eqc.domains.hanabi.training.replay import EpisodeBatch, EpisodeReplay, sequence_priority
-from eqc.domains.hanabi.training.setup import game_rules
 
 __all__ = ["R2D2Learner", "ape_x_epsilons", "nstep_targets", "own_hand_labels", "q_learning_loss"]
 
@@ -107,22 +108,25 @@ def own_hand_labels(env: Any) -> torch.Tensor:
 class R2D2Learner(Learner):
     """The recurrent replay learner (see the module docstring)."""
 
-    def __init__(self, config: TrainConfig, seed: int, device: torch.device) -> None:
-        if config.game.max_moves < 1:
+    def __init__(self, spec: AgentSpec, rule: RuleConfig, optim: OptimConfig, bootstrap: BootstrapConfig, r2d2: R2D2Config, *,
+                 num_envs: int, seed: int, device: torch.device) -> None:
+        if spec.game.max_moves < 1:
             raise ValueError("[game] max_moves must be >= 1 for algorithm 'r2d2' (replay episodes are at most that long)")
-        if config.network.lstm_layers < 1:
+        if spec.network.lstm_layers < 1:
             raise ValueError("[network] lstm_layers must be >= 1 for algorithm 'r2d2' (a recurrent agent)")
-        aux = AUX_CLASSES * game_rules(config).hand_size if config.network.aux_weight > 0 else 0
-        super().__init__(config, seed, device, aux_outputs=aux, keep_identity=config.r2d2.vdn)
-        q, B, P = config.r2d2, config.run.num_envs, self.num_players
-        self.aux_weight = config.network.aux_weight
+        aux = AUX_CLASSES * spec.rules().hand_size if spec.network.aux_weight > 0 else 0
+        super().__init__(spec, rule, optim, bootstrap, num_envs=num_envs, seed=seed, device=device, aux_outputs=aux,
+                         keep_identity=r2d2.vdn)
+        self.r2d2 = r2d2
+        q, B, P = r2d2, num_envs, self.num_players
+        self.aux_weight = spec.network.aux_weight
         self.target_network = copy.deepcopy(self.network).requires_grad_(False)
         for module in self.target_network.modules():
             if isinstance(module, nn.RNNBase):
                 module.flatten_parameters()  # a deep copy's LSTM weights are not one cuDNN block (a no-op on the CPU)
-        self.target_agent = make_agent(config, self.target_network)
+        self.target_agent = spec_agent(spec, self.target_network)
         self.replay = EpisodeReplay(
-            q.buffer_episodes, B, config.game.max_moves, P, self.obs_dim, self.num_actions,
+            q.buffer_episodes, B, spec.game.max_moves, P, self.obs_dim, self.num_actions,
             aux_slots=self.env.hand_size if self.aux_weight else 0,
             priority_exponent=q.priority_exponent, importance_exponent=q.importance_exponent,
             priority_max_weight=q.priority_max_weight, generator=self.learn_generator, device=device,
@@ -145,7 +149,7 @@ class R2D2Learner(Learner):
     # ---------------------------------------------------------------- acting
     def _reset_acting(self) -> None:
         """Fresh episodes in every game: move 0, recording, zero LSTM state, new epsilons; empty replay."""
-        B, P = self.config.run.num_envs, self.num_players
+        B, P = self.num_envs, self.num_players
         self.move = torch.zeros(B, dtype=torch.long, device=self.device)
         self.recording = torch.ones(B, dtype=torch.bool, device=self.device)
         self.lstm_state = self.agent.initial_state(B * P, self.device)
@@ -154,24 +158,24 @@ class R2D2Learner(Learner):
         self.warm = False
 
     def _draw_epsilons(self) -> torch.Tensor:
-        q = self.config.r2d2
-        B, P = self.config.run.num_envs, self.num_players
+        q = self.r2d2
+        B, P = self.num_envs, self.num_players
         index = torch.randint(q.eps_count, (B, P), generator=self.explore_generator, device=self.device)
         return ape_x_epsilons(index, q.eps_base, q.eps_alpha, q.eps_count)
 
     @torch.no_grad()
     def act(self) -> None:
         """One move in every game (see the module docstring, steps 1 and 2)."""
-        B, P = self.config.run.num_envs, self.num_players
+        B, P = self.num_envs, self.num_players
         obs, legal, current, acting = self.player_views(self._obs, self._legal)
         labels = own_hand_labels(self.env) if self.aux_weight else None
         score_before = self.env.score
         q, self.lstm_state = self.agent.step(obs.reshape(B * P, -1), legal.reshape(B * P, -1), self.lstm_state)
         q = q.view(B, P, -1)
         actions = self.explore(q, legal, self.epsilons)  # the waiting players' only move is the no-op
-        greedy = q.argmax(-1)[self._games, current] if self.config.game.uses_sad else None
+        greedy = q.argmax(-1)[self._games, current] if self.spec.game.uses_sad else None
         reward, ended = self.env_step(actions[self._games, current], acting, greedy)
-        capped = self.recording & ~ended & (self.move + 1 >= self.config.game.max_moves)
+        capped = self.recording & ~ended & (self.move + 1 >= self.spec.game.max_moves)
         reward = torch.where(capped, -score_before.to(reward.dtype), reward)
         self.replay.record(self.move, self.recording, obs, legal, actions, reward, labels)
         self.replay.finish(self.recording & (ended | capped), self.move + 1)
@@ -186,9 +190,9 @@ class R2D2Learner(Learner):
     def iteration(self) -> dict[str, torch.Tensor | float]:
         self.act()
         if not self.warm:
-            self.warm = int(self.replay.size) >= self.config.r2d2.warmup_episodes  # reads the device only while warming up
+            self.warm = int(self.replay.size) >= self.r2d2.warmup_episodes  # reads the device only while warming up
         if self.warm:
-            self.update_credit += self.config.r2d2.updates_per_step
+            self.update_credit += self.r2d2.updates_per_step
             while self.update_credit >= 1:
                 self.update_credit -= 1
                 self.last_loss = self.update()
@@ -201,7 +205,7 @@ class R2D2Learner(Learner):
 
     def update(self) -> torch.Tensor:
         """One learner update on a prioritized batch of episodes; returns the loss (a device scalar)."""
-        r = self.config.r2d2
+        r = self.r2d2
         batch = self.replay.sample(r.batch_size, check=False)  # warm: the replay holds finished episodes
         T, N, P, D = batch.obs.shape
         pad = ~batch.mask.view(T, N, 1, 1)

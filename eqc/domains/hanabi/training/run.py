@@ -28,15 +28,16 @@ from typing import Any
 import torch
 
 from eqc._checks import check_device, check_float, check_int
-from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint
-from eqc.domains.hanabi.training.config import ConfigError, TrainConfig
-from eqc.domains.hanabi.training.greedy_eval import evaluate_agent
+from eqc.domains.hanabi.agent.checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint
+from eqc.domains.hanabi.agent.policy_file import POLICY_JSON
+from eqc.domains.hanabi.agent.spec import ConfigError
+from eqc.domains.hanabi.play.self_play import evaluate_agent
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.learner import Learner
-from eqc.domains.hanabi.training.policy_file import POLICY_JSON
 from eqc.domains.hanabi.training.run_log import METRICS, RunLog
 from eqc.io import write_json_atomic
 
-__all__ = ["METRICS", "RunDirectoryError", "RunSummary", "TrainingDiverged", "make_learner", "train"]
+__all__ = ["METRICS", "RunDirectoryError", "RunSummary", "TrainingDiverged", "learner_sections", "make_learner", "train"]
 
 #: ``[run]`` keys that may differ when a run resumes: they do not change what is learned.
 RESUMABLE_KEYS = ("total_moves", "checkpoint_minutes", "threads", "tensorboard")
@@ -52,19 +53,28 @@ class TrainingDiverged(RuntimeError):
     """The loss became NaN, infinite or absurdly large: the run stops instead of training on garbage."""
 
 
+def learner_sections(config: TrainConfig) -> dict[str, Any]:
+    """The sections of ``config`` its algorithm's learner takes: the agent's spec, ``rule``, ``optim``,
+    ``bootstrap``, its own section (``pqn`` or ``r2d2``) and ``num_envs``."""
+    own = {"pqn": config.pqn} if config.run.algorithm == "pqn" else {"r2d2": config.r2d2}
+    return {"spec": config.agent, "rule": config.rule, "optim": config.optim, "bootstrap": config.bootstrap, **own,
+            "num_envs": config.run.num_envs}
+
+
 def make_learner(config: TrainConfig, seed: int, device: torch.device) -> Learner:
     """The learner of ``config``'s ``[run] algorithm``: PQN (recurrent when ``[network] lstm_layers >= 1``) or R2D2."""
+    sections = learner_sections(config)
     if config.run.algorithm == "pqn" and config.network.lstm_layers > 0:
         from eqc.domains.hanabi.training.pqn_rnn import RecurrentPQNLearner
 
-        return RecurrentPQNLearner(config, seed, device)
+        return RecurrentPQNLearner(**sections, seed=seed, device=device)
     if config.run.algorithm == "pqn":
         from eqc.domains.hanabi.training.pqn import PQNLearner
 
-        return PQNLearner(config, seed, device)
+        return PQNLearner(**sections, seed=seed, device=device)
     from eqc.domains.hanabi.training.r2d2 import R2D2Learner
 
-    return R2D2Learner(config, seed, device)
+    return R2D2Learner(**sections, seed=seed, device=device)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""From a config to the objects training uses: the game's rules and batches of games (colour groups: ``eqc.domains.hanabi.symmetry``)."""
+"""Batches of games for training: ``HanabiBatch`` unchecked, the fast path (the game itself: ``config.game.rules()``)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,8 @@ import torch
 
 from eqc.domains.hanabi.batched import HanabiBatch
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.training.config import TrainConfig
 
-__all__ = ["game_rules", "make_batch"]
-
-
-def game_rules(config: TrainConfig) -> HanabiRules:
-    """The game and observation variant of ``config`` (``[game]``: the preset, its shape keys, the variant; full observation)."""
-    return config.game.rules()
+__all__ = ["make_batch"]
 
 
 def make_batch(rules: HanabiRules, num_envs: int, device: torch.device, seed: int, *, auto_reset: bool = True) -> HanabiBatch:

@@ -17,13 +17,13 @@ from pathlib import Path
 import torch
 
 from eqc._checks import check_choice, check_int, check_list
-from eqc.domains.hanabi.evaluate import action_labels, common_decks
+from eqc.domains.hanabi.agent.network import make_agent
+from eqc.domains.hanabi.agent.policy import TrainedPolicy
+from eqc.domains.hanabi.agent.spec import HIDDEN_SCHEMES
+from eqc.domains.hanabi.play.hle import action_labels, common_decks
+from eqc.domains.hanabi.play.self_play import greedy_games
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group, colour_group_names, colour_symmetry
-from eqc.domains.hanabi.training.config import HIDDEN_SCHEMES
-from eqc.domains.hanabi.training.greedy_eval import greedy_games
-from eqc.domains.hanabi.training.network import Agent
-from eqc.domains.hanabi.training.policy import TrainedPolicy
+from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group, colour_group_names
 from eqc.evaluation import action_pair_counts, conditional_action_matrix, plot_action_matrix
 from eqc.io import atomic_write
 
@@ -76,11 +76,11 @@ def action_matrices(
     (default: the agent's training scheme)."""
     if not isinstance(policy, TrainedPolicy):
         raise TypeError(f"policy must be a TrainedPolicy (from load_policy), got {type(policy).__name__}")
-    if policy.config.game.num_players != 2:
-        raise ValueError(f"action matrices are two-player; the policy was trained for {policy.config.game.num_players} players")
+    if policy.spec.game.num_players != 2:
+        raise ValueError(f"action matrices are two-player; the policy was trained for {policy.spec.game.num_players} players")
     check_int(games, "games", low=1)
     check_int(seed, "seed", low=0, high=2**63 - 1)
-    trained = policy.config.rule.symmetrize_group
+    trained = policy.spec.symmetrize
     default = [trained] if trained is not None else colour_group_names(policy.rules.num_colours)[:2]
     groups = default if groups is None else check_list(groups, "groups", item="group names")
     for group in groups:
@@ -89,13 +89,12 @@ def action_matrices(
             raise ValueError(f"groups: the agent was trained symmetrized over {trained} and stays so; symmetrizing over {group} "
                              f"would replace its group: leave groups unset or pass [{trained!r}]")
     if hidden_scheme is None:
-        hidden_scheme = policy.config.rule.hidden_scheme
+        hidden_scheme = policy.spec.hidden_scheme
     check_choice(hidden_scheme, "hidden_scheme", HIDDEN_SCHEMES)
     network = policy.agent.network
-    variants = {"none": Agent(network)} if trained is None else {}
+    variants = {"none": make_agent(network, policy.rules)} if trained is None else {}
     for name in groups:
-        sym = colour_symmetry(colour_group(name, policy.rules.num_colours), policy.rules)
-        variants[name] = Agent(network, sym.observation_rep, sym.action_rep, hidden_scheme=hidden_scheme)
+        variants[name] = make_agent(network, policy.rules, colour_group(name, policy.rules.num_colours), hidden_scheme=hidden_scheme)
     rules = policy.rules
     decks = torch.tensor(common_decks(games, seed, rules=rules), dtype=torch.long)
     order = paper_order(rules)

@@ -1,11 +1,11 @@
 """Batched greedy cross-play of trained agents on ``HanabiBatch``, every ordered pair on common decks.
 
 Every pair ``(i, j)`` (self-play ``i == i`` included) plays the same ``games`` decks
-(:func:`eqc.domains.hanabi.evaluate.common_decks` of ``seed``): in game ``k`` agent ``i`` sits in
-seat ``k % 2`` (seat 0 moves first), as :func:`~eqc.domains.hanabi.evaluate.play_games` seats
+(:func:`eqc.domains.hanabi.play.hle.common_decks` of ``seed``): in game ``k`` agent ``i`` sits in
+seat ``k % 2`` (seat 0 moves first), as :func:`~eqc.domains.hanabi.play.hle.play_games` seats
 its ``policy_a``, so any game can be replayed in HLE (:mod:`eqc.domains.hanabi.xp.verify`).
 All pairs' games run as one batch (in chunks of ``num_envs``) through
-:func:`eqc.domains.hanabi.batched_play.play_seats`, the loop greedy self-play uses too.
+:func:`eqc.domains.hanabi.play.batched.play_seats`, the loop greedy self-play uses too.
 """
 
 from __future__ import annotations
@@ -16,11 +16,10 @@ from dataclasses import dataclass
 import torch
 
 from eqc._checks import check_int, check_list
-from eqc.domains.hanabi.batched_play import play_seats
-from eqc.domains.hanabi.evaluate import common_decks
+from eqc.domains.hanabi.agent.policy import TrainedPolicy
+from eqc.domains.hanabi.play.batched import play_seats
+from eqc.domains.hanabi.play.hle import common_decks
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.training.policy import TrainedPolicy
-from eqc.domains.hanabi.training.setup import game_rules
 from eqc.evaluation import CrossPlayResult, GameResults, cross_play
 
 __all__ = ["XPGames", "cross_play_games", "play_pairs"]
@@ -79,8 +78,8 @@ def _check_policies(policies: object) -> list[TrainedPolicy]:
     for k, policy in enumerate(items):
         if not isinstance(policy, TrainedPolicy):
             raise TypeError(f"policies[{k}] must be a TrainedPolicy (from load_policy), got {type(policy).__name__}")
-        if policy.config.game.num_players != 2:
-            raise ValueError(f"policies[{k}] was trained for {policy.config.game.num_players} players; cross-play here is two-player")
+        if policy.spec.game.num_players != 2:
+            raise ValueError(f"policies[{k}] was trained for {policy.spec.game.num_players} players; cross-play here is two-player")
         if policy.rules.game != items[0].rules.game:
             raise ValueError(f"policies[{k}] plays another game than policies[0] ({_shape(policy.rules)} vs {_shape(items[0].rules)}); "
                              "agents of different games cannot cross-play")
@@ -111,7 +110,7 @@ def cross_play_games(
     A = len(policies)
     pairs = tuple((i, j) for i in range(A) for j in range(A))
     scores, bombed, moves, decks = play_pairs(policies, pairs, games, seed=seed, record_moves=record_moves, num_envs=num_envs)
-    return XPGames(A, pairs, scores, bombed, moves, decks, seed, game_rules(policies[0].config).max_score)
+    return XPGames(A, pairs, scores, bombed, moves, decks, seed, policies[0].rules.max_score)
 
 
 def play_pairs(
@@ -136,7 +135,7 @@ def play_pairs(
     if num_envs is None:
         num_envs = 65536 if device.type == "cuda" else 2048
     check_int(num_envs, "num_envs", low=1)
-    rules = [game_rules(p.config) for p in policies]
+    rules = [p.rules for p in policies]
     decks = torch.tensor(common_decks(games, seed, rules=rules[0]), dtype=torch.long)
     # entry e = p * games + k: pair p, game k; agent i sits in seat k % 2
     entries = torch.arange(len(pairs) * games)

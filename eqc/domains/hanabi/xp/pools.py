@@ -11,11 +11,11 @@ from pathlib import Path
 import torch
 
 from eqc._checks import check_choice, check_list
+from eqc.domains.hanabi.agent.checkpoint import CHECKPOINT_NAME, CheckpointError
+from eqc.domains.hanabi.agent.policy import TrainedPolicy, load_policy
+from eqc.domains.hanabi.agent.policy_file import POLICY_JSON, is_policy_dir
+from eqc.domains.hanabi.agent.spec import HIDDEN_SCHEMES
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group_name
-from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, CheckpointError
-from eqc.domains.hanabi.training.config import HIDDEN_SCHEMES
-from eqc.domains.hanabi.training.policy import TrainedPolicy, load_policy
-from eqc.domains.hanabi.training.policy_file import POLICY_JSON, is_policy_dir
 
 __all__ = ["PoolAgent", "PoolError", "describe_policy", "load_pools", "pool_runs"]
 
@@ -110,19 +110,20 @@ def load_pools(
 
 
 def describe_policy(policy: TrainedPolicy, path: str | Path | None = None, symmetrize: str | None = None) -> dict[str, object]:
-    """A JSON-ready description of an agent: where it came from, how it was trained, how it is symmetrized."""
-    config, group = policy.config, policy.agent.group
+    """A JSON-ready description of an agent: where it came from, how it was trained (None for an agent eqc
+    did not train), how it is symmetrized."""
+    spec, group, trained_with = policy.spec, policy.agent.group, policy.trained_with
     return {
         "path": None if path is None else str(path),
-        "symmetrize": symmetrize if symmetrize is not None else config.rule.symmetrize_group,
-        "symmetrized_at": "test" if symmetrize is not None else ("training" if config.rule.symmetrize_group else None),
+        "symmetrize": symmetrize if symmetrize is not None else spec.symmetrize,
+        "symmetrized_at": "test" if symmetrize is not None else ("training" if spec.symmetrize else None),
         "group": None if group is None else {"name": colour_group_name(group), "order": group.order},
         "hidden_scheme": policy.agent.hidden_scheme if group is not None and policy.agent.recurrent else None,
         "moves": policy.trained_moves,
         "precision": policy.agent.precision,
-        "algorithm": config.run.algorithm,
-        "objective": config.rule.objective,
-        "knowledge": config.game.knowledge,
-        "sad": config.game.sad,
-        "network": {k: getattr(config.network, k) for k in ("hidden_size", "mlp_layers", "lstm_layers")},
+        "algorithm": trained_with.get("run", {}).get("algorithm"),
+        "objective": trained_with.get("rule", {}).get("objective"),
+        "knowledge": spec.game.knowledge,
+        "sad": spec.game.sad,
+        "network": {k: getattr(spec.network, k) for k in ("hidden_size", "mlp_layers", "lstm_layers")},
     }

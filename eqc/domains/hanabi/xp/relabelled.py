@@ -24,10 +24,10 @@ import torch
 from torch import nn
 
 from eqc._checks import check_int
+from eqc.domains.hanabi.agent.network import Agent, State, no_op_representation
+from eqc.domains.hanabi.agent.policy import TrainedPolicy
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
-from eqc.domains.hanabi.training.network import Agent, State, no_op_representation
-from eqc.domains.hanabi.training.policy import TrainedPolicy
 from eqc.domains.hanabi.xp.play import play_pairs
 from eqc.evaluation import mean_sem
 from eqc.groups import PermutationGroup
@@ -140,7 +140,8 @@ def relabelled_self_play(
         rows = [check_int(e, f"elements[{k}]", low=1, high=g.order - 1) for k, e in enumerate(elements)]
     else:
         raise TypeError(f"elements must be a count or a non-empty list of non-identity rows of {group}, got {elements!r}")
-    copies = [TrainedPolicy(RelabelledAgent(policy.agent, policy.rules, g, r), policy.config, policy.trained_moves, policy.device)
+    copies = [TrainedPolicy(RelabelledAgent(policy.agent, policy.rules, g, r), policy.spec, policy.trained_moves, policy.device,
+                            policy.trained_with)
               for r in rows]
     pairs = [(0, 0)] + [(0, k + 1) for k in range(len(rows))]
     record = min(games, 200)

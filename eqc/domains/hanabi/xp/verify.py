@@ -6,10 +6,9 @@ import copy
 from collections.abc import Sequence
 
 from eqc._checks import check_int, check_list
-from eqc.domains.hanabi.evaluate import play_games
-from eqc.domains.hanabi.training.hle_eval import hle_env_for
-from eqc.domains.hanabi.training.policy import TrainedPolicy
-from eqc.domains.hanabi.training.setup import game_rules
+from eqc.domains.hanabi.agent.policy import TrainedPolicy
+from eqc.domains.hanabi.play.hle import play_games
+from eqc.domains.hanabi.play.self_play import hle_env_for
 from eqc.domains.hanabi.xp.play import XPGames
 
 __all__ = ["HLEMismatchError", "verify_hle"]
@@ -31,7 +30,7 @@ def verify_hle(games: XPGames, policies: Sequence[TrainedPolicy], k: int, names:
         raise ValueError(f"policies must be the {games.num_agents} TrainedPolicy objects that played games")
     check_int(k, "k", low=0, high=games.games)
     names = [f"agent {i}" for i in range(games.num_agents)] if names is None else list(names)
-    variants = [game_rules(p.config) for p in policies]
+    variants = [p.rules for p in policies]
     for i, j in games.pairs:
         if variants[i] != variants[j]:
             raise ValueError(

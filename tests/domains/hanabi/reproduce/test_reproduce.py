@@ -46,7 +46,7 @@ def test_table1_then_table2_reuse_pools(tmp_path: Path) -> None:
 
 
 def test_reuse_takes_only_results_of_the_same_agents(tmp_path: Path) -> None:
-    from eqc.domains.hanabi.training.policy_file import export_policy
+    from eqc.domains.hanabi.agent.policy_file import export_policy
 
     reproduce("table1", "smoke", tmp_path / "smoke", use_ray=False, log=lambda _: None)
     agents = tmp_path / "agents"
@@ -80,8 +80,8 @@ def test_cpu_scale_reads_shipped_agents_and_says_what_is_missing(tmp_path: Path,
     """No training at cpu scale: the pools are the exported policy directories; a pool of one agent has no cells."""
     import dataclasses
 
+    from eqc.domains.hanabi.agent.policy_file import export_policy
     from eqc.domains.hanabi.reproduce import SCALES
-    from eqc.domains.hanabi.training.policy_file import export_policy
 
     monkeypatch.setitem(SCALES, "cpu", dataclasses.replace(SCALES["cpu"], games=32, relabel_elements=2, relabel_games=16))
     reproduce("table1", "smoke", tmp_path / "smoke", use_ray=False, log=lambda _: None)
@@ -210,10 +210,11 @@ def test_agents_that_make_no_cell_are_refused_before_out_is_written(tmp_path: Pa
 
 def test_induced_pools_are_the_configs_their_shipped_agents_were_trained_by() -> None:
     """``--retrain`` at scale induced trains exactly what was shipped (apart from the seed)."""
+    from eqc.domains.hanabi.agent.policy import load_policy
     from eqc.domains.hanabi.reproduce import SCALES
     from eqc.domains.hanabi.reproduce.run import shipped_agents
     from eqc.domains.hanabi.reproduce.specs import INDUCED_POOLS, pool_config
-    from eqc.domains.hanabi.training.policy import load_policy
+    from eqc.domains.hanabi.training.config import TrainConfig
     from eqc.domains.hanabi.xp import pool_runs
 
     scale = SCALES["induced"]
@@ -222,7 +223,7 @@ def test_induced_pools_are_the_configs_their_shipped_agents_were_trained_by() ->
         where = shipped_agents(scale) / pool
         if where.is_dir():
             policy = load_policy(pool_runs(where)[0])
-            assert policy.config.to_dict() == pool_config(pool, scale).to_dict(), pool
+            assert TrainConfig.from_dict(policy.trained_with).to_dict() == pool_config(pool, scale).to_dict(), pool
             checked += 1
     assert checked >= 3
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from eqc.domains.hanabi.agent.spec import ConfigError
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.training.bootstrap import NO_HINT, colour_to_slot, convention_bonus
-from eqc.domains.hanabi.training.config import ConfigError
 from eqc.domains.hanabi.training.run import make_learner
 
 RULES = HanabiRules(num_players=2)  # hand 5: discard 0-4, play 5-9, reveal colour 10-14, rank 15-19

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from eqc.domains.hanabi.training.config import ConfigError, TrainConfig, describe_config, load_config
-from eqc.domains.hanabi.training.config_files import with_overrides
+from eqc.domains.hanabi.agent.spec import ConfigError
+from eqc.domains.hanabi.training.config import TrainConfig, describe_config, load_config, with_overrides
 
 CONFIGS = sorted((Path(__file__).parents[4] / "configs" / "hanabi").glob("*.toml"))
 
@@ -180,15 +180,14 @@ def test_sections_built_directly_are_checked_too(section: str, values: dict, mes
 
 
 def test_game_preset_and_shape_keys_build_the_rules() -> None:
-    """``[game] preset`` names the game; a shape key that is not 0 changes it; ``setup.game_rules`` builds the rules."""
+    """``[game] preset`` names the game; a shape key that is not 0 changes it; ``GameConfig.rules`` builds the rules."""
     from eqc.domains.hanabi.rules import HanabiRules
-    from eqc.domains.hanabi.training.setup import game_rules
 
-    assert game_rules(TrainConfig()) == HanabiRules(knowledge="v0_belief")
+    assert TrainConfig().game.rules() == HanabiRules(knowledge="v0_belief")
     mini = load_config("vdn_cpu", ["game.preset=mini"])
-    assert game_rules(mini) == HanabiRules.preset("mini", knowledge="v0_belief")
+    assert mini.game.rules() == HanabiRules.preset("mini", knowledge="v0_belief")
     shaped = load_config("vdn_cpu", ["game.preset=small", "game.num_colours=3", "game.max_lives=2", "rule.objective=gop", "rule.group=D6"])
-    assert game_rules(shaped) == HanabiRules.preset("small", knowledge="v0_belief", num_colours=3, max_lives=2)
+    assert shaped.game.rules() == HanabiRules.preset("small", knowledge="v0_belief", num_colours=3, max_lives=2)
     assert load_config("vdn_cpu", ["game.preset=mini", "rule.symmetrize=C3"]).rule.symmetrize == "C3"
 
 

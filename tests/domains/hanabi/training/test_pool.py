@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import eqc.domains.hanabi.training.pool as pool
-from eqc.domains.hanabi.training.checkpoint import load_checkpoint
+from eqc.domains.hanabi.agent.checkpoint import load_checkpoint
 from eqc.domains.hanabi.training.pool import parse_seeds, seed_dir, train_pool
 
 SEEDS = [("0-3", [0, 1, 2, 3]), ("5", [5]), ("0,2,5-6", [0, 2, 5, 6]), (" 1 - 2 ", [1, 2]), ("3,3", [3])]

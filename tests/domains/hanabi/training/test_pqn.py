@@ -7,7 +7,7 @@ import torch
 
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.domains.hanabi.training.pqn import PQNLearner, lambda_returns
-from eqc.domains.hanabi.training.setup import game_rules
+from eqc.domains.hanabi.training.run import learner_sections
 
 CPU = torch.device("cpu")
 
@@ -28,8 +28,8 @@ def test_lambda_returns_by_hand() -> None:
 @pytest.mark.parametrize(("rule", "group"), [("op", "S5"), ("gop", "C5"), ("gop", "D10")])
 def test_acting_player_sees_and_plays_in_its_relabelled_game(tiny_config, rule: str, group: str) -> None:
     config = tiny_config(run={"num_envs": 16}, rule={"objective": rule, "group": group})
-    learner = PQNLearner(config, seed=3, device=CPU)
-    sym = colour_symmetry(colour_group(group), game_rules(config))
+    learner = PQNLearner(**learner_sections(config), seed=3, device=CPU)
+    sym = colour_symmetry(colour_group(group), config.game.rules())
     perms = learner.other_play.group.elements[learner.element_indices]
     assert all(p in sym.group for p in perms.view(-1, 5))  # elements of the rule's group
     identity = torch.arange(5)
@@ -53,7 +53,7 @@ def test_acting_player_sees_and_plays_in_its_relabelled_game(tiny_config, rule: 
 
 
 def test_relabellings_are_redrawn_only_for_games_that_ended(tiny_config) -> None:
-    learner = PQNLearner(tiny_config(run={"num_envs": 64}, rule={"objective": "op"}), seed=0, device=CPU)
+    learner = PQNLearner(**learner_sections(tiny_config(run={"num_envs": 64}, rule={"objective": "op"})), seed=0, device=CPU)
     for _ in range(40):
         before = learner.element_indices.clone()
         _, legal, acting = learner._acting_view()
@@ -71,7 +71,7 @@ def test_symmetrized_network_is_trained_and_deployed_symmetrized(tmp_path, tiny_
     train(config, tmp_path, seed=0, progress=False, log=lambda _: None)
     policy = load_policy(tmp_path)  # trained symmetrized: stays symmetrized without --symmetrize
     assert policy.agent.group is not None and policy.agent.group.order == 5
-    sym = colour_symmetry(colour_group("C5"), game_rules(config))
+    sym = colour_symmetry(colour_group("C5"), config.game.rules())
     obs = torch.rand(8, sym.observation_rep.dim, generator=torch.Generator().manual_seed(0))
 
     def q(x: torch.Tensor) -> torch.Tensor:
@@ -108,7 +108,7 @@ def test_ladder_explores_per_game(tiny_config) -> None:
 
 
 def test_ladder_needs_positive_ends(tiny_config) -> None:
-    from eqc.domains.hanabi.training.config import ConfigError
+    from eqc.domains.hanabi.agent.spec import ConfigError
 
     with pytest.raises(ConfigError, match=r"\[pqn\] eps_end must be > 0 with exploration 'ladder'"):
         tiny_config(pqn={"exploration": "ladder", "eps_end": 0.0})
@@ -121,7 +121,7 @@ def test_an_iteration_never_goes_through_the_host(tiny_config, host_traffic, rul
     """On a GPU every read of a value stalls the pipeline, and a tensor built without ``device=`` lands on the CPU:
     after the first iteration, none happens in eqc's code (the Other-Play relabelling used to map each move on
     the CPU, and the group's index checks read the indices back)."""
-    learner = PQNLearner(tiny_config(rule={"objective": rule, "group": group}), seed=0, device=CPU)
+    learner = PQNLearner(**learner_sections(tiny_config(rule={"objective": rule, "group": group})), seed=0, device=CPU)
     learner.iteration()
     with host_traffic() as traffic:
         for _ in range(2):
@@ -132,7 +132,7 @@ def test_an_iteration_never_goes_through_the_host(tiny_config, host_traffic, rul
 def test_the_host_traffic_check_sees_the_old_relabelling(tiny_config, host_traffic) -> None:
     """Negative control: relabelling by permutations (the learner's path before issue 25) maps them on the CPU
     and is caught; the checker ignores what the test itself does."""
-    learner = PQNLearner(tiny_config(rule={"objective": "op"}), seed=0, device=CPU)
+    learner = PQNLearner(**learner_sections(tiny_config(rule={"objective": "op"})), seed=0, device=CPU)
     perms = learner.other_play.group.elements[learner.element_indices]
     learner.other_play.relabelling(perms)  # tables built once, outside
     with host_traffic() as traffic:

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from eqc.domains.hanabi.training.pqn_rnn import RecurrentPQNLearner
-from eqc.domains.hanabi.training.run import make_learner
+from eqc.domains.hanabi.training.run import learner_sections, make_learner
 
 CPU = torch.device("cpu")
 
@@ -52,7 +52,7 @@ def test_learning_pass_replays_the_q_values_of_acting(tiny_config, rule: str) ->
 def test_recurrent_pqn_learns(tiny_config) -> None:
     config = _recurrent(tiny_config, run={"num_envs": 64}, optim={"lr": 3e-3}, network={"hidden_size": 64})
     learner = make_learner(config, 1, CPU)
-    from eqc.domains.hanabi.training.greedy_eval import evaluate_agent
+    from eqc.domains.hanabi.play.self_play import evaluate_agent
 
     """~50k moves: the untrained greedy agent bombs out (about 0); training must beat it by 0.3 points and 3 SEM."""
     before = evaluate_agent(learner.agent, learner.env.rules, 200, 5, CPU)
@@ -76,13 +76,13 @@ def test_rules_symmetrizers_and_sad_run(tiny_config, changes: dict) -> None:
 
 def test_feed_forward_config_is_refused_by_the_recurrent_learner(tiny_config) -> None:
     with pytest.raises(ValueError, match="lstm_layers >= 1"):
-        RecurrentPQNLearner(tiny_config(), 0, CPU)
+        RecurrentPQNLearner(**learner_sections(tiny_config()), seed=0, device=CPU)
 
 
 @pytest.mark.parametrize("rule", ["op", "gop"])
 def test_an_iteration_never_goes_through_the_host(tiny_config, host_traffic, rule: str) -> None:
     """Every player's relabelled view is gathered on the device: no read back, no tensor from host data."""
-    learner = RecurrentPQNLearner(_recurrent(tiny_config, rule={"objective": rule, "group": "C5"}), 0, CPU)
+    learner = RecurrentPQNLearner(**learner_sections(_recurrent(tiny_config, rule={"objective": rule, "group": "C5"})), seed=0, device=CPU)
     learner.iteration()
     with host_traffic() as traffic:
         learner.iteration()

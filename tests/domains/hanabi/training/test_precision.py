@@ -11,20 +11,20 @@ from pathlib import Path
 import pytest
 import torch
 
+from eqc.domains.hanabi.agent.checkpoint import load_checkpoint
+from eqc.domains.hanabi.agent.network import Agent, QNetwork
+from eqc.domains.hanabi.agent.policy import load_policy
+from eqc.domains.hanabi.agent.spec import ConfigError
+from eqc.domains.hanabi.play.self_play import precision_difference
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
-from eqc.domains.hanabi.training.checkpoint import load_checkpoint
-from eqc.domains.hanabi.training.config import ConfigError, TrainConfig
-from eqc.domains.hanabi.training.greedy_eval import precision_difference
-from eqc.domains.hanabi.training.network import Agent, QNetwork
-from eqc.domains.hanabi.training.policy import load_policy
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.run import RunDirectoryError, make_learner, train
-from eqc.domains.hanabi.training.setup import game_rules
 
 CPU = torch.device("cpu")
 
 
 def _network(config: TrainConfig, seed: int = 0) -> QNetwork:
-    rules = game_rules(config)
+    rules = config.game.rules()
     torch.manual_seed(seed)
     return QNetwork(rules.obs_dim, rules.num_moves + 1, config.network)
 
@@ -65,7 +65,7 @@ def test_in_precision_shares_the_network_and_refuses_unknown_names(tiny_config) 
 def test_symmetrized_bf16_agent_stays_equivariant(tiny_config) -> None:
     """The symmetrizer averages float32 outputs of bf16 copies: equivariant up to float32 summation order."""
     config = tiny_config()
-    sym = colour_symmetry(colour_group("D10"), game_rules(config))
+    sym = colour_symmetry(colour_group("D10"), config.game.rules())
     agent = Agent(_network(config), sym.observation_rep, sym.action_rep, precision="bf16")
     obs = torch.rand(32, sym.observation_rep.dim)
     q, _ = agent.step(obs, None)

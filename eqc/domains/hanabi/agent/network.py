@@ -23,11 +23,13 @@ import copy
 import torch
 from torch import nn
 
-from eqc.domains.hanabi.training.config import PRECISIONS, NetworkConfig
+from eqc.domains.hanabi.agent.spec import PRECISIONS, AgentSpec, NetworkConfig
+from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.symmetry import colour_symmetry
 from eqc.groups import PermutationGroup, PermutationRepresentation
 from eqc.symmetrize import RecurrentSymmetrizer, Symmetrizer
 
-__all__ = ["Agent", "QNetwork", "State", "autocast", "dueling_q", "no_op_representation"]
+__all__ = ["Agent", "QNetwork", "State", "autocast", "dueling_q", "make_agent", "no_op_representation", "spec_agent"]
 
 State = tuple[torch.Tensor, torch.Tensor] | None
 
@@ -249,3 +251,20 @@ class Agent(nn.Module):
                 outputs.append(out)
             raw = torch.stack(outputs)
         return self._q(raw, legal), raw[..., self.network.out_dim :], state
+
+
+def make_agent(network: QNetwork, rules: HanabiRules, group: PermutationGroup | None = None, *, hidden_scheme: str = "average",
+               precision: str = "fp32") -> Agent:
+    """``network`` as an :class:`Agent` playing ``rules``, symmetrized over the colour group ``group`` (None: plain).
+
+    The one way eqc builds an agent: learning (``training.learner``) and loading (``policy.load_policy``)
+    call it, so they run the same (symmetrized) computation."""
+    if group is None:
+        return Agent(network, precision=precision)
+    sym = colour_symmetry(group, rules)
+    return Agent(network, sym.observation_rep, sym.action_rep, hidden_scheme=hidden_scheme, precision=precision)
+
+
+def spec_agent(spec: AgentSpec, network: QNetwork) -> Agent:
+    """The agent ``spec`` describes around ``network``: symmetrized over ``spec.symmetrize``, in ``spec.precision``."""
+    return make_agent(network, spec.rules(), spec.group(), hidden_scheme=spec.hidden_scheme, precision=spec.precision)

@@ -13,8 +13,8 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from eqc import _cli_common as flags
-from eqc.cli_hanabi import add_set_flag, config_source, load_config_flags
+from eqc.cli import common as flags
+from eqc.cli.config_flags import add_set_flag, config_source, load_config_flags
 
 __all__ = ["add_reproduce_parsers"]
 
@@ -106,9 +106,9 @@ def _reproduce(args: argparse.Namespace) -> int:
         raise flags.FlagError("--set", f"changes the configs of trained pools: at --scale {args.scale} it needs --retrain "
                               "(shipped agents are fixed)")
     if args.overrides:
+        from eqc.domains.hanabi.agent.spec import ConfigError
         from eqc.domains.hanabi.reproduce.specs import pool_config
-        from eqc.domains.hanabi.training.config import ConfigError
-        from eqc.domains.hanabi.training.config_files import with_overrides
+        from eqc.domains.hanabi.training.config import with_overrides
 
         try:
             with_overrides(pool_config(spec.cells[0].pool, scale), args.overrides)
@@ -116,8 +116,8 @@ def _reproduce(args: argparse.Namespace) -> int:
             raise flags.FlagError("--set", str(exc)) from None
     if args.obl and args.table != "table2":
         raise flags.FlagError("--obl", f"OBL agents are a column of table2 only, not of {args.table}")
-    from eqc.domains.hanabi.training.checkpoint import CheckpointError
-    from eqc.domains.hanabi.training.policy import load_policy
+    from eqc.domains.hanabi.agent.checkpoint import CheckpointError
+    from eqc.domains.hanabi.agent.policy import load_policy
 
     for path in args.obl or []:  # before any training: a bad file is found now, not after hours
         try:

@@ -3,8 +3,9 @@
 A *policy directory* (e.g. ``results/cpu/agents/<pool>/seed_<n>/``) holds:
 
 - ``policy.safetensors``: the network's weights (safetensors: tensors only, nothing to execute);
-- ``policy.json``: ``format``/``format_version``, the full training ``config`` (so the game, its
-  observation variant, network shape and any training-time symmetrizer are known), the game's
+- ``policy.json``: ``format``/``format_version``, the full training ``config`` (its ``[game]``,
+  ``[network]``, ``[rule] symmetrize``/``hidden_scheme`` and ``[run] precision`` are the agent's
+  :class:`~.spec.AgentSpec`; the other keys record how it was trained), the game's
   ``rules`` (``HanabiRules.to_dict()``: players, deck shape, hand, tokens, variant; what the config's
   ``[game]`` gives, written out), ``seed``, ``moves``,
   ``updates``, ``wall_s``, the eqc/torch ``versions``, the ``source`` it was exported from, and two
@@ -16,7 +17,7 @@ A *policy directory* (e.g. ``results/cpu/agents/<pool>/seed_<n>/``) holds:
 
 Unlike a checkpoint (``checkpoint.py``: optimizer, generators, a multi-MB file for resuming), a
 policy directory is small (about 1 MB for the cpu-scale feed-forward agents) and is what is
-committed and shared. :func:`eqc.domains.hanabi.training.policy.load_policy` reads both.
+committed and shared. :func:`eqc.domains.hanabi.agent.policy.load_policy` reads both.
 
 What loading guarantees: the weights are the ones exported with this ``policy.json`` and neither
 file was edited since (both digests match), every tensor is finite, the input and output sizes
@@ -36,10 +37,9 @@ from typing import Any
 import torch
 
 from eqc._checks import check_float, check_int
-from eqc.domains.hanabi.training.checkpoint import CHECKPOINT_NAME, CheckpointError, load_checkpoint, versions
-from eqc.domains.hanabi.training.config import TrainConfig
-from eqc.domains.hanabi.training.network import QNetwork
-from eqc.domains.hanabi.training.setup import game_rules
+from eqc.domains.hanabi.agent.checkpoint import CHECKPOINT_NAME, CheckpointError, load_checkpoint, versions
+from eqc.domains.hanabi.agent.network import QNetwork
+from eqc.domains.hanabi.agent.spec import AgentSpec
 from eqc.io import atomic_write, write_json_atomic
 
 __all__ = [
@@ -63,9 +63,9 @@ class PolicyDirectoryError(ValueError):
     """A directory that cannot receive an exported policy (a file, the run itself, or not empty)."""
 
 
-def network_from_weights(weights: object, config: TrainConfig, where: str) -> QNetwork:
-    """The :class:`QNetwork` of ``config`` with ``weights`` loaded, once they are checked against it: finite
-    float tensors, an input as long as the config's observation and a head with one output per move, the
+def network_from_weights(weights: object, spec: AgentSpec, where: str) -> QNetwork:
+    """The :class:`QNetwork` of ``spec`` with ``weights`` loaded, once they are checked against it: finite
+    float tensors, an input as long as the spec's observation and a head with one output per move, the
     no-op and (dueling) the value. Raises ``CheckpointError`` naming ``where`` and the mismatch."""
     if not isinstance(weights, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in weights.items()):
         raise CheckpointError(f"{where}: the network's weights must be a dict of named tensors, got {type(weights).__name__}")
@@ -81,7 +81,7 @@ def network_from_weights(weights: object, config: TrainConfig, where: str) -> QN
             raise CheckpointError(f"{where}: the weights lack {name!r}; not an eqc Q-network")
         if weights[name].dim() != 2:
             raise CheckpointError(f"{where}: weight {name!r} must be a matrix, got shape {list(weights[name].shape)}")
-    rules, g, dueling = game_rules(config), config.game, config.network.dueling
+    rules, g, dueling = spec.rules(), spec.game, spec.network.dueling
     obs_dim, outputs = weights["mlp.0.weight"].shape[1], weights["head.weight"].shape[0]
     game = (f"num_players {g.num_players}, {rules.num_colours} colours x {rules.num_ranks} ranks, hand {rules.hand_size}, "
             f"knowledge {g.knowledge!r}, sad {g.sad!r}")
@@ -94,7 +94,7 @@ def network_from_weights(weights: object, config: TrainConfig, where: str) -> QN
                               f"({rules.num_moves} moves of the game ({game}), the no-op{', the dueling value' if dueling else ''}, "
                               f"[network] dueling = {str(dueling).lower()})")
     aux = weights["aux_head.weight"].shape[0] if "aux_head.weight" in weights and weights["aux_head.weight"].dim() == 2 else 0
-    network = QNetwork(obs_dim, rules.num_moves + 1, config.network, aux_outputs=aux)
+    network = QNetwork(obs_dim, rules.num_moves + 1, spec.network, aux_outputs=aux)
     try:
         network.load_state_dict({k: v.float() for k, v in weights.items()})
     except RuntimeError as exc:
@@ -120,11 +120,12 @@ def _counters(values: dict[str, Any], where: str) -> dict[str, Any]:
             "updates": _count(values.get("updates", 0), "updates", where), "wall_s": wall_s}
 
 
-def checkpoint_network(data: dict[str, Any], where: str) -> tuple[QNetwork, TrainConfig, dict[str, Any]]:
-    """The network, config and checked counters (``seed``, ``moves``, ``updates``, ``wall_s``) of a loaded
+def checkpoint_network(data: dict[str, Any], where: str) -> tuple[QNetwork, AgentSpec, dict[str, Any]]:
+    """The network, agent spec (of the checkpoint's ``config``) and checked counters (``seed``, ``moves``,
+    ``updates``, ``wall_s``) of a loaded
     checkpoint ``data`` (:func:`.checkpoint.load_checkpoint`); ``CheckpointError`` naming ``where`` if malformed."""
     try:
-        config = TrainConfig.from_dict(data["config"], f"{where} config")
+        spec = AgentSpec.from_config(data["config"], f"{where} config")
     except ValueError as exc:
         raise CheckpointError(f"{where}: its config is not valid for this eqc: {exc}") from None
     learner = data["learner"]
@@ -132,8 +133,8 @@ def checkpoint_network(data: dict[str, Any], where: str) -> tuple[QNetwork, Trai
     counters = learner.get("counters") if isinstance(learner, dict) else None
     if not (isinstance(modules, dict) and "network" in modules and isinstance(counters, dict) and "moves" in counters):
         raise CheckpointError(f"{where}: its learner state lacks the network's weights or the moves counter; not an eqc Hanabi checkpoint")
-    network = network_from_weights(modules["network"], config, where)
-    return network, config, _counters({**counters, "seed": data["seed"]}, where)
+    network = network_from_weights(modules["network"], spec, where)
+    return network, spec, _counters({**counters, "seed": data["seed"]}, where)
 
 
 def _record_sha256(record: dict[str, Any]) -> str:
@@ -166,18 +167,21 @@ def _check_seal(record: dict[str, Any], weights: bytes, json_path: Path, weights
                               f"{digest[:16]}..., {json_path.name} records {record['weights_sha256'][:16]}...")
 
 
-def save_policy(out: str | Path, network: QNetwork, config: TrainConfig, *, seed: int, moves: int, updates: int = 0,
+def save_policy(out: str | Path, network: QNetwork, config: dict[str, Any], *, seed: int, moves: int, updates: int = 0,
                 wall_s: float = 0.0, source: str | None = None) -> Path:
-    """Write ``policy.safetensors`` and a sealed ``policy.json`` into ``out`` (created); returns ``out``."""
+    """Write ``policy.safetensors`` and a sealed ``policy.json`` into ``out`` (created); returns ``out``.
+
+    ``config`` is the training config as a nested dict (``TrainConfig.to_dict()``, a checkpoint's ``config``)."""
     from safetensors.torch import save
 
+    spec = AgentSpec.from_config(config, "save_policy config")
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise PolicyDirectoryError(f"out {str(out)!r} is a file, not a directory")
     counters = _counters({"seed": seed, "moves": moves, "updates": updates, "wall_s": wall_s}, "save_policy")
     weights = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in network.state_dict().items()}
     blob = save(weights, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)})
-    record = {"format": FORMAT, "format_version": FORMAT_VERSION, "config": config.to_dict(), "rules": game_rules(config).to_dict(),
+    record = {"format": FORMAT, "format_version": FORMAT_VERSION, "config": config, "rules": spec.rules().to_dict(),
               **counters,
               "versions": versions(), "source": source}
     out.mkdir(parents=True, exist_ok=True)
@@ -207,9 +211,9 @@ def export_policy(run: str | Path, out: str | Path) -> Path:
     ``learning_curve.png`` when present beside the checkpoint. Everything is checked before ``out`` is created."""
     run, out = Path(run), Path(out)
     data = load_checkpoint(run)
-    network, config, counters = checkpoint_network(data, str(run))
+    network, _, counters = checkpoint_network(data, str(run))
     _check_export_target(run, out)
-    out = save_policy(out, network, config, **counters, source=str(run))
+    out = save_policy(out, network, data["config"], **counters, source=str(run))
     run_dir = run if run.is_dir() else run.parent
     for name in RECORD_FILES:
         if (run_dir / name).is_file():
@@ -222,9 +226,10 @@ def _refuse_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def read_policy(path: str | Path, device: torch.device | str = "cpu") -> tuple[QNetwork, TrainConfig, dict[str, Any]]:
+def read_policy(path: str | Path, device: torch.device | str = "cpu") -> tuple[QNetwork, AgentSpec, dict[str, Any]]:
     """Read a policy directory (or its ``policy.json``/``policy.safetensors``): the network on ``device``,
-    its training config and the record of ``policy.json``. Raises ``CheckpointError`` naming the problem."""
+    its agent spec (of the recorded training ``config``) and the record of ``policy.json``. Raises
+    ``CheckpointError`` naming the problem."""
     from safetensors import SafetensorError
     from safetensors.torch import load
 
@@ -253,15 +258,15 @@ def read_policy(path: str | Path, device: torch.device | str = "cpu") -> tuple[Q
         raise CheckpointError(f"{json_path} lacks {missing}")
     _counters(record, str(json_path))
     try:
-        config = TrainConfig.from_dict(record["config"], f"{json_path} config")
+        spec = AgentSpec.from_config(record["config"], f"{json_path} config")
     except ValueError as exc:
         raise CheckpointError(f"{json_path}: its config is not valid for this eqc: {exc}") from None
-    if "rules" in record and record["rules"] != game_rules(config).to_dict():
+    if "rules" in record and record["rules"] != spec.rules().to_dict():
         raise CheckpointError(f"{json_path}: its rules {record['rules']} are not the game of its config's [game] "
-                              f"({game_rules(config).to_dict()}); export the policy again from its run")
+                              f"({spec.rules().to_dict()}); export the policy again from its run")
     try:
         weights = load(blob)
     except SafetensorError as exc:
         raise CheckpointError(f"{weights_path} is not a readable safetensors file (truncated or foreign): {exc}") from None
-    network = network_from_weights(weights, config, str(weights_path)).to(device)
-    return network, config, record
+    network = network_from_weights(weights, spec, str(weights_path)).to(device)
+    return network, spec, record

@@ -1,9 +1,10 @@
 """``load_policy``: a trained agent from a policy directory or checkpoint, optionally symmetrized, ready to play.
 
 The returned :class:`TrainedPolicy` is a ``(obs, legal) -> move uid`` callable with ``reset()``,
-as :func:`eqc.domains.hanabi.evaluate.play_games` expects, and knows its observation variant
-(``rules``), so the same agent plays on ``HanabiBatch`` (``evaluate_agent(policy.agent,
-...)``) and in HLE itself through ``HanabiEnv``.
+as :func:`eqc.domains.hanabi.play.hle.play_games` expects, and knows its :class:`~.spec.AgentSpec`
+(``spec``: its game and observation variant ``rules``, network, symmetrizer and precision), so the
+same agent plays on ``HanabiBatch`` (``evaluate_agent(policy.agent, ...)``) and in HLE itself
+through ``HanabiEnv``.
 """
 
 from __future__ import annotations
@@ -13,14 +14,13 @@ from pathlib import Path
 import torch
 
 from eqc._checks import check_choice, check_device
+from eqc.domains.hanabi.agent.checkpoint import CheckpointError, load_checkpoint
+from eqc.domains.hanabi.agent.network import Agent, QNetwork, make_agent
+from eqc.domains.hanabi.agent.obl import load_obl_network, obl_spec
+from eqc.domains.hanabi.agent.policy_file import POLICY_JSON, POLICY_WEIGHTS, checkpoint_network, is_policy_dir, read_policy
+from eqc.domains.hanabi.agent.spec import HIDDEN_SCHEMES, PRECISIONS, AgentSpec
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group, colour_symmetry
-from eqc.domains.hanabi.training.checkpoint import CheckpointError, load_checkpoint
-from eqc.domains.hanabi.training.config import HIDDEN_SCHEMES, PRECISIONS, TrainConfig
-from eqc.domains.hanabi.training.network import Agent, QNetwork
-from eqc.domains.hanabi.training.obl import load_obl_network, obl_train_config
-from eqc.domains.hanabi.training.policy_file import POLICY_JSON, POLICY_WEIGHTS, checkpoint_network, is_policy_dir, read_policy
-from eqc.domains.hanabi.training.setup import game_rules
+from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group
 from eqc.groups import PermutationGroup
 
 __all__ = ["TrainedPolicy", "load_policy"]
@@ -31,12 +31,17 @@ class TrainedPolicy:
 
     Attributes:
         agent: the (symmetrized) :class:`Agent`, for batched use.
-        config: the training config (``config.game`` is the observation variant).
+        spec: what the agent is (``spec.game`` is the observation variant; ``spec.symmetrize`` the group
+            it was trained symmetrized over).
         trained_moves: moves (summed over games) the agent was trained for.
+        trained_with: the training config it was trained with, as recorded (a nested dict; empty for an
+            agent eqc did not train, such as OBL's).
     """
 
-    def __init__(self, agent: Agent, config: TrainConfig, trained_moves: int, device: torch.device) -> None:
-        self.agent, self.config, self.trained_moves, self.device = agent, config, trained_moves, device
+    def __init__(self, agent: Agent, spec: AgentSpec, trained_moves: int, device: torch.device,
+                 trained_with: dict | None = None) -> None:
+        self.agent, self.spec, self.trained_moves, self.device = agent, spec, trained_moves, device
+        self.trained_with = trained_with or {}
         self.obs_dim = agent.network.obs_dim
         self.num_moves = agent.network.num_actions - 1
         self._state = None
@@ -44,7 +49,7 @@ class TrainedPolicy:
     @property
     def rules(self) -> HanabiRules:
         """The game and observation variant the agent was trained on (``play_games`` plays in it)."""
-        return game_rules(self.config)
+        return self.spec.rules()
 
     def reset(self) -> None:
         """Start a new game (clears the recurrent state)."""
@@ -61,7 +66,7 @@ class TrainedPolicy:
 
     def _check_obs(self, obs: torch.Tensor) -> torch.Tensor:
         if not isinstance(obs, torch.Tensor) or tuple(obs.shape) != (self.obs_dim,):
-            game = self.config.game
+            game = self.spec.game
             variant = game.knowledge + (f" with SAD {game.sad}" if game.uses_sad else "")
             got = getattr(obs, "shape", type(obs).__name__)
             shape = f"({self.obs_dim},)"
@@ -108,39 +113,36 @@ def load_policy(
         check_choice(hidden_scheme, "hidden_scheme", HIDDEN_SCHEMES)
     if precision is not None:
         check_choice(precision, "precision", PRECISIONS)
-    network, config, trained_moves = _load_network(path, device)
+    network, spec, trained_moves, trained_with = _load_network(path, device)
     network.eval()
-    trained = config.rule.symmetrize_group
+    trained = spec.symmetrize
     if trained is not None:
         if symmetrize is not None and not (isinstance(symmetrize, str) and symmetrize == trained):
             name = symmetrize if isinstance(symmetrize, str) else getattr(symmetrize, "name", "a group")
             raise ValueError(f"symmetrize={name!r}: {path} was trained symmetrized over {trained} and stays so; "
                              f"leave symmetrize unset or pass {trained!r}")
         symmetrize = trained
-        hidden_scheme = hidden_scheme or config.rule.hidden_scheme
+        hidden_scheme = hidden_scheme or spec.hidden_scheme
     hidden_scheme = hidden_scheme or "average"
-    precision = precision or config.run.precision
-    if symmetrize is None:
-        agent = Agent(network, precision=precision)
+    precision = precision or spec.precision
+    if symmetrize is None or isinstance(symmetrize, PermutationGroup):
+        group = symmetrize
+    elif isinstance(symmetrize, str):
+        check_choice(symmetrize, "symmetrize", COLOUR_GROUP_NAMES)
+        group = colour_group(symmetrize, spec.rules().num_colours)
     else:
-        if isinstance(symmetrize, str):
-            check_choice(symmetrize, "symmetrize", COLOUR_GROUP_NAMES)
-            group = colour_group(symmetrize, game_rules(config).num_colours)
-        elif isinstance(symmetrize, PermutationGroup):
-            group = symmetrize
-        else:
-            raise TypeError(f"symmetrize must be None, a group name {COLOUR_GROUP_NAMES} or a PermutationGroup, "
-                            f"got {type(symmetrize).__name__}")
-        sym = colour_symmetry(group, game_rules(config))
-        agent = Agent(network, sym.observation_rep, sym.action_rep, hidden_scheme=hidden_scheme, precision=precision)
-    return TrainedPolicy(agent, config, trained_moves, device)
+        raise TypeError(f"symmetrize must be None, a group name {COLOUR_GROUP_NAMES} or a PermutationGroup, "
+                        f"got {type(symmetrize).__name__}")
+    agent = make_agent(network, spec.rules(), group, hidden_scheme=hidden_scheme, precision=precision)
+    return TrainedPolicy(agent, spec, trained_moves, device, trained_with)
 
 
-def _load_network(path: str | Path, device: torch.device) -> tuple[QNetwork, TrainConfig, int]:
-    """By content: a policy directory, an eqc checkpoint (network, config, moves trained), else an OBL ``.pthw`` file (0 steps)."""
+def _load_network(path: str | Path, device: torch.device) -> tuple[QNetwork, AgentSpec, int, dict]:
+    """By content: a policy directory, an eqc checkpoint (network, spec, moves trained, training config), else an OBL
+    ``.pthw`` file (0 moves, no training config)."""
     if is_policy_dir(path) or Path(path).name in (POLICY_JSON, POLICY_WEIGHTS):
-        network, config, record = read_policy(path, device)
-        return network, config, int(record["moves"])
+        network, spec, record = read_policy(path, device)
+        return network, spec, int(record["moves"]), record["config"]
     try:
         data = load_checkpoint(path, map_location=device)
     except CheckpointError as not_eqc:
@@ -150,6 +152,6 @@ def _load_network(path: str | Path, device: torch.device) -> tuple[QNetwork, Tra
             network = load_obl_network(path, device, dtype=torch.float32)
         except CheckpointError as not_obl:
             raise CheckpointError(f"{not_eqc}; nor is it an OBL model file: {not_obl}") from None
-        return network, obl_train_config(network), 0
-    network, config, counters = checkpoint_network(data, str(path))
-    return network.to(device), config, counters["moves"]
+        return network, obl_spec(network), 0, {}
+    network, spec, counters = checkpoint_network(data, str(path))
+    return network.to(device), spec, counters["moves"], data["config"]

@@ -14,7 +14,7 @@
   itself in colour-relabelled worlds (the measure of colour symmetry breaking, see
   ``eqc.domains.hanabi.xp.relabelled``): plain self-play, relabelled-partner loss, colour-hint share.
 - ``eqc hanabi export --checkpoint PATH --out DIR``: a run's network as a shipped policy directory
-  (``policy.safetensors``, ``policy.json``, the training record; see ``eqc.domains.hanabi.training.policy_file``).
+  (``policy.safetensors``, ``policy.json``, the training record; see ``eqc.domains.hanabi.agent.policy_file``).
 - ``eqc hanabi config``: every config key with its default and meaning.
 - ``eqc hanabi pool`` and ``eqc hanabi reproduce``: train pools, reproduce the paper's tables (their own ``--help``).
 """
@@ -26,50 +26,19 @@ import json
 import sys
 from pathlib import Path
 
-from eqc import _cli_common as flags
+from eqc.cli import common as flags
+from eqc.cli.config_flags import add_set_flag, config_source, load_config_flags
+from eqc.cli.reproduce import add_reproduce_parsers
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES
-from eqc.domains.hanabi.training.config import TrainConfig
+from eqc.domains.hanabi.training.config import RunConfig
 
-__all__ = ["add_hanabi_parser", "add_set_flag", "config_source", "load_config_flags"]
+__all__ = ["add_hanabi_parser"]
 
-
-
-def config_source(text: str) -> str:
-    """``type=`` for ``--config``: a TOML file, or the name of a shipped config."""
-    from eqc.domains.hanabi.training.config_files import shipped_configs
-
-    path = Path(text)
-    if path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text!r} is a directory; give a TOML file or a shipped config: {shipped_configs()}")
-    if not path.is_file() and ("/" in text or text.removesuffix(".toml") not in shipped_configs()):
-        raise argparse.ArgumentTypeError(f"config {text!r} is neither a file nor a shipped config: {shipped_configs()}")
-    return text
-
-
-def add_set_flag(parser: argparse.ArgumentParser) -> None:
-    """``--set section.key=value`` (repeatable): override a config key, validated like the file."""
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="override a config key (repeatable), e.g. --set run.num_envs=64; keys: eqc hanabi config")
-
-
-def load_config_flags(args: argparse.Namespace) -> TrainConfig:
-    """The config of ``--config`` with the ``--set`` overrides; a malformed override is blamed on ``--set``."""
-    from eqc.domains.hanabi.training.config import ConfigError, load_config
-    from eqc.domains.hanabi.training.config_files import check_overrides
-
-    try:
-        check_overrides(args.overrides)
-    except ConfigError as exc:
-        raise flags.FlagError("--set", str(exc)) from None
-    try:
-        return load_config(args.config, args.overrides)
-    except ConfigError as exc:
-        raise flags.FlagError("--set" if args.overrides and "--set" in str(exc) else "--config", str(exc)) from None
 
 
 def _train(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.training.checkpoint import CheckpointError
-    from eqc.domains.hanabi.training.config import ConfigError
+    from eqc.domains.hanabi.agent.checkpoint import CheckpointError
+    from eqc.domains.hanabi.agent.spec import ConfigError
     from eqc.domains.hanabi.training.run import RunDirectoryError, TrainingDiverged, train
 
     config = load_config_flags(args)
@@ -96,8 +65,8 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.training.checkpoint import CheckpointError
-    from eqc.domains.hanabi.training.policy import load_policy
+    from eqc.domains.hanabi.agent.checkpoint import CheckpointError
+    from eqc.domains.hanabi.agent.policy import load_policy
 
     try:
         policy = load_policy(args.checkpoint, device=args.device, symmetrize=args.symmetrize, hidden_scheme=args.hidden_scheme,
@@ -107,14 +76,15 @@ def _eval(args: argparse.Namespace) -> int:
     except ValueError as exc:  # another group than the one the agent was trained symmetrized over
         raise flags.FlagError("--symmetrize", str(exc)) from None
     if args.deck_seed is None:
-        args.deck_seed = policy.config.run.eval_seed  # the decks metrics.csv was evaluated on
+        # the decks metrics.csv was evaluated on
+        args.deck_seed = policy.trained_with.get("run", {}).get("eval_seed", RunConfig().eval_seed)
     if args.hle:
-        from eqc.domains.hanabi.training.hle_eval import evaluate_in_hle
+        from eqc.domains.hanabi.play.self_play import evaluate_in_hle
 
         result = evaluate_in_hle(policy, args.games, args.deck_seed)
         where = "HLE"
     else:
-        from eqc.domains.hanabi.training.greedy_eval import evaluate_agent
+        from eqc.domains.hanabi.play.self_play import evaluate_agent
 
         result = evaluate_agent(policy.agent, policy.rules, args.games, args.deck_seed, policy.device)
         where = "HanabiBatch"
@@ -123,9 +93,9 @@ def _eval(args: argparse.Namespace) -> int:
     print(f"{name}, greedy self-play on {where}: {result}")
     record = {"checkpoint": str(args.checkpoint), "where": where, "symmetrize": args.symmetrize, "precision": policy.agent.precision,
               **result.as_dict()}
-    trained = policy.config.run.precision
+    trained = policy.spec.precision
     if policy.agent.precision != trained:  # say how many moves the other precision changes
-        from eqc.domains.hanabi.training.greedy_eval import precision_difference
+        from eqc.domains.hanabi.play.self_play import precision_difference
 
         difference = precision_difference(policy.agent, trained, policy.rules, args.games, args.deck_seed, policy.device)
         print(f"trained in {trained}: {difference}")
@@ -154,7 +124,7 @@ def _xp(args: argparse.Namespace) -> int:
         raise flags.FlagError("--verify-hle", f"must be at most --games ({args.games}), got {args.verify_hle}")
     policies, names = [a.policy for a in agents], [a.name for a in agents]
     if args.verify_hle:
-        variants = {(p.config.game.knowledge, p.config.game.sad) for p in policies}
+        variants = {(p.spec.game.knowledge, p.spec.game.sad) for p in policies}
         if len(variants) > 1:
             raise flags.FlagError("--verify-hle", f"HLE replays need agents of one observation variant, the pools mix {sorted(variants)}")
     flags.prepare_output_dir(args.out)
@@ -178,8 +148,8 @@ def _xp(args: argparse.Namespace) -> int:
 
 
 def _actions(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.training.checkpoint import CheckpointError
-    from eqc.domains.hanabi.training.policy import load_policy
+    from eqc.domains.hanabi.agent.checkpoint import CheckpointError
+    from eqc.domains.hanabi.agent.policy import load_policy
     from eqc.domains.hanabi.xp import action_matrices, plot_action_matrices
     from eqc.io import write_json_atomic
 
@@ -224,8 +194,8 @@ def _relabelled(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.training.checkpoint import CheckpointError
-    from eqc.domains.hanabi.training.policy_file import PolicyDirectoryError, export_policy
+    from eqc.domains.hanabi.agent.checkpoint import CheckpointError
+    from eqc.domains.hanabi.agent.policy_file import PolicyDirectoryError, export_policy
 
     try:  # everything is checked before --out is created
         out = export_policy(args.checkpoint, args.out)
@@ -257,8 +227,6 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     _add_relabelled_parser(sub)
     _add_export_parser(sub)
     _add_config_parser(sub)
-
-    from eqc.cli_reproduce import add_reproduce_parsers
     add_reproduce_parsers(sub)
 
 

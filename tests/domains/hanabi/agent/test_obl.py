@@ -16,13 +16,13 @@ import torch
 
 from eqc.cli import main
 from eqc.domains.hanabi import load_policy
+from eqc.domains.hanabi.agent.checkpoint import CheckpointError
+from eqc.domains.hanabi.agent.network import Agent, QNetwork, dueling_q, no_op_representation
+from eqc.domains.hanabi.agent.obl import PublicQNetwork, load_obl_network
+from eqc.domains.hanabi.agent.spec import NetworkConfig
+from eqc.domains.hanabi.play.self_play import greedy_games
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import colour_symmetry
-from eqc.domains.hanabi.training.checkpoint import CheckpointError
-from eqc.domains.hanabi.training.config import NetworkConfig
-from eqc.domains.hanabi.training.greedy_eval import greedy_games
-from eqc.domains.hanabi.training.network import Agent, QNetwork, dueling_q, no_op_representation
-from eqc.domains.hanabi.training.obl import PublicQNetwork, load_obl_network
 from eqc.groups import dihedral, symmetric
 from eqc.verification import equivariance_error
 
@@ -208,9 +208,9 @@ def test_pthw_file_plays_through_load_policy_and_the_cli(tmp_path: Path, capsys:
     torch.save(sd, path)
     policy = load_policy(path)
     assert policy.trained_moves == 0 and policy.agent.group is None
-    game = policy.config.game
+    game = policy.spec.game
     assert (game.num_players, game.knowledge, game.uses_sad) == (2, "v0_belief", False)
-    assert policy.config.network.hidden_size == 512 and policy.config.network.lstm_layers == 2
+    assert policy.spec.network.hidden_size == 512 and policy.spec.network.lstm_layers == 2
     played = greedy_games(policy.agent, policy.rules, CPU, games=4, seed=0)
     assert played.scores.min() >= 0 and played.scores.max() <= 25 and (played.moves >= 0).sum() > 4
     feature, legal = _inputs(steps=4, batch=2, seed=8, dtype=torch.float32)

@@ -9,7 +9,7 @@ from torch import nn
 
 pytest.importorskip("hanabi_learning_environment")
 
-from eqc.domains.hanabi.agents import RuleAgent
+from eqc.domains.hanabi.agent.rule_agent import RuleAgent
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import colour_symmetry
 from eqc.groups import PermutationRepresentation, cyclic, dihedral, symmetric

@@ -35,11 +35,11 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from eqc.domains.hanabi.training.checkpoint import CheckpointError
-from eqc.domains.hanabi.training.config import GameConfig, NetworkConfig, RunConfig, TrainConfig
-from eqc.domains.hanabi.training.network import QNetwork, State
+from eqc.domains.hanabi.agent.checkpoint import CheckpointError
+from eqc.domains.hanabi.agent.network import QNetwork, State
+from eqc.domains.hanabi.agent.spec import AgentSpec, GameConfig, NetworkConfig
 
-__all__ = ["OBL_EXPECTED", "PublicQNetwork", "load_obl_network", "obl_train_config"]
+__all__ = ["OBL_EXPECTED", "PublicQNetwork", "load_obl_network", "obl_spec"]
 
 OBS_DIM, HAND_BITS, NUM_ACTIONS, AUX_OUTPUTS = 658, 125, 21, 15
 OBL_EXPECTED = (
@@ -172,7 +172,6 @@ def load_obl_network(
     return network.eval()
 
 
-def obl_train_config(network: QNetwork) -> TrainConfig:
-    """The config describing an OBL agent: 2 players, v0_belief, no SAD, R2D2 with ``network``'s sizes."""
-    game = GameConfig(num_players=2, knowledge="v0_belief", sad="off")
-    return TrainConfig(run=RunConfig(algorithm="r2d2"), game=game, network=network.config)
+def obl_spec(network: QNetwork) -> AgentSpec:
+    """The spec of an OBL agent: 2 players, v0_belief, no SAD, ``network``'s sizes, a plain network in fp32."""
+    return AgentSpec(GameConfig(num_players=2, knowledge="v0_belief", sad="off"), network.config)

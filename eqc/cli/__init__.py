@@ -7,8 +7,8 @@ import sys
 from collections.abc import Sequence
 
 from eqc import __version__
-from eqc._cli_common import FlagError, add_threads_flag, apply_threads
-from eqc.cli_lever import add_lever_parser
+from eqc.cli.common import FlagError, add_threads_flag, apply_threads
+from eqc.cli.lever import add_lever_parser
 
 __all__ = ["build_parser", "main"]
 
@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(run=_check)
     add_lever_parser(sub)
     try:
-        from eqc.cli_hanabi import add_hanabi_parser
+        from eqc.cli.hanabi import add_hanabi_parser
     except ImportError:  # the Hanabi subcommand is optional (module or its extra missing)
         pass
     else:
@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` (default ``sys.argv[1:]``), apply ``--threads``, run the subcommand; returns its exit code.
 
     Bad flags exit with code 2 and a usage line, from argparse while parsing or from a
-    :class:`~eqc._cli_common.FlagError` the subcommand raises before its work.
+    :class:`~eqc.cli.common.FlagError` the subcommand raises before its work.
     """
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -101,6 +101,3 @@ def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -
                 return _command_parser(action.choices[name], args)
     return parser
 
-
-if __name__ == "__main__":
-    sys.exit(main())

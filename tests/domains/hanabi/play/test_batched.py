@@ -7,12 +7,11 @@ from collections import Counter
 import pytest
 import torch
 
-from eqc.domains.hanabi.batched_play import SYNC_EVERY, play_seats
-from eqc.domains.hanabi.evaluate import common_decks
+from eqc.domains.hanabi.agent.network import Agent, QNetwork
+from eqc.domains.hanabi.play.batched import SYNC_EVERY, play_seats
+from eqc.domains.hanabi.play.hle import common_decks
 from eqc.domains.hanabi.symmetry import colour_group
 from eqc.domains.hanabi.training.config import TrainConfig
-from eqc.domains.hanabi.training.network import Agent, QNetwork
-from eqc.domains.hanabi.training.setup import game_rules
 from eqc.domains.hanabi.xp import RelabelledAgent
 
 CPU = torch.device("cpu")
@@ -31,7 +30,7 @@ def test_moves_read_nothing_back_but_the_end_check(host_traffic, agents: str) ->
     """Per move only ``terminal.all()`` every ``SYNC_EVERY`` moves is read back; the seats on turn are known up front
     (a boolean-mask index per move was a read), and a relabelled agent acts with one int element (its index
     checks read the indices back twice per representation, six times per move)."""
-    rules = game_rules(TrainConfig())
+    rules = TrainConfig().game.rules()
     pool = {
         "feed-forward": [_agent(0, 0)],
         "recurrent": [_agent(1, 0)],
@@ -44,6 +43,6 @@ def test_moves_read_nothing_back_but_the_end_check(host_traffic, agents: str) ->
     with host_traffic() as traffic:
         _, _, moves = play_seats(pool, [rules] * len(pool), seats, decks, CPU, keep=GAMES)
     counts = Counter(traffic.events)
-    end_checks = counts.pop("batched_play.py:play_seats read __bool__")
+    end_checks = counts.pop("batched.py:play_seats read __bool__")
     assert end_checks <= moves.shape[0] // SYNC_EVERY + 1
     assert max(counts.values(), default=0) <= 2 * len(pool), counts  # once per call (seats, rows), not per move

@@ -1,9 +1,9 @@
 """The one batched game loop: greedy agents in seats, on given decks, on ``HanabiBatch``.
 
-Self-play evaluation (``training.greedy_eval``) is its one-agent case and cross-play
+Self-play evaluation (``play.self_play``) is its one-agent case and cross-play
 (``xp.play``) its many-agent case. An *agent* is anything with ``step(obs [R, D], legal [R, A] |
 None, state) -> (q [R, A], state)``, ``recurrent`` and ``initial_state(rows, device)``, where
-``A`` is HLE's moves plus the no-op (``training.network.Agent``). A recurrent agent steps every
+``A`` is HLE's moves plus the no-op (``agent.network.Agent``). A recurrent agent steps every
 seat it holds on every move, with only the no-op legal off turn (as it was trained); a
 feed-forward agent evaluates only the seats on turn.
 """

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from eqc.domains.hanabi.agent.network import Agent, QNetwork, dueling_q, no_op_representation
+from eqc.domains.hanabi.agent.spec import NetworkConfig
 from eqc.domains.hanabi.symmetry import colour_symmetry
-from eqc.domains.hanabi.training.config import NetworkConfig
-from eqc.domains.hanabi.training.network import Agent, QNetwork, dueling_q, no_op_representation
 from eqc.groups import cyclic, dihedral
 from eqc.verification import equivariance_error
 

@@ -1,19 +1,26 @@
-"""Greedy self-play evaluation of an ``Agent`` on ``HanabiBatch``, on fixed seeded decks."""
+"""Greedy self-play evaluation on fixed seeded decks: of an ``Agent`` on ``HanabiBatch``, and of a
+loaded policy in HLE itself (``HanabiEnv``)."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
 import torch
 
-from eqc.domains.hanabi.batched_play import play_seats
-from eqc.domains.hanabi.evaluate import common_decks
+from eqc.domains.hanabi.agent.network import Agent
+from eqc.domains.hanabi.agent.policy import TrainedPolicy
+from eqc.domains.hanabi.hle import HanabiEnv
+from eqc.domains.hanabi.play.batched import play_seats
+from eqc.domains.hanabi.play.hle import common_decks, play_games
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.training.network import Agent
 from eqc.evaluation import mean_sem
 
-__all__ = ["EvalResult", "GreedyGames", "PrecisionDifference", "evaluate_agent", "greedy_games", "precision_difference", "summarize"]
+__all__ = [
+    "EvalResult", "GreedyGames", "PrecisionDifference", "evaluate_agent", "evaluate_in_hle", "greedy_games", "hle_env_for",
+    "precision_difference", "summarize",
+]
 
 
 @dataclass(frozen=True)
@@ -34,7 +41,6 @@ class EvalResult:
         return asdict(self)
 
 
-
 class GreedyGames(NamedTuple):
     """Per-game results of greedy self-play: ``scores`` long ``[n]``, ``bombed_out`` bool ``[n]`` and
     ``moves`` long ``[T, n]``, the move uid made at each move of each game (-1 once it is over)."""
@@ -48,7 +54,7 @@ def greedy_games(
     agent: Agent, rules: HanabiRules, device: torch.device, *, games: int | None = None, seed: int = 0, decks: torch.Tensor | None = None
 ) -> GreedyGames:
     """Greedy self-play on ``decks`` (long ``[n, rules.deck_size]``) or on the ``games`` decks ``common_decks(games, seed, rules=rules)``:
-    the decks HLE evaluation and cross-play deal for that seed (:func:`~eqc.domains.hanabi.batched_play.play_seats`
+    the decks HLE evaluation and cross-play deal for that seed (:func:`~eqc.domains.hanabi.play.batched.play_seats`
     with the agent in every seat)."""
     if decks is None:
         decks = torch.tensor(common_decks(games, seed, rules=rules))
@@ -69,7 +75,6 @@ def summarize(scores: torch.Tensor, bombed: torch.Tensor, max_score: int) -> Eva
     """``EvalResult`` of per-game scores and bomb-out flags (mean and SEM by :func:`eqc.evaluation.mean_sem`)."""
     stat = mean_sem(scores.double(), "scores")
     return EvalResult(stat.n, stat.mean, stat.sem, float(bombed.double().mean()), float((scores == max_score).double().mean()))
-
 
 
 @dataclass(frozen=True)
@@ -126,3 +131,19 @@ def precision_difference(agent: Agent, other: str, rules: HanabiRules, games: in
     seats = torch.zeros(games, rules.num_players, dtype=torch.long, device=device)
     play_seats([comparing], [rules], seats, decks.to(device), device)
     return PrecisionDifference(agent.precision, other, games, int(comparing.decisions), int(comparing.differing))
+
+
+def hle_env_for(policy: TrainedPolicy) -> HanabiEnv:
+    """A two-player ``HanabiEnv`` giving the observation variant ``policy`` was trained on."""
+    game = policy.spec.game
+    if game.num_players != 2:
+        raise ValueError(f"HLE evaluation plays two-player games; the policy was trained for {game.num_players} players")
+    return HanabiEnv(policy.rules)
+
+
+def evaluate_in_hle(policy: TrainedPolicy, games: int, seed: int) -> EvalResult:
+    """``games`` games of ``policy`` with a copy of itself in HLE, decks from ``seed``."""
+    decks = common_decks(games, seed, rules=policy.rules)
+    partner = copy.copy(policy)  # its own recurrent state
+    results = play_games(policy, partner, decks, env=hle_env_for(policy))
+    return summarize(results.scores.long(), results.bombed_out, policy.rules.max_score)

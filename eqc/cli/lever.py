@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from eqc._cli_common import (
+from eqc.cli.common import (
     add_threads_flag,
     device,
     float_in,
@@ -92,7 +92,7 @@ def add_lever_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run_lever(args: argparse.Namespace) -> int:
     """Run ``eqc lever`` from parsed arguments: prepare ``--out``, train, print the table and where the files went.
 
-    Raises :class:`eqc._cli_common.FlagError` (``eqc`` exits 2 with usage) when ``--out`` cannot be written.
+    Raises :class:`eqc.cli.common.FlagError` (``eqc`` exits 2 with usage) when ``--out`` cannot be written.
     """
     out = prepare_output_dir(Path(args.out), "--out")
     config = LeverConfig(steps=args.steps, lr=args.lr, restarts=args.restarts, device=args.device)

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from eqc.domains.hanabi import load_policy
-from eqc.domains.hanabi.evaluate import common_decks, play_games
-from eqc.domains.hanabi.training.greedy_eval import greedy_games
+from eqc.domains.hanabi.play.hle import common_decks, play_games
+from eqc.domains.hanabi.play.self_play import greedy_games
 from eqc.domains.hanabi.training.run import train
 from eqc.groups import dihedral
 
@@ -38,7 +38,7 @@ def test_hle_replays_the_batched_evaluation_game_for_game(tmp_path: Path, tiny_c
     """The same decks, greedy self-play: HLE (one observation at a time, recurrent agents stepping on
     every move through ``observe``) and HanabiBatch make the same moves and scores in every game."""
     pytest.importorskip("hanabi_learning_environment")
-    from eqc.domains.hanabi.training.hle_eval import hle_env_for
+    from eqc.domains.hanabi.play.self_play import hle_env_for
 
     config = tiny_config(run={"total_moves": 20_480, "eval_every_moves": 20_480}) if kind == "pqn" else _r2d2_sad(tiny_config)
     policy = load_policy(_train(tmp_path, config))
@@ -76,8 +76,7 @@ def test_symmetrize_at_test_time_and_bad_arguments(tmp_path: Path, tiny_config) 
 
 def test_eval_on_hanabibatch_and_in_hle_report_the_same_games(tmp_path: Path, tiny_config) -> None:
     pytest.importorskip("hanabi_learning_environment")
-    from eqc.domains.hanabi.training.greedy_eval import evaluate_agent
-    from eqc.domains.hanabi.training.hle_eval import evaluate_in_hle
+    from eqc.domains.hanabi.play.self_play import evaluate_agent, evaluate_in_hle
 
     policy = load_policy(_train(tmp_path, tiny_config(run={"total_moves": 20_480, "eval_every_moves": 20_480})))
     assert evaluate_agent(policy.agent, policy.rules, 30, 5, CPU) == evaluate_in_hle(policy, 30, 5)
@@ -102,12 +101,12 @@ def test_play_games_plays_in_the_policys_variant_or_refuses(tmp_path: Path, tiny
 
 def test_a_policy_appends_the_no_op_on_its_own_device(host_traffic) -> None:
     """The no-op column of the legal mask is made where the mask is (a CPU zero concatenated to a CUDA mask fails)."""
-    from eqc.domains.hanabi.training.config import TrainConfig
-    from eqc.domains.hanabi.training.network import Agent, QNetwork
-    from eqc.domains.hanabi.training.policy import TrainedPolicy
+    from eqc.domains.hanabi.agent.network import Agent, QNetwork
+    from eqc.domains.hanabi.agent.policy import TrainedPolicy
+    from eqc.domains.hanabi.agent.spec import AgentSpec, NetworkConfig
 
-    config = TrainConfig().replace(network={"hidden_size": 16, "mlp_layers": 1})
-    policy = TrainedPolicy(Agent(QNetwork(658, 21, config.network)), config, 0, torch.device("cpu"))
+    spec = AgentSpec(network=NetworkConfig(hidden_size=16, mlp_layers=1))
+    policy = TrainedPolicy(Agent(QNetwork(658, 21, spec.network)), spec, 0, torch.device("cpu"))
     legal = torch.zeros(20, dtype=torch.bool)
     legal[3] = True
     with host_traffic() as traffic:

@@ -10,9 +10,9 @@ from torch import nn
 
 pytest.importorskip("hanabi_learning_environment")
 
-from eqc.domains.hanabi.agents import RuleAgent
+from eqc.domains.hanabi.agent.rule_agent import RuleAgent
 from eqc.domains.hanabi.dealing import as_deck, relabel_deck
-from eqc.domains.hanabi.evaluate import (
+from eqc.domains.hanabi.play.hle import (
     action_labels,
     action_matrix_counts,
     common_decks,

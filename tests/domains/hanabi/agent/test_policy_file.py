@@ -13,10 +13,8 @@ import pytest
 import torch
 
 from eqc.domains.hanabi import load_policy
-from eqc.domains.hanabi.evaluate import common_decks
-from eqc.domains.hanabi.training.checkpoint import CheckpointError
-from eqc.domains.hanabi.training.greedy_eval import greedy_games
-from eqc.domains.hanabi.training.policy_file import (
+from eqc.domains.hanabi.agent.checkpoint import CheckpointError
+from eqc.domains.hanabi.agent.policy_file import (
     POLICY_JSON,
     POLICY_WEIGHTS,
     PolicyDirectoryError,
@@ -24,6 +22,8 @@ from eqc.domains.hanabi.training.policy_file import (
     read_policy,
     seal_record,
 )
+from eqc.domains.hanabi.play.hle import common_decks
+from eqc.domains.hanabi.play.self_play import greedy_games
 from eqc.domains.hanabi.training.run import RunDirectoryError, train
 
 CPU = torch.device("cpu")
@@ -152,7 +152,7 @@ def test_an_edited_policy_json_or_weights_file_is_refused(run_dir: Path, tmp_pat
 
 
 def train_tiny(out: Path, **changes: dict) -> Path:
-    from tests.domains.hanabi.training.conftest import tiny_config
+    from tests.domains.hanabi.conftest import tiny_config
 
     train(tiny_config(run={"total_moves": 1_024, "eval_every_moves": 1_024}, **changes), out, seed=1, progress=False, log=lambda _: None)
     return out

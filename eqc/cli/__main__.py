@@ -1,0 +1,7 @@
+"""``python -m eqc.cli``: the ``eqc`` command."""
+
+import sys
+
+from eqc.cli import main
+
+sys.exit(main())

@@ -1,0 +1,203 @@
+"""The agent spec: everything playing a trained agent needs, and the config sections it comes from.
+
+An :class:`AgentSpec` is the game an agent plays (``[game]``: the rules and the observation
+variant), its network (``[network]``), the colour group it was trained symmetrized over and the
+recurrent symmetrizer's hidden-state scheme (``[rule] symmetrize``, ``[rule] hidden_scheme``) and
+the precision its network runs in (``[run] precision``). It is what a loaded policy carries; the
+training config (``eqc.domains.hanabi.training.config``) holds the same sections, in the same
+file format, beside those that only training reads, and gives its spec as ``config.agent``.
+
+The sections are validated here, once, with messages naming the key (``ConfigError``, a
+``ValueError``); the training config's validation calls the same checks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any, get_type_hints
+
+from eqc.domains.hanabi.rules import KNOWLEDGE, PRESETS, SAD_VARIANTS, SHAPE_FIELDS, HanabiRules
+from eqc.domains.hanabi.symmetry import colour_group, colour_group_names
+from eqc.groups import PermutationGroup
+
+__all__ = [
+    "HIDDEN_SCHEMES", "PRECISIONS", "AgentSpec", "ConfigError", "GameConfig", "NetworkConfig", "check_section", "config_field",
+    "read_section", "require",
+]
+
+PRECISIONS = ("fp32", "bf16")
+HIDDEN_SCHEMES = ("average", "identity")
+DUELING_CENTRES = ("legal", "all")
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used (names the key and what is allowed)."""
+
+
+def config_field(text: str, default: Any) -> Any:
+    """A config key: its ``default`` and its one-line ``help`` (what ``eqc hanabi config`` prints)."""
+    return field(default=default, metadata={"help": text})
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    """The game as an agent sees it; :meth:`rules` turns it into the one validated ``HanabiRules``.
+
+    The shape keys (``num_colours`` ... ``max_lives``, named as in ``HanabiRules``) change the
+    ``preset``'s game; 0 means the preset's value.
+    """
+
+    num_players: int = config_field("players (2-5)", 2)
+    preset: str = config_field("the game: 'full' (HLE's 5 colours x 5 ranks), 'small' (HLE's Hanabi-Small: 2 x 5, hand 2, "
+                               "3 information tokens, 1 life) or 'mini' (jax-aht's Mini-Hanabi: 3 x 3, hand 3, 5 tokens, 3 lives)",
+                               "full")
+    num_colours: int = config_field("colours, 1-5 (0 = the preset's)", 0)
+    num_ranks: int = config_field("ranks, 1-5 (0 = the preset's)", 0)
+    hand_size: int = config_field("cards per hand, 1-8 (0 = the preset's; full: 5 for 2-3 players, 4 for 4-5)", 0)
+    max_info_tokens: int = config_field("information tokens at the start and at most, 1-100 (0 = the preset's)", 0)
+    max_lives: int = config_field("life tokens, 1-100 (0 = the preset's)", 0)
+    knowledge: str = config_field("card-knowledge encoding: 'v0_belief' (SAD/OBL/JaxMARL, what agents train on) or 'canonical' "
+                                  "(HLE's bits, HanabiRules' default)", "v0_belief")
+    sad: str = config_field("SAD block appended to observations: 'off', 'greedy_last_action' (hanabi_SAD's) or 'greedy_onehot'", "off")
+    max_moves: int = config_field("training episodes that reach this many moves end with reward -score (SAD's cap); 0 = no cap", 80)
+
+    @property
+    def uses_sad(self) -> bool:
+        """Whether observations carry a SAD block (then ``step`` needs the actors' greedy moves)."""
+        return self.sad != "off"
+
+    def rules(self) -> HanabiRules:
+        """The validated ``HanabiRules``: the preset, the shape keys that are not 0, the observation variant."""
+        shape = {key: getattr(self, key) for key in SHAPE_FIELDS if getattr(self, key)}
+        return HanabiRules.preset(self.preset, num_players=self.num_players, knowledge=self.knowledge, sad=self.sad, **shape)
+
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    hidden_size: int = config_field("width of every hidden layer", 512)
+    mlp_layers: int = config_field("Linear+ReLU layers before the recurrent core (or the whole trunk when lstm_layers = 0)", 3)
+    lstm_layers: int = config_field("LSTM layers (0 = feed-forward)", 0)
+    layer_norm: bool = config_field("LayerNorm after every Linear of the trunk (PQN)", True)
+    dueling: bool = config_field("dueling heads: Q = V + A - mean of A (see dueling_centre)", True)
+    dueling_centre: str = config_field("dueling mean: 'legal' (over legal moves) or 'all' (hanabi_SAD/OBL: A*legal over all actions)",
+                                       "legal")
+    aux_weight: float = config_field("weight of the SAD-AUX own-hand head (playable/dead/later per slot); 0 = no aux head", 0.0)
+
+
+def require(condition: bool, key: str, message: str) -> None:
+    """Raise ``ConfigError("{key} {message}")`` unless ``condition``."""
+    if not condition:
+        raise ConfigError(f"{key} {message}")
+
+
+def read_section(cls: type, values: dict[str, Any], where: str) -> Any:
+    """``cls(**values)`` for a config section dataclass, refusing unknown keys and wrong types (an int is a float)."""
+    hints = get_type_hints(cls)
+    for key, value in values.items():
+        if key not in hints:
+            raise ConfigError(f"{where}: unknown key {key!r}; allowed: {sorted(hints)}")
+        expected = hints[key]
+        ok = isinstance(value, expected) and not (expected is int and isinstance(value, bool))
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            values = {**values, key: float(value)}
+            ok = True
+        if not ok:
+            raise ConfigError(f"{where}: key {key!r} must be {expected.__name__}, got {type(value).__name__} {value!r}")
+    return cls(**values)
+
+
+def check_section(name: str, section: object) -> None:
+    """Every field of ``section`` (a config dataclass) has its declared type and floats are finite."""
+    hints = get_type_hints(type(section))
+    for f in dataclasses.fields(section):  # type: ignore[arg-type]
+        v, expected = getattr(section, f.name), hints[f.name]
+        ok = isinstance(v, expected) and not (expected is not bool and isinstance(v, bool))
+        ok = ok or (expected is float and isinstance(v, int) and not isinstance(v, bool))
+        require(ok, f"[{name}] {f.name}", f"must be {expected.__name__}, got {type(v).__name__} {v!r}")
+        if isinstance(v, float):
+            require(math.isfinite(v), f"[{name}] {f.name}", f"must be finite, got {v}")
+
+
+def _check_game(g: GameConfig) -> HanabiRules:
+    check_section("game", g)
+    require(2 <= g.num_players <= 5, "[game] num_players", f"must be in 2..5, got {g.num_players}")
+    require(g.knowledge in KNOWLEDGE, "[game] knowledge", f"must be one of {KNOWLEDGE}, got {g.knowledge!r}")
+    require(g.sad in SAD_VARIANTS, "[game] sad", f"must be one of {SAD_VARIANTS}, got {g.sad!r}")
+    require(g.max_moves >= 0, "[game] max_moves", f"must be >= 0, got {g.max_moves}")
+    require(g.preset in PRESETS, "[game] preset", f"must be one of {list(PRESETS)}, got {g.preset!r}")
+    for key, high in (("num_colours", 5), ("num_ranks", 5), ("hand_size", 8), ("max_info_tokens", 100), ("max_lives", 100)):
+        require(0 <= getattr(g, key) <= high, f"[game] {key}", f"must be in 1..{high} or 0 (the preset's), got {getattr(g, key)}")
+    try:
+        return g.rules()
+    except ValueError as exc:
+        raise ConfigError(f"[game] (preset {g.preset!r} with num_players, num_colours, num_ranks, hand_size) {exc}") from None
+
+
+def _check_network(n: NetworkConfig) -> None:
+    check_section("network", n)
+    require(n.hidden_size >= 1, "[network] hidden_size", f"must be >= 1, got {n.hidden_size}")
+    require(n.mlp_layers >= 1, "[network] mlp_layers", f"must be >= 1, got {n.mlp_layers}")
+    require(n.lstm_layers >= 0, "[network] lstm_layers", f"must be >= 0, got {n.lstm_layers}")
+    require(n.aux_weight >= 0, "[network] aux_weight", f"must be >= 0, got {n.aux_weight}")
+    centres = f"must be one of {DUELING_CENTRES}, got {n.dueling_centre!r}"
+    require(n.dueling_centre in DUELING_CENTRES, "[network] dueling_centre", centres)
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """What playing a trained agent needs (see the module docstring); validated on construction.
+
+    Attributes:
+        game: the game and observation variant (``[game]``).
+        network: the Q-network's shape (``[network]``).
+        symmetrize: the colour group (a name of ``colour_group_names`` of the game's colours) the network
+            was trained symmetrized over, or None for a plain network (``[rule] symmetrize``).
+        hidden_scheme: the recurrent symmetrizer's hidden-state scheme, one of :data:`HIDDEN_SCHEMES`.
+        precision: where the network runs, one of :data:`PRECISIONS` (``[run] precision``).
+    """
+
+    game: GameConfig = field(default_factory=GameConfig)
+    network: NetworkConfig = field(default_factory=NetworkConfig)
+    symmetrize: str | None = None
+    hidden_scheme: str = "average"
+    precision: str = "fp32"
+
+    def __post_init__(self) -> None:
+        require(isinstance(self.game, GameConfig), "[game]", f"must be a GameConfig, got {type(self.game).__name__}")
+        require(isinstance(self.network, NetworkConfig), "[network]", f"must be a NetworkConfig, got {type(self.network).__name__}")
+        colours = _check_game(self.game).num_colours
+        _check_network(self.network)
+        groups = colour_group_names(colours)
+        require(self.symmetrize is None or self.symmetrize in groups, "[rule] symmetrize",
+                f"must be 'none' or one of {groups} (the game has {colours} colours), got {self.symmetrize!r}")
+        require(self.hidden_scheme in HIDDEN_SCHEMES, "[rule] hidden_scheme",
+                f"must be one of {HIDDEN_SCHEMES}, got {self.hidden_scheme!r}")
+        require(self.precision in PRECISIONS, "[run] precision", f"must be one of {PRECISIONS}, got {self.precision!r}")
+
+    def rules(self) -> HanabiRules:
+        """The game and observation variant the agent plays (``game.rules()``)."""
+        return self.game.rules()
+
+    def group(self) -> PermutationGroup | None:
+        """The colour group ``symmetrize`` names, on the game's colours; None for a plain network."""
+        return None if self.symmetrize is None else colour_group(self.symmetrize, self.rules().num_colours)
+
+    @classmethod
+    def from_config(cls, data: object, where: str = "config") -> AgentSpec:
+        """The spec of a config's nested dict (a checkpoint's or ``policy.json``'s ``config``): ``[game]`` and
+        ``[network]`` read strictly (unknown keys and wrong types refused), ``[rule] symmetrize`` and
+        ``hidden_scheme`` and ``[run] precision``; a missing key takes its default, the keys only training
+        reads are left to the training config."""
+        if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+            raise ConfigError(f"{where}: expected a table of sections, got {type(data).__name__}")
+        game = read_section(GameConfig, data.get("game", {}), f"{where}: [game]")
+        network = read_section(NetworkConfig, data.get("network", {}), f"{where}: [network]")
+        rule, run = data.get("rule", {}), data.get("run", {})
+        symmetrize = rule.get("symmetrize", "none")
+        try:
+            return cls(game, network, None if symmetrize == "none" else symmetrize, rule.get("hidden_scheme", "average"),
+                       run.get("precision", "fp32"))
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None

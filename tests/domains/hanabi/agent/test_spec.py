@@ -1,0 +1,50 @@
+"""AgentSpec: what a loaded policy carries instead of the training config, read from the same sections."""
+
+from __future__ import annotations
+
+import pytest
+
+from eqc.domains.hanabi.agent.spec import AgentSpec, ConfigError, GameConfig, NetworkConfig
+from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.training.config import TrainConfig
+
+
+def test_a_training_config_gives_the_spec_of_its_agent() -> None:
+    config = TrainConfig().replace(game={"preset": "mini"}, rule={"symmetrize": "S3", "hidden_scheme": "identity"},
+                                   run={"precision": "bf16"}, network={"hidden_size": 32})
+    spec = config.agent
+    assert spec == AgentSpec(config.game, config.network, "S3", "identity", "bf16")
+    assert spec == AgentSpec.from_config(config.to_dict())  # the file format reads back to the same spec
+    assert spec.rules() == HanabiRules.preset("mini", knowledge="v0_belief")
+    assert spec.group().order == 6 and AgentSpec().group() is None
+
+
+def test_the_spec_ignores_what_only_training_reads() -> None:
+    data = TrainConfig().to_dict()
+    data["optim"]["lr"] = -1.0  # training's to refuse, not the agent's
+    data["future_section"] = {"anything": 1}
+    assert AgentSpec.from_config(data) == TrainConfig().agent
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"game": {"num_players": 7}}, r"\[game\] num_players must be in 2..5"),
+    ({"game": {"colours": 3}}, r"\[game\]: unknown key 'colours'"),
+    ({"network": {"hidden_size": "wide"}}, r"\[network\]: key 'hidden_size' must be int"),
+    ({"rule": {"symmetrize": "C5"}, "game": {"preset": "mini"}}, r"\[rule\] symmetrize must be 'none' or one of"),
+    ({"rule": {"hidden_scheme": "mean"}}, r"\[rule\] hidden_scheme must be one of"),
+    ({"run": {"precision": "fp16"}}, r"\[run\] precision must be one of"),
+])
+def test_bad_agent_sections_name_the_key(change: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        AgentSpec.from_config(change, "policy.json config")
+    with pytest.raises(ConfigError, match=message):  # the same check, once, for the training config
+        TrainConfig.from_dict(change)
+
+
+def test_a_spec_built_directly_is_checked() -> None:
+    with pytest.raises(ConfigError, match=r"\[network\] mlp_layers must be >= 1"):
+        AgentSpec(network=NetworkConfig(mlp_layers=0))
+    with pytest.raises(ConfigError, match=r"\[game\] sad must be one of"):
+        AgentSpec(GameConfig(sad="on"))
+    with pytest.raises(ConfigError, match=r"\[game\] must be a GameConfig"):
+        AgentSpec({"num_players": 2})  # type: ignore[arg-type]

@@ -115,7 +115,7 @@ def measure_agent(path: Path, games: int) -> tuple[dict, object]:
     policy = load_policy(path)
     rules = policy.rules
     relabelled = relabelled_self_play(policy, elements=12, games=games)
-    played = greedy_games(policy.agent, rules, policy.device, games=games, seed=1)
+    played = greedy_games(policy.agent, rules, policy.device, games=games, deck_seed=1)
     counts, hints = hint_slot_counts(played.moves, rules)
     row = {"path": str(path), "moves": policy.trained_moves, **relabelled.as_dict(), "max_score": rules.max_score,
            "loss_share": relabelled.loss / relabelled.self_play if relabelled.self_play > 0 else float("nan"),
@@ -139,7 +139,7 @@ def measure(root: Path, games: int) -> list[dict]:
                   "commands": [shlex.join(train_command(name, int(r.name.split("_")[1]), root, moves)[:-3])
                                for r, moves in zip(runs, (row["moves"] for row in rows), strict=True)]}
         if len(policies) >= 2:
-            summary = cross_play_games(list(policies), games, seed=1).summary()
+            summary = cross_play_games(list(policies), games, deck_seed=1).summary()
             pairs = pair_summary(summary.mean)
             record.update(xp=pairs.unordered.mean, xp_sem=pairs.unordered.sem, pairs=pairs.unordered.n, xp_matrix=summary.mean.tolist())
         record["breaking_agents"] = sum(breaks_colour_symmetry(r["loss"], r["self_play"], r["max_score"]) for r in rows)

@@ -5,9 +5,9 @@ longer does. This script renames them, once, in the JSON and CSV files under the
 (default: ``results`` and ``benchmarks/results``):
 
 - config tables (a dict with ``run`` and ``rule`` sections): ``[run] total_env_steps`` ->
-  ``total_moves``, ``eval_every_steps`` -> ``eval_every_moves``, ``[pqn] eps_decay_steps`` ->
-  ``eps_decay_moves``, ``[rule] rule`` -> ``objective``, ``[rule] hidden`` -> ``hidden_scheme``,
-  ``[rule] symmetrize = ""`` -> ``"none"``;
+  ``total_moves``, ``eval_every_steps`` -> ``eval_every_moves``, ``eval_seed`` -> ``deck_seed``
+  (its value kept), ``[pqn] eps_decay_steps`` -> ``eps_decay_moves``, ``[rule] rule`` ->
+  ``objective``, ``[rule] hidden`` -> ``hidden_scheme``, ``[rule] symmetrize = ""`` -> ``"none"``;
 - every other record: ``env_steps`` -> ``moves``, ``env_steps_per_s`` -> ``moves_per_s``,
   ``eval_bombout`` -> ``eval_bomb_out_rate``, ``eval_perfect`` -> ``eval_perfect_rate``, ``hidden``
   (the recurrent symmetrizer's scheme) -> ``hidden_scheme``, and ``rule`` holding the training
@@ -32,6 +32,7 @@ from eqc.io import write_json_atomic
 CONFIG_KEYS = {
     ("run", "total_env_steps"): "total_moves",
     ("run", "eval_every_steps"): "eval_every_moves",
+    ("run", "eval_seed"): "deck_seed",
     ("pqn", "eps_decay_steps"): "eps_decay_moves",
     ("rule", "rule"): "objective",
     ("rule", "hidden"): "hidden_scheme",

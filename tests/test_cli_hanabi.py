@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,26 @@ def test_train_resume_and_eval(tmp_path: Path, config_file: Path, capsys: pytest
     capsys.readouterr()
     with pytest.raises(SystemExit):
         main(["hanabi", "eval", "--checkpoint", str(out), "--games", "20", "--seed", "7"])  # one spelling: --deck-seed
+
+
+def test_eval_plays_the_decks_of_the_recorded_deck_seed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """By default ``eval`` plays the decks of the agent's ``[run] deck_seed`` (those of metrics.csv); a checkpoint
+    recorded before the name is refused rather than scored on other decks."""
+    from eqc.domains.hanabi.agent.checkpoint import load_checkpoint, save_checkpoint
+
+    config, out = tmp_path / "seeded.toml", tmp_path / "run"
+    config.write_text(TINY.replace(run={"deck_seed": 7}).to_toml())
+    assert main(["hanabi", "train", "--config", str(config), "--seed", "1", "--out", str(out), "--no-progress"]) == 0
+    capsys.readouterr()
+    records = []
+    for seed in ([], ["--deck-seed", "7"]):
+        assert main(["hanabi", "eval", "--checkpoint", str(out), "--games", "20", "--json", *seed]) == 0
+        records.append(json.loads(capsys.readouterr().out.strip().splitlines()[-1]))
+    assert records[0]["deck_seed"] == 7 and records[0] == records[1]
+    data = load_checkpoint(out)
+    data["config"]["run"]["eval_seed"] = data["config"]["run"].pop("deck_seed")
+    save_checkpoint(out / "checkpoint.pt", {k: data[k] for k in ("config", "seed", "learner", "metrics")})
+    _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--games", "20"], "--deck-seed", "predates the name")
 
 
 def test_config_lists_every_key(capsys: pytest.CaptureFixture[str]) -> None:
@@ -239,6 +260,22 @@ def test_eval_refuses_another_group_for_an_agent_trained_symmetrized(tmp_path: P
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--symmetrize", "D10"], "--symmetrize", "trained symmetrized over C5")
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--games", "1"], "--games")
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--device", "meta"], "--device", "'cpu' or 'cuda[:i]'")
+
+
+def test_none_means_the_plain_network_everywhere(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``symmetrize="none"`` (``xp --symmetrize none``) is the plain network, as ``[rule] symmetrize = "none"``: refused for
+    an agent trained symmetrized (its plain network is not the agent it was trained as); None keeps it as trained."""
+    from eqc.domains.hanabi.agent.policy import load_policy
+
+    run = _train_symmetrized(tmp_path, "C5", capsys)
+    with pytest.raises(ValueError, match=r"symmetrize='none': .* was trained symmetrized over C5 and stays so"):
+        load_policy(run, symmetrize="none")
+    assert load_policy(run).agent.group is not None
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    (pool / "seed_0").symlink_to(run)
+    _usage_error(capsys, ["hanabi", "xp", "--pool", str(pool), "--games", "2", "--symmetrize", "none", "--out", str(tmp_path / "xp")],
+                 "--pool", "trained symmetrized over C5")
 
 
 def test_actions_of_an_agent_trained_symmetrized_show_the_agent_as_trained(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

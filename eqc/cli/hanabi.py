@@ -75,9 +75,12 @@ def _eval(args: argparse.Namespace) -> int:
         raise flags.FlagError("--checkpoint", str(exc)) from None
     except ValueError as exc:  # another group than the one the agent was trained symmetrized over
         raise flags.FlagError("--symmetrize", str(exc)) from None
-    if args.deck_seed is None:
-        # the decks metrics.csv was evaluated on
-        args.deck_seed = policy.trained_with.get("run", {}).get("eval_seed", RunConfig().eval_seed)
+    if args.deck_seed is None:  # the decks metrics.csv was evaluated on; the default for an agent eqc did not train
+        run = policy.trained_with.get("run")
+        if run is not None and "deck_seed" not in run:
+            raise flags.FlagError("--deck-seed", "the agent's recorded training config has no [run] deck_seed "
+                                  "(it predates the name): pass --deck-seed")
+        args.deck_seed = RunConfig().deck_seed if run is None else run["deck_seed"]
     if args.hle:
         from eqc.domains.hanabi.play.self_play import evaluate_in_hle
 
@@ -92,7 +95,7 @@ def _eval(args: argparse.Namespace) -> int:
     name = f"{args.checkpoint} ({policy.trained_moves:,} moves trained{symmetrized}, run in {policy.agent.precision})"
     print(f"{name}, greedy self-play on {where}: {result}")
     record = {"checkpoint": str(args.checkpoint), "where": where, "symmetrize": args.symmetrize, "precision": policy.agent.precision,
-              **result.as_dict()}
+              "deck_seed": args.deck_seed, **result.as_dict()}
     trained = policy.spec.precision
     if policy.agent.precision != trained:  # say how many moves the other precision changes
         from eqc.domains.hanabi.play.self_play import precision_difference
@@ -110,7 +113,7 @@ def _xp(args: argparse.Namespace) -> int:
 
     from eqc.domains.hanabi.xp import PoolError, cross_play_games, describe_policy, load_pools, verify_hle, write_xp
 
-    groups = [None if g == "none" else g for g in (args.symmetrize or [None])]
+    groups = args.symmetrize or [None]
     if len(groups) not in (1, len(args.pool)):
         raise flags.FlagError("--symmetrize", f"give one group for every pool, or one per --pool ({len(args.pool)}), got {len(groups)}")
     try:
@@ -129,7 +132,7 @@ def _xp(args: argparse.Namespace) -> int:
             raise flags.FlagError("--verify-hle", f"HLE replays need agents of one observation variant, the pools mix {sorted(variants)}")
     flags.prepare_output_dir(args.out)
     start = time.perf_counter()
-    games = cross_play_games(policies, args.games, seed=args.deck_seed, record_moves=args.verify_hle)
+    games = cross_play_games(policies, args.games, deck_seed=args.deck_seed, record_moves=args.verify_hle)
     wall = time.perf_counter() - start
     verified = verify_hle(games, policies, args.verify_hle, names) if args.verify_hle else 0
     described = [{"name": n, **describe_policy(a.policy, a.path, a.symmetrize)} for n, a in zip(names, agents, strict=True)]
@@ -158,7 +161,7 @@ def _actions(args: argparse.Namespace) -> int:
     except CheckpointError as exc:
         raise flags.FlagError("--checkpoint", str(exc)) from None
     flags.prepare_output_dir(args.out)
-    result = action_matrices(policy, args.games, seed=args.deck_seed, hidden_scheme=args.hidden_scheme)
+    result = action_matrices(policy, args.games, deck_seed=args.deck_seed, hidden_scheme=args.hidden_scheme)
     title = f"{args.checkpoint}: P(a_t | partner's a_(t-1)) over {args.games} self-play games"
     plot_action_matrices(result, args.out / "actions.png", title=title)
     write_json_atomic(args.out / "actions.json", {"checkpoint": str(args.checkpoint), "moves": policy.trained_moves, **result.as_dict()})
@@ -180,7 +183,8 @@ def _relabelled(args: argparse.Namespace) -> int:
     rows = []
     for agent in agents:
         try:
-            result = relabelled_self_play(agent.policy, elements=args.elements, games=args.games, seed=args.deck_seed, group=args.group)
+            result = relabelled_self_play(agent.policy, elements=args.elements, games=args.games, deck_seed=args.deck_seed,
+                                          group=args.group)
         except ValueError as exc:  # a group on another number of colours than the agent's game
             raise flags.FlagError("--group", f"{agent.name}: {exc}") from None
         print(f"{agent.name} ({agent.policy.trained_moves:,} moves trained): {result}")
@@ -255,7 +259,7 @@ def _add_eval_parser(sub: argparse._SubParsersAction) -> None:
                           help="recurrent symmetrizer's hidden-state scheme (default: the one it was trained with, else average)")
     evaluate.add_argument("--games", type=flags.int_in(2), default=1000, help="games, at least 2 (default 1000)")
     evaluate.add_argument("--deck-seed", type=flags.seed, default=None,
-                          help="seed of the evaluation decks (default: the config's [run] eval_seed, the decks of metrics.csv)")
+                          help="seed of the decks (default: the agent's training config [run] deck_seed, the decks of metrics.csv)")
     evaluate.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
     evaluate.add_argument("--hle", action="store_true", help="play in the Hanabi Learning Environment itself")
     evaluate.add_argument("--json", action="store_true", help="also print the result as one JSON line")
@@ -270,7 +274,7 @@ def _add_xp_parser(sub: argparse._SubParsersAction) -> None:
                     help="pool directory of runs seed_<n>/, or one run directory (repeat to pool several)")
     xp.add_argument("--symmetrize", choices=(*COLOUR_GROUP_NAMES, "none"), action="append", default=None,
                     help="symmetrize at test time over this colour group: once for all pools, or once per --pool in order "
-                    "('none' = as trained)")
+                    "('none': the plain network; omitted: each agent as trained)")
     xp.add_argument("--hidden-scheme", choices=("average", "identity"), default=None,
                           help="recurrent symmetrizer's hidden-state scheme (default: the one it was trained with, else average)")
     xp.add_argument("--games", type=flags.positive_int, required=True, help="games per ordered pair (the paper: 5000)")

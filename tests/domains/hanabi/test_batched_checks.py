@@ -171,7 +171,7 @@ def test_fast_path_never_reads_tensor_values(kwargs: dict) -> None:
     for _ in range(6):
         obs = env.observations()
         env.legal_move_mask()
-        env.step(moves, moves if env.sad else None)
+        env.step(moves, moves if env.uses_sad else None)
     assert obs.shape == (b, env.num_players, env.obs_dim) and obs.device.type == "meta"
 
 

@@ -59,7 +59,7 @@ def first_mismatch(
         moves = (torch.rand(legal.shape, generator=rng) * legal).argmax(dim=1)
         greedy = (torch.rand(legal.shape, generator=rng) * legal).argmax(dim=1)
         mapped, mapped_greedy = rho_act.act_index(moves, g), rho_act.act_index(greedy, g)
-        sad = original.sad
+        sad = original.uses_sad
         if not torch.equal(original.step(moves, greedy if sad else None), relabelled.step(mapped, mapped_greedy if sad else None)):
             return f"step {step}: rewards"
     return "games did not end"

@@ -61,8 +61,8 @@ def relabelled_game_mismatch(
         if env_a.terminal:
             return None
         move, greedy = (legal_a[int(i)] for i in torch.randint(len(legal_a), (2,), generator=generator))
-        kwargs_a = dict(greedy=greedy) if env_a.sad else {}
-        kwargs_b = dict(greedy=moves[greedy]) if env_b.sad else {}
+        kwargs_a = dict(greedy=greedy) if env_a.uses_sad else {}
+        kwargs_b = dict(greedy=moves[greedy]) if env_b.uses_sad else {}
         reward_a, reward_b = env_a.play(move, **kwargs_a), env_b.play(moves[move], **kwargs_b)
         if reward_a != reward_b:
             return f"step {step}: reward {reward_a} != {reward_b}"

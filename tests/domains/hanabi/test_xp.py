@@ -74,7 +74,7 @@ def mixed(pools: dict[str, Path]) -> list:
 
 @pytest.fixture(scope="module")
 def played(mixed: list):
-    return cross_play_games(mixed, 40, seed=3, record_moves=8, num_envs=64)
+    return cross_play_games(mixed, 40, deck_seed=3, record_moves=8, num_envs=64)
 
 
 def test_cross_play_replays_in_hle_game_for_game(mixed: list, played) -> None:
@@ -97,9 +97,9 @@ def test_self_play_pairs_equal_greedy_games(mixed: list, played) -> None:
 
 
 def test_batching_does_not_change_a_game(mixed: list, played) -> None:
-    again = cross_play_games(mixed, 40, seed=3, record_moves=8, num_envs=170)  # chunks cut through pairs
+    again = cross_play_games(mixed, 40, deck_seed=3, record_moves=8, num_envs=170)  # chunks cut through pairs
     assert torch.equal(again.scores, played.scores) and torch.equal(again.moves[:, : played.moves.shape[1]], played.moves)
-    other = cross_play_games(mixed[:2], 40, seed=4)
+    other = cross_play_games(mixed[:2], 40, deck_seed=4)
     assert not torch.equal(other.decks, played.decks)
 
 
@@ -162,7 +162,7 @@ def test_verify_hle_replays_through_play_games(monkeypatch: pytest.MonkeyPatch, 
 
 def test_files_are_written_and_describe_themselves(tmp_path: Path, pools: dict[str, Path]) -> None:
     agents = load_pools([pools["pqn"], pools["r2d2"]], symmetrize=[None, "D10"])
-    games = cross_play_games([a.policy for a in agents], 12, seed=5)
+    games = cross_play_games([a.policy for a in agents], 12, deck_seed=5)
     described = [{"name": a.name, **describe_policy(a.policy, a.path, a.symmetrize)} for a in agents]
     paths = write_xp(tmp_path / "xp", games, described, extra={"command": ["eqc", "hanabi", "xp"]})
     record = json.loads(paths["json"].read_text())
@@ -231,7 +231,7 @@ def test_bad_arguments(mixed: list, played) -> None:
 
 
 def test_action_matrices(tmp_path: Path, mixed: list) -> None:
-    result = action_matrices(mixed[0], 60, seed=2)
+    result = action_matrices(mixed[0], 60, deck_seed=2)
     assert result.labels[:6] == ("C1", "C2", "C3", "C4", "C5", "R1") and result.labels[10] == "P1" and result.labels[-1] == "D5"
     assert list(result.matrices) == ["none", "C5", "D10"]
     alone = greedy_games(mixed[0].agent, mixed[0].rules, CPU, decks=torch.tensor(common_decks(60, 2)))

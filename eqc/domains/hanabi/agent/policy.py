@@ -98,9 +98,10 @@ def load_policy(
     file (:mod:`.obl`).
 
     ``symmetrize`` (a colour group name of the agent's game, e.g. C5, D10, S5, A5 for 5 colours, or a
-    group on its colours) wraps the network in the symmetrizer at
-    test time. An agent trained symmetrized stays symmetrized over its training group; asking for
-    another group is refused (symmetrizing over a different group would silently replace it).
+    group on its colours) wraps the network in the symmetrizer at test time; ``"none"``: the plain
+    network, as in ``[rule] symmetrize``; None: as trained. An agent trained symmetrized stays
+    symmetrized over its training group; asking for another group or ``"none"`` is refused
+    (that would silently replace the agent it was trained as).
     ``hidden_scheme`` (recurrent agents): the hidden-state scheme; by default the one the agent was trained
     with, else "average". ``precision`` ("fp32" or "bf16"): where the network runs; by default the
     precision it was trained in (``[run] precision``).
@@ -125,13 +126,13 @@ def load_policy(
         hidden_scheme = hidden_scheme or spec.hidden_scheme
     hidden_scheme = hidden_scheme or "average"
     precision = precision or spec.precision
-    if symmetrize is None or isinstance(symmetrize, PermutationGroup):
-        group = symmetrize
+    if symmetrize is None or symmetrize == "none" or isinstance(symmetrize, PermutationGroup):
+        group = None if symmetrize == "none" else symmetrize
     elif isinstance(symmetrize, str):
         check_choice(symmetrize, "symmetrize", COLOUR_GROUP_NAMES)
         group = colour_group(symmetrize, spec.rules().num_colours)
     else:
-        raise TypeError(f"symmetrize must be None, a group name {COLOUR_GROUP_NAMES} or a PermutationGroup, "
+        raise TypeError(f"symmetrize must be None, 'none', a group name {COLOUR_GROUP_NAMES} or a PermutationGroup, "
                         f"got {type(symmetrize).__name__}")
     agent = make_agent(network, spec.rules(), group, hidden_scheme=hidden_scheme, precision=precision)
     return TrainedPolicy(agent, spec, trained_moves, device, trained_with)

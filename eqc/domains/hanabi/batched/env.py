@@ -213,7 +213,7 @@ class HanabiBatch:
         return self._state
 
     @property
-    def sad(self) -> bool:
+    def uses_sad(self) -> bool:
         """Whether a SAD block is appended (``rules.sad != "off"``)."""
         return self.rules.sad != "off"
 

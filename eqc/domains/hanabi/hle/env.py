@@ -234,7 +234,7 @@ class HanabiEnv:
         return self._moves_made
 
     @property
-    def sad(self) -> bool:
+    def uses_sad(self) -> bool:
         """Whether a SAD block is appended (``rules.sad != "off"``)."""
         return self.rules.sad != "off"
 
@@ -310,7 +310,7 @@ class HanabiEnv:
             raise ValueError("the game is over (terminal); call reset() to start a new one")
 
     def _require_sad(self, name: str) -> None:
-        if not self.sad:
+        if not self.uses_sad:
             raise ValueError(f"{name} is only accepted with a SAD observation (rules.sad != 'off')")
 
     def _check_move(self, move: object, name: str, actor: int) -> int:

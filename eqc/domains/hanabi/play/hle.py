@@ -50,17 +50,17 @@ class HanabiGames(GameResults):
 
 
 def common_decks(
-    num_games: int, seed: int | torch.Generator = 0, num_colours: int = 5, num_ranks: int = 5, *, rules: HanabiRules | None = None
+    num_games: int, deck_seed: int | torch.Generator = 1, num_colours: int = 5, num_ranks: int = 5, *, rules: HanabiRules | None = None
 ) -> list[tuple[int, ...]]:
-    """``num_games`` uniformly shuffled decks from a seeded generator (or a given ``torch.Generator``),
+    """``num_games`` uniformly shuffled decks from a generator seeded with ``deck_seed`` (or ``deck_seed`` itself, a ``torch.Generator``),
     for the deck of ``rules`` (or of ``num_colours`` x ``num_ranks``)."""
     check_int(num_games, "num_games", low=1)
     if rules is not None:
         num_colours, num_ranks = _rules(rules).num_colours, rules.num_ranks
-    if isinstance(seed, torch.Generator):
-        generator = seed
+    if isinstance(deck_seed, torch.Generator):
+        generator = deck_seed
     else:
-        generator = torch.Generator().manual_seed(check_int(seed, "seed", low=0))
+        generator = torch.Generator().manual_seed(check_int(deck_seed, "deck_seed", low=0))
     return [random_deck(generator, num_colours, num_ranks) for _ in range(num_games)]
 
 

@@ -223,7 +223,7 @@ def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, precision
             return {**_cell_result(cell, *matrices), "reused": True}, matrices[0]
     policies = policies or [load_policy(r, device=device, symmetrize=cell.symmetrize, hidden_scheme=cell.hidden_scheme, precision=precision)
                             for r in runs]
-    played = cross_play_games(policies, games, seed=DECK_SEED)
+    played = cross_play_games(policies, games, deck_seed=DECK_SEED)
     agents = [describe_policy(p, r, cell.symmetrize) for p, r in zip(policies, runs, strict=True)]
     write_xp(where, played, agents, extra={"cell": cell.label, "hidden_scheme": cell.hidden_scheme})
     summary = played.summary()

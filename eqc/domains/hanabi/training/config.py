@@ -63,7 +63,7 @@ class RunConfig:
     total_moves: int = config_field("stop after this many moves, summed over games", 200_000_000)
     eval_every_moves: int = config_field("greedy evaluation every this many moves", 2_000_000)
     eval_games: int = config_field("games per greedy evaluation, on fixed seeded decks", 1000)
-    eval_seed: int = config_field("seed of the evaluation decks (the same decks at every evaluation)", 12345)
+    deck_seed: int = config_field("seed of the decks every evaluation during training plays, the same decks each time", 1)
     checkpoint_minutes: float = config_field("write a checkpoint at least this often (wall-clock minutes)", 5.0)
     precision: str = config_field("'fp32', or 'bf16': the networks' matrix products in bfloat16 autocast (acting, learning, "
                            "evaluation); heads, Q-values, losses, targets and optimizer state stay float32", "fp32")
@@ -206,7 +206,7 @@ def _validate(c: TrainConfig) -> None:
         require(getattr(r, key) >= 1, f"[run] {key}", f"must be >= 1, got {getattr(r, key)}")
     require(r.eval_games >= 2, "[run] eval_games", f"must be >= 2 (a standard error needs 2 games), got {r.eval_games}")
     require(r.num_envs <= 2**20, "[run] num_envs", f"must be <= {2**20}, got {r.num_envs}")
-    require(0 <= r.eval_seed < 2**63, "[run] eval_seed", f"must be in [0, 2**63), got {r.eval_seed}")
+    require(0 <= r.deck_seed < 2**63, "[run] deck_seed", f"must be in [0, 2**63), got {r.deck_seed}")
     require(r.checkpoint_minutes > 0, "[run] checkpoint_minutes", f"must be > 0, got {r.checkpoint_minutes}")
     colours = c.agent.rules().num_colours  # the agent's sections: [game], [network], [rule] symmetrize/hidden_scheme, [run] precision
     require(ru.objective in RULES, "[rule] objective", f"must be one of {RULES}, got {ru.objective!r}")

@@ -48,7 +48,7 @@ class ActionMatrices:
     matrices: dict[str, torch.Tensor]
     scores: dict[str, float]
     games: int
-    seed: int
+    deck_seed: int
     trained: str = "none"
 
     def caption(self, name: str) -> str:
@@ -58,7 +58,8 @@ class ActionMatrices:
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "labels": list(self.labels), "games": self.games, "deck_seed": self.seed, "trained": self.trained, "scores": dict(self.scores),
+            "labels": list(self.labels), "games": self.games, "deck_seed": self.deck_seed, "trained": self.trained,
+            "scores": dict(self.scores),
             "counts": {k: v.tolist() for k, v in self.counts.items()},
             "matrices": {k: [[None if x != x else x for x in row] for row in v.tolist()] for k, v in self.matrices.items()},
         }
@@ -66,7 +67,7 @@ class ActionMatrices:
 
 @torch.no_grad()
 def action_matrices(
-    policy: TrainedPolicy, games: int = 1000, *, seed: int = 1, groups: Sequence[str] | None = None, hidden_scheme: str | None = None
+    policy: TrainedPolicy, games: int = 1000, *, deck_seed: int = 1, groups: Sequence[str] | None = None, hidden_scheme: str | None = None
 ) -> ActionMatrices:
     """Greedy self-play of ``policy``'s network, bare and symmetrized over each of ``groups`` at test time,
     on the same ``games`` decks; counts of (partner's previous move, this move) in every game. ``groups``:
@@ -79,7 +80,7 @@ def action_matrices(
     if policy.spec.game.num_players != 2:
         raise ValueError(f"action matrices are two-player; the policy was trained for {policy.spec.game.num_players} players")
     check_int(games, "games", low=1)
-    check_int(seed, "seed", low=0, high=2**63 - 1)
+    check_int(deck_seed, "deck_seed", low=0, high=2**63 - 1)
     trained = policy.spec.symmetrize
     default = [trained] if trained is not None else colour_group_names(policy.rules.num_colours)[:2]
     groups = default if groups is None else check_list(groups, "groups", item="group names")
@@ -96,7 +97,7 @@ def action_matrices(
     for name in groups:
         variants[name] = make_agent(network, policy.rules, colour_group(name, policy.rules.num_colours), hidden_scheme=hidden_scheme)
     rules = policy.rules
-    decks = torch.tensor(common_decks(games, seed, rules=rules), dtype=torch.long)
+    decks = torch.tensor(common_decks(games, deck_seed, rules=rules), dtype=torch.long)
     order = paper_order(rules)
     uid_labels = action_labels(rules.hand_size, rules.num_colours, rules.num_ranks)
     counts, matrices, scores = {}, {}, {}
@@ -106,7 +107,7 @@ def action_matrices(
         c = action_pair_counts(sequences, len(uid_labels))[list(order)][:, list(order)]  # in self-play every move answers the partner's
         counts[name], matrices[name] = c, conditional_action_matrix(c)
         scores[name] = float(played.scores.double().mean())
-    return ActionMatrices(tuple(uid_labels[u] for u in order), counts, matrices, scores, games, seed, trained or "none")
+    return ActionMatrices(tuple(uid_labels[u] for u in order), counts, matrices, scores, games, deck_seed, trained or "none")
 
 
 def plot_action_matrices(result: ActionMatrices, path: str | Path | None = None, *, title: str | None = None) -> object:

@@ -1,7 +1,7 @@
 """Batched greedy cross-play of trained agents on ``HanabiBatch``, every ordered pair on common decks.
 
 Every pair ``(i, j)`` (self-play ``i == i`` included) plays the same ``games`` decks
-(:func:`eqc.domains.hanabi.play.hle.common_decks` of ``seed``): in game ``k`` agent ``i`` sits in
+(:func:`eqc.domains.hanabi.play.hle.common_decks` of ``deck_seed``): in game ``k`` agent ``i`` sits in
 seat ``k % 2`` (seat 0 moves first), as :func:`~eqc.domains.hanabi.play.hle.play_games` seats
 its ``policy_a``, so any game can be replayed in HLE (:mod:`eqc.domains.hanabi.xp.verify`).
 All pairs' games run as one batch (in chunks of ``num_envs``) through
@@ -35,7 +35,7 @@ class XPGames:
         pairs: the ``A * A`` ordered pairs (``i == j`` is self-play).
         scores: long ``[A * A, games]``; ``bombed_out``: bool, the same shape.
         moves: long ``[A * A, T, K]``, the move uids of the first K games (-1 once a game is over).
-        decks: long ``[games, deck size]``, the decks every pair played; ``seed`` dealt them.
+        decks: long ``[games, deck size]``, the decks every pair played; ``deck_seed`` dealt them.
         max_score: the game's perfect score (``HanabiRules.max_score``).
     """
 
@@ -45,7 +45,7 @@ class XPGames:
     bombed_out: torch.Tensor
     moves: torch.Tensor
     decks: torch.Tensor
-    seed: int
+    deck_seed: int
     max_score: int = 25
 
     @property
@@ -96,7 +96,7 @@ def cross_play_games(
     policies: Sequence[TrainedPolicy],
     games: int,
     *,
-    seed: int = 1,
+    deck_seed: int = 1,
     record_moves: int = 0,
     num_envs: int | None = None,
 ) -> XPGames:
@@ -109,8 +109,8 @@ def cross_play_games(
     policies = _check_policies(policies)
     A = len(policies)
     pairs = tuple((i, j) for i in range(A) for j in range(A))
-    scores, bombed, moves, decks = play_pairs(policies, pairs, games, seed=seed, record_moves=record_moves, num_envs=num_envs)
-    return XPGames(A, pairs, scores, bombed, moves, decks, seed, policies[0].rules.max_score)
+    scores, bombed, moves, decks = play_pairs(policies, pairs, games, deck_seed=deck_seed, record_moves=record_moves, num_envs=num_envs)
+    return XPGames(A, pairs, scores, bombed, moves, decks, deck_seed, policies[0].rules.max_score)
 
 
 def play_pairs(
@@ -118,7 +118,7 @@ def play_pairs(
     pairs: Sequence[tuple[int, int]],
     games: int,
     *,
-    seed: int = 1,
+    deck_seed: int = 1,
     record_moves: int = 0,
     num_envs: int | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -126,7 +126,7 @@ def play_pairs(
     in the module docstring. Returns ``scores`` long and ``bombed_out`` bool ``[len(pairs), games]``, the
     moves ``[len(pairs), T, record_moves]`` of the first ``record_moves`` games (-1 once over), and the decks."""
     check_int(games, "games", low=1)
-    check_int(seed, "seed", low=0, high=2**63 - 1)
+    check_int(deck_seed, "deck_seed", low=0, high=2**63 - 1)
     check_int(record_moves, "record_moves", low=0, high=games)
     device = policies[0].device
     if any(p.device != device for p in policies):
@@ -136,7 +136,7 @@ def play_pairs(
         num_envs = 65536 if device.type == "cuda" else 2048
     check_int(num_envs, "num_envs", low=1)
     rules = [p.rules for p in policies]
-    decks = torch.tensor(common_decks(games, seed, rules=rules[0]), dtype=torch.long)
+    decks = torch.tensor(common_decks(games, deck_seed, rules=rules[0]), dtype=torch.long)
     # entry e = p * games + k: pair p, game k; agent i sits in seat k % 2
     entries = torch.arange(len(pairs) * games)
     pair_of, game_of = entries // games, entries % games

@@ -39,7 +39,7 @@ class PoolAgent:
         """A short label: ``<pool>/<run>`` with the test-time group, e.g. ``op/seed_3[C5]``."""
         path = self.path.parent if self.path.name == CHECKPOINT_NAME else self.path
         name = f"{path.parent.name}/{path.name}" if path.parent.name else path.name
-        return name + (f"[{self.symmetrize}]" if self.symmetrize else "")
+        return name + (f"[{self.symmetrize}]" if self.symmetrize not in (None, "none") else "")
 
 
 def _is_agent_dir(path: Path) -> bool:
@@ -73,9 +73,9 @@ def load_pools(
     device: torch.device | str = "cpu",
     precision: str | None = None,
 ) -> list[PoolAgent]:
-    """Every agent of every pool, in order. ``symmetrize``: one colour group name (``COLOUR_GROUP_NAMES``) or None for
-    all pools, or one per pool (None keeps an agent as trained). ``precision``: "fp32" or "bf16" for every agent
-    (None: each agent's training precision). A run listed twice, or agents of different
+    """Every agent of every pool, in order. ``symmetrize``: for all pools or one per pool, a colour group name
+    (``COLOUR_GROUP_NAMES``), "none" (the plain network) or None (as trained; see :func:`load_policy`).
+    ``precision``: "fp32" or "bf16" for every agent (None: each agent's training precision). A run listed twice, or agents of different
     games (deck shape, hand, tokens: ``HanabiRules.game``), are refused."""
     pools = check_list(pools, "pools", item="pool directories")
     if not pools:
@@ -85,7 +85,7 @@ def load_pools(
         raise ValueError(f"symmetrize must be one group or one per pool ({len(pools)}), got {len(groups)}")
     for group in groups:
         if group is not None:
-            check_choice(group, "symmetrize", COLOUR_GROUP_NAMES)
+            check_choice(group, "symmetrize", ("none", *COLOUR_GROUP_NAMES))
     if hidden_scheme is not None:
         check_choice(hidden_scheme, "hidden_scheme", HIDDEN_SCHEMES)
     agents: list[PoolAgent] = []

@@ -123,11 +123,11 @@ def relabelled_self_play(
     *,
     elements: int | list[int] = 12,
     games: int = 500,
-    seed: int = 1,
+    deck_seed: int = 1,
     group: str | None = None,
 ) -> RelabelledSelfPlay:
     """Plain and relabelled self-play of ``policy`` (see the module docstring) on ``games`` common decks of
-    ``seed``. ``elements``: how many non-identity elements of ``group`` (a colour group name of the
+    ``deck_seed``. ``elements``: how many non-identity elements of ``group`` (a colour group name of the
     policy's game; default every permutation of its colours, S5 in the standard game) to draw (seeded), or their rows."""
     if not isinstance(policy, TrainedPolicy):
         raise TypeError(f"policy must be a TrainedPolicy (from load_policy), got {type(policy).__name__}")
@@ -145,7 +145,7 @@ def relabelled_self_play(
               for r in rows]
     pairs = [(0, 0)] + [(0, k + 1) for k in range(len(rows))]
     record = min(games, 200)
-    scores, _, moves, _ = play_pairs([policy, *copies], pairs, games, seed=seed, record_moves=record)
+    scores, _, moves, _ = play_pairs([policy, *copies], pairs, games, deck_seed=deck_seed, record_moves=record)
     scores = scores.double()
     per_deck = scores[0] - scores[1:].mean(0)
     loss = mean_sem(per_deck, "per-deck loss")

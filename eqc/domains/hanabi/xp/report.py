@@ -54,7 +54,7 @@ def xp_record(games: XPGames, agents: Sequence[Mapping], extra: Mapping | None =
         "format_version": 1,
         "versions": versions(),
         "games_per_pair": games.games,
-        "deck_seed": games.seed,
+        "deck_seed": games.deck_seed,
         "seating": SEATING,
         "agents": [dict(a) for a in agents],
         "summary": {

@@ -211,7 +211,7 @@ def test_pthw_file_plays_through_load_policy_and_the_cli(tmp_path: Path, capsys:
     game = policy.spec.game
     assert (game.num_players, game.knowledge, game.uses_sad) == (2, "v0_belief", False)
     assert policy.spec.network.hidden_size == 512 and policy.spec.network.lstm_layers == 2
-    played = greedy_games(policy.agent, policy.rules, CPU, games=4, seed=0)
+    played = greedy_games(policy.agent, policy.rules, CPU, games=4, deck_seed=0)
     assert played.scores.min() >= 0 and played.scores.max() <= 25 and (played.moves >= 0).sum() > 4
     feature, legal = _inputs(steps=4, batch=2, seed=8, dtype=torch.float32)
     ref = _obl_forward({k: v.double() for k, v in sd.items()}, feature.double(), legal)
@@ -219,7 +219,7 @@ def test_pthw_file_plays_through_load_policy_and_the_cli(tmp_path: Path, capsys:
     assert torch.equal(q.argmax(-1), ref["act_greedy"])
     symmetrized = load_policy(path, symmetrize="D10")
     assert symmetrized.agent.group.order == 10
-    assert greedy_games(symmetrized.agent, symmetrized.rules, CPU, games=2, seed=0).scores.numel() == 2
+    assert greedy_games(symmetrized.agent, symmetrized.rules, CPU, games=2, deck_seed=0).scores.numel() == 2
     assert main(["hanabi", "eval", "--checkpoint", str(path), "--games", "2", "--symmetrize", "C5"]) == 0
     assert "0 moves trained, symmetrized over C5" in capsys.readouterr().out
 

@@ -50,7 +50,7 @@ def test_exported_policy_plays_the_same_games_as_its_checkpoint(run_dir: Path, t
     assert record["seed"] == 3 and record["moves"] >= 8_192 and record["config"]["run"]["algorithm"] == "pqn"
     from_checkpoint, from_file = load_policy(run_dir), load_policy(shipped)
     assert from_file.trained_moves == from_checkpoint.trained_moves
-    decks = torch.tensor(common_decks(50, seed=9))
+    decks = torch.tensor(common_decks(50, deck_seed=9))
     a = greedy_games(from_checkpoint.agent, from_checkpoint.rules, CPU, decks=decks)
     b = greedy_games(from_file.agent, from_file.rules, CPU, decks=decks)
     assert torch.equal(a.moves, b.moves) and torch.equal(a.scores, b.scores)
@@ -72,6 +72,7 @@ def test_files_in_the_old_vocabulary_are_refused_until_migrated(run_dir: Path, t
     old = json.loads(json.dumps(current))
     old["env_steps"] = old.pop("moves")
     old["config"]["run"]["total_env_steps"] = old["config"]["run"].pop("total_moves")
+    old["config"]["run"]["eval_seed"] = old["config"]["run"].pop("deck_seed")
     old["config"]["rule"]["rule"] = old["config"]["rule"].pop("objective")
     old["config"]["rule"]["hidden"] = old["config"]["rule"].pop("hidden_scheme")
     reseal(shipped, old)
@@ -230,11 +231,15 @@ def test_train_refuses_a_policy_directory(run_dir: Path, tmp_path: Path, tiny_co
     assert {p.name: p.read_bytes() for p in shipped.iterdir()} == before
 
 
-def test_the_shipped_agents_are_sealed_and_load() -> None:
-    from eqc.domains.hanabi.reproduce.run import SHIPPED_AGENTS
+@pytest.mark.parametrize(("scale", "at_least", "preset"), [("cpu", 25, "full"), ("induced", 24, "mini")])
+def test_the_shipped_agents_are_sealed_and_load(scale: str, at_least: int, preset: str) -> None:
+    from eqc.domains.hanabi.reproduce import SCALES
+    from eqc.domains.hanabi.reproduce.run import shipped_agents
+    from eqc.domains.hanabi.rules import HanabiRules
 
-    folders = sorted(p.parent for p in SHIPPED_AGENTS.rglob(POLICY_JSON))
-    assert len(folders) >= 25
+    folders = sorted(p.parent for p in shipped_agents(SCALES[scale]).rglob(POLICY_JSON))
+    assert len(folders) >= at_least
+    obs_dim = HanabiRules.preset(preset, knowledge="v0_belief").obs_dim
     for folder in folders:
         network, _, record = read_policy(folder)
-        assert record["moves"] > 0 and network.obs_dim == 658
+        assert record["moves"] > 0 and network.obs_dim == obs_dim

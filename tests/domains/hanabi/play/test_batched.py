@@ -38,7 +38,7 @@ def test_moves_read_nothing_back_but_the_end_check(host_traffic, agents: str) ->
         "relabelled": [_agent(0, 0), RelabelledAgent(_agent(0, 0), rules, colour_group("S5"), 7)],
     }[agents]
     seats = torch.tensor([[0, len(pool) - 1], [len(pool) - 1, 0]]).repeat(GAMES // 2, 1)
-    decks = torch.tensor(common_decks(GAMES, seed=3))
+    decks = torch.tensor(common_decks(GAMES, deck_seed=3))
     play_seats(pool, [rules] * len(pool), seats, decks, CPU)  # tables built once
     with host_traffic() as traffic:
         _, _, moves = play_seats(pool, [rules] * len(pool), seats, decks, CPU, keep=GAMES)

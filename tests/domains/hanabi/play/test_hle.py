@@ -30,7 +30,7 @@ pytestmark = pytest.mark.hanabi
 
 @pytest.fixture(scope="module")
 def decks() -> list[tuple[int, ...]]:
-    return common_decks(6, seed=11)
+    return common_decks(6, deck_seed=11)
 
 
 def _hand_played_score(env, agent: RuleAgent, deck: tuple[int, ...]) -> tuple[int, list[int]]:
@@ -45,8 +45,8 @@ def _hand_played_score(env, agent: RuleAgent, deck: tuple[int, ...]) -> tuple[in
 
 
 def test_common_decks_are_seeded_and_valid() -> None:
-    a, b = common_decks(3, seed=5), common_decks(3, seed=5)
-    assert a == b and a != common_decks(3, seed=6)
+    a, b = common_decks(3, deck_seed=5), common_decks(3, deck_seed=5)
+    assert a == b and a != common_decks(3, deck_seed=6)
     assert all(as_deck(d) == d for d in a)
     assert common_decks(2, torch.Generator().manual_seed(5)) == a[:2]
 
@@ -194,7 +194,7 @@ def test_play_games_takes_rules_and_their_observation_variant() -> None:
         seen.append(obs.shape[0])
         return int(legal.nonzero()[0, 0])
 
-    decks = common_decks(2, seed=1, rules=rules)
+    decks = common_decks(2, deck_seed=1, rules=rules)
     games = play_games(policy, policy, decks, rules=rules)
     assert len(games.scores) == 2 and set(seen) == {rules.obs_dim} == {713}
     with pytest.raises(ValueError, match="pass one or the other"):

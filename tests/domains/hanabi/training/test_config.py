@@ -6,9 +6,14 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+import torch
 
+from eqc.domains.hanabi.agent.network import Agent, QNetwork
+from eqc.domains.hanabi.agent.policy import TrainedPolicy
 from eqc.domains.hanabi.agent.spec import ConfigError
-from eqc.domains.hanabi.training.config import TrainConfig, describe_config, load_config, with_overrides
+from eqc.domains.hanabi.play.hle import common_decks
+from eqc.domains.hanabi.training.config import RunConfig, TrainConfig, describe_config, load_config, with_overrides
+from eqc.domains.hanabi.xp import cross_play_games
 
 CONFIGS = sorted((Path(__file__).parents[4] / "configs" / "hanabi").glob("*.toml"))
 
@@ -40,7 +45,8 @@ def test_derived_configs_differ_from_paper_only_where_they_say() -> None:
 
 
 @pytest.mark.parametrize(("section", "old"), [
-    ("run", "total_env_steps"), ("run", "eval_every_steps"), ("pqn", "eps_decay_steps"), ("rule", "rule"), ("rule", "hidden"),
+    ("run", "total_env_steps"), ("run", "eval_every_steps"), ("run", "eval_seed"), ("pqn", "eps_decay_steps"), ("rule", "rule"),
+    ("rule", "hidden"),
 ])
 def test_former_key_names_are_unknown_keys(tmp_path: Path, section: str, old: str) -> None:
     """One spelling per key: a former name is refused like any unknown key (scripts/migrate_vocabulary.py migrates files)."""
@@ -49,6 +55,17 @@ def test_former_key_names_are_unknown_keys(tmp_path: Path, section: str, old: st
         load_config(tmp_path / "old.toml")
     with pytest.raises(ConfigError, match=f"unknown key {old!r}"):
         load_config("vdn_cpu", [f"{section}.{old}=1"])
+
+
+def test_the_deck_seed_defaults_to_1_everywhere() -> None:
+    """One seed of the decks, one default: the decks of training's evaluations, ``common_decks`` and cross-play."""
+    assert RunConfig().deck_seed == 1
+    assert common_decks(5) == common_decks(5, deck_seed=1) != common_decks(5, deck_seed=0)
+    config = TrainConfig().replace(network={"hidden_size": 16, "mlp_layers": 1})
+    policies = [TrainedPolicy(Agent(QNetwork(658, 21, config.network)), config.agent, 0, torch.device("cpu")) for _ in range(2)]
+    default, explicit = cross_play_games(policies, 3), cross_play_games(policies, 3, deck_seed=1)
+    assert default.deck_seed == explicit.deck_seed == 1
+    assert torch.equal(default.decks, explicit.decks) and torch.equal(default.scores, explicit.scores)
 
 
 def test_the_plain_network_is_spelt_none(tmp_path: Path) -> None:
@@ -130,6 +147,7 @@ def test_describe_lists_every_key() -> None:
         ("[run]\nnum_envs = 'many'\n", "key 'num_envs' must be int, got str"),
         ("[run]\nnum_envs = true\n", "key 'num_envs' must be int, got bool"),
         ("[run]\nnum_envs = 0\n", "[run] num_envs must be >= 1"),
+        ("[run]\ndeck_seed = -1\n", "[run] deck_seed must be in [0, 2**63)"),
         ("[optim]\nlr = -1.0\n", "[optim] lr must be > 0"),
         ("[optim]\nlr = inf\n", "must be finite"),
         ("[optim]\nlr = nan\n", "must be finite"),

@@ -26,7 +26,7 @@ import torch
 from eqc import __version__
 from eqc.io import atomic_write
 
-__all__ = ["CHECKPOINT_NAME", "CheckpointError", "load_checkpoint", "resolve", "save_checkpoint", "versions"]
+__all__ = ["CHECKPOINT_NAME", "CheckpointError", "check_format", "load_checkpoint", "resolve", "save_checkpoint", "versions"]
 
 CHECKPOINT_NAME = "checkpoint.pt"
 FORMAT = "eqc-hanabi-agent"
@@ -67,6 +67,15 @@ def resolve(path: str | Path) -> Path:
     return path
 
 
+def check_format(record: object, path: str | Path, expected: str, version: int, kind: str) -> None:
+    """Raise :class:`CheckpointError` unless ``record`` is a dict of format ``expected`` and ``version`` (a ``kind`` of eqc file)."""
+    if not isinstance(record, dict) or record.get("format") != expected:
+        found = record.get("format") if isinstance(record, dict) else type(record).__name__
+        raise CheckpointError(f"{path} is not an eqc Hanabi {kind} (format {found!r}, expected {expected!r})")
+    if record.get("format_version") != version:
+        raise CheckpointError(f"{path} has {kind} format version {record.get('format_version')!r}, this eqc reads version {version}")
+
+
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
     """Read and check a checkpoint (file or run directory); raise ``CheckpointError`` naming the problem."""
     path = resolve(path)
@@ -79,11 +88,7 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
                                   f"a file could execute arbitrary code). {unsupported}".strip()) from None
         reason = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
         raise CheckpointError(f"{path} is not a readable eqc checkpoint (truncated, corrupt or foreign): {reason}") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        found = data.get("format") if isinstance(data, dict) else type(data).__name__
-        raise CheckpointError(f"{path} is not an eqc Hanabi checkpoint (format {found!r}, expected {FORMAT!r})")
-    if data.get("format_version") != FORMAT_VERSION:
-        raise CheckpointError(f"{path} has checkpoint format version {data.get('format_version')}, this eqc reads version {FORMAT_VERSION}")
+    check_format(data, path, FORMAT, FORMAT_VERSION, "checkpoint")
     missing = [k for k in _REQUIRED if k not in data]
     if missing:
         raise CheckpointError(f"{path} lacks {missing}")

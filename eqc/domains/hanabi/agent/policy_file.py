@@ -37,7 +37,7 @@ from typing import Any
 import torch
 
 from eqc._checks import check_float, check_int
-from eqc.domains.hanabi.agent.checkpoint import CHECKPOINT_NAME, CheckpointError, load_checkpoint, versions
+from eqc.domains.hanabi.agent.checkpoint import CHECKPOINT_NAME, CheckpointError, check_format, load_checkpoint, versions
 from eqc.domains.hanabi.agent.network import QNetwork
 from eqc.domains.hanabi.agent.spec import AgentSpec
 from eqc.io import atomic_write, write_json_atomic
@@ -243,11 +243,7 @@ def read_policy(path: str | Path, device: torch.device | str = "cpu") -> tuple[Q
         record = json.loads(json_path.read_text(), parse_constant=_refuse_constant)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise CheckpointError(f"{json_path} is not readable JSON: {exc}") from None
-    if not isinstance(record, dict) or record.get("format") != FORMAT:
-        found = record.get("format") if isinstance(record, dict) else type(record).__name__
-        raise CheckpointError(f"{json_path} is not an eqc policy file (format {found!r}, expected {FORMAT!r})")
-    if record.get("format_version") != FORMAT_VERSION:
-        raise CheckpointError(f"{json_path} has policy format version {record.get('format_version')!r}, this eqc reads {FORMAT_VERSION}")
+    check_format(record, json_path, FORMAT, FORMAT_VERSION, "policy file")
     try:
         blob = weights_path.read_bytes()
     except OSError as exc:

@@ -104,7 +104,7 @@ def test_broken_policy_directories_give_clear_errors(run_dir: Path, tmp_path: Pa
         read_policy(shipped)
     (shipped / POLICY_WEIGHTS).write_bytes(weights)
     (shipped / POLICY_JSON).write_text(json.dumps({**record, "format": "something-else"}))
-    with pytest.raises(CheckpointError, match="not an eqc policy file"):
+    with pytest.raises(CheckpointError, match="not an eqc Hanabi policy file"):
         load_policy(shipped)
     wider = {**record, "config": {**record["config"], "network": {**record["config"]["network"], "hidden_size": 32}}}
     reseal(shipped, wider)

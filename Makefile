@@ -36,7 +36,7 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 demo: setup
-	$(VENV)/bin/eqc lever --agents 8 --out runs/lever
+	$(VENV)/bin/eqc lever --seeds 0-7 --out runs/lever
 
 test: lint test-fast test-slow
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["atomic_write", "json_safe", "write_json_atomic", "write_text_atomic"]
+__all__ = ["atomic_write", "json_safe", "recorded_path", "write_json_atomic", "write_text_atomic"]
 
 
 def atomic_write(path: str | Path, write: Callable[[IO[bytes]], Any], *, mode: int = 0o644) -> Path:
@@ -63,3 +63,13 @@ def json_safe(value: object) -> object:
     if isinstance(value, (list, tuple)):
         return [json_safe(v) for v in value]
     return value
+
+
+def recorded_path(path: str | Path) -> str:
+    """``path`` as a result file records it: relative to the working directory when it lies inside it (a
+    file written in a clone names the clone's agents the same way on every machine), else absolute."""
+    absolute = Path(path).resolve()
+    try:
+        return str(absolute.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(absolute)

@@ -26,7 +26,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from eqc.domains.hanabi.agent.policy_file import POLICY_JSON, POLICY_WEIGHTS, read_policy, seal_record
+from eqc.domains.hanabi.agent.files import POLICY_JSON, POLICY_WEIGHTS, read_policy, seal_record
 from eqc.io import write_json_atomic
 
 CONFIG_KEYS = {

@@ -1,6 +1,6 @@
 """One-off migration: seal the policy directories this project wrote before policy files were sealed.
 
-Adds ``weights_sha256`` and ``record_sha256`` (see ``eqc.domains.hanabi.agent.policy_file``) to each
+Adds ``weights_sha256`` and ``record_sha256`` (see ``eqc.domains.hanabi.agent.files``) to each
 ``policy.json`` under the given roots that lacks them, after checking its weights against its
 description (finite, the recorded game's sizes); the weights files are not touched.
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from safetensors.torch import load
 
-from eqc.domains.hanabi.agent.policy_file import POLICY_JSON, POLICY_WEIGHTS, network_from_weights, read_policy, seal_record
+from eqc.domains.hanabi.agent.files import POLICY_JSON, POLICY_WEIGHTS, network_from_weights, read_policy, seal_record
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.io import write_json_atomic
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from eqc.domains.hanabi.agent.policy_file import export_policy
+from eqc.domains.hanabi.agent.files import export_policy
 from eqc.domains.hanabi.reproduce.specs import SCALES, pool_config
 from eqc.domains.hanabi.training.run import train
 

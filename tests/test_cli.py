@@ -51,6 +51,22 @@ def test_seed(capsys: pytest.CaptureFixture[str]) -> None:
         assert "argument --x: must be an integer in [0, 2**63 - 1]" in refused(parser, ["--x", bad], capsys)
 
 
+@pytest.mark.parametrize(
+    ("text", "seeds"), [("0-3", [0, 1, 2, 3]), ("5", [5]), ("0,2,5-6", [0, 2, 5, 6]), (" 1 - 2 ", [1, 2]), ("3,3", [3])]
+)
+def test_seed_list(text: str, seeds: list[int]) -> None:
+    assert parser_with(common.seed_list()).parse_args(["--x", text]).x == seeds
+
+
+@pytest.mark.parametrize(
+    ("text", "minimum", "message"),
+    [("", 1, "must look like"), ("a-b", 1, "must look like"), ("5-2", 1, "is empty"), ("0-99999", 1, "10,000"),
+     (f"0,{2**63}", 1, "at most 2**63 - 1"), ("4", 2, "at least 2 seeds"), ("4,4", 2, "at least 2 seeds")],
+)
+def test_seed_list_refuses(text: str, minimum: int, message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert message in refused(parser_with(common.seed_list(minimum)), ["--x", text], capsys)
+
+
 def test_float_in(capsys: pytest.CaptureFixture[str]) -> None:
     parser = parser_with(common.float_in(0.0, 1.0, low_open=True))
     assert parser.parse_args(["--x", "1"]).x == 1.0

@@ -56,7 +56,7 @@ def test_train_resume_and_eval(tmp_path: Path, config_file: Path, capsys: pytest
 def test_eval_plays_the_decks_of_the_recorded_deck_seed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """By default ``eval`` plays the decks of the agent's ``[run] deck_seed`` (those of metrics.csv); a checkpoint
     recorded before the name is refused rather than scored on other decks."""
-    from eqc.domains.hanabi.agent.checkpoint import load_checkpoint, save_checkpoint
+    from eqc.domains.hanabi.agent.files import load_checkpoint, save_checkpoint
 
     config, out = tmp_path / "seeded.toml", tmp_path / "run"
     config.write_text(TINY.replace(run={"deck_seed": 7}).to_toml())

@@ -19,7 +19,7 @@ TINY = TrainConfig().replace(
     pqn={"epochs": 1, "minibatches": 1},
 )
 MINI = ["--set", "game.preset=mini"]
-MINI_RULES = HanabiRules.preset("mini", knowledge="v0_belief")
+MINI_RULES = HanabiRules.preset("mini")
 
 
 def _usage_error(capsys: pytest.CaptureFixture[str], argv: list[str], flag: str, fragment: str) -> None:

@@ -3,8 +3,8 @@ played (``agent/``, ``play/``, ``xp/``, ``reproduce/``) never imports what train
 
 An edge ``a -> b`` is an ``import`` or ``from ... import`` in module ``a`` naming eqc module ``b``
 (``from pkg import name`` counts as ``pkg.name`` when that is a module, else ``pkg``). Imports at
-module level build the graph that must be acyclic; imports inside functions are collected apart, and
-the cycles they close are listed in ``KNOWN_FUNCTION_LEVEL_CYCLES`` (a drift to remove, not to grow).
+module level build the graph that must be acyclic; imports inside functions (optional dependencies,
+deferred heavy imports) are collected apart and must not close a cycle either.
 Imports under ``if TYPE_CHECKING:`` never run and are not counted.
 """
 
@@ -22,11 +22,6 @@ ROOT = Path(eqc.__file__).parent
 HANABI = "eqc.domains.hanabi"
 #: Packages of the Hanabi domain that must not import ``training``, and the training modules each may import.
 NO_TRAINING = {"agent": set(), "play": set(), "xp": set(), "reproduce": {"pool", "config"}}
-#: Two-module cycles closed only by an import inside a function: drifts to restructure away, never to add to.
-KNOWN_FUNCTION_LEVEL_CYCLES = {
-    frozenset({f"{HANABI}.rules", f"{HANABI}.layouts"}),  # HanabiRules.obs_dim reads the observation layout
-    frozenset({"eqc.groups.representation", "eqc.groups.escnn_bridge"}),  # PermutationRepresentation.to_escnn
-}
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -106,10 +101,9 @@ def test_module_level_imports_have_no_cycle() -> None:
     assert cycles(top) == []
 
 
-def test_function_level_imports_close_no_new_cycle() -> None:
+def test_function_level_imports_close_no_cycle() -> None:
     top, inner = eqc_graphs()
-    found = {frozenset(c) for c in cycles(nx.compose(top, inner))}
-    assert found <= KNOWN_FUNCTION_LEVEL_CYCLES, sorted(map(sorted, found - KNOWN_FUNCTION_LEVEL_CYCLES))
+    assert cycles(nx.compose(top, inner)) == []
 
 
 @pytest.mark.parametrize("level", ["module", "function"])

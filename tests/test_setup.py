@@ -34,8 +34,8 @@ def test_make_demo_sets_up_then_runs_the_readme_demo() -> None:
     assert "pip install -q torch==2.13.0" in commands
     assert 'pip install -q -e ".[dev,hanabi,ray,pettingzoo]"' in commands
     demo = next(line for line in commands.splitlines() if "eqc lever" in line)
-    assert demo.endswith("eqc lever --agents 8 --out runs/lever")
-    assert "eqc lever --agents 8 --out runs/lever" in BLOCKS[1]  # the manual steps run the same demo
+    assert demo.endswith("eqc lever --seeds 0-7 --out runs/lever")
+    assert "eqc lever --seeds 0-7 --out runs/lever" in BLOCKS[1]  # the manual steps run the same demo
 
 
 def test_make_test_runs_ruff_the_tests_and_the_slow_suites() -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,6 +40,7 @@ __all__ = [
     "positive_int",
     "prepare_output_dir",
     "seed",
+    "seed_list",
 ]
 
 #: Largest seed accepted by ``--seed`` (``torch.Generator.manual_seed`` takes 64-bit values).
@@ -100,6 +102,34 @@ def seed(text: str) -> int:
     if not 0 <= value <= MAX_SEED:
         raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**63 - 1], got {text}")
     return value
+
+
+_SEEDS = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+))?\s*$")
+
+
+def seed_list(minimum: int = 1) -> Callable[[str], list[int]]:
+    """``type=`` for a pool's seeds, one agent each: ``"0-9"``, ``"3"`` or ``"0,2,5-7"`` (sorted, without
+    repeats), at least ``minimum`` of them, each in ``[0, 2**63 - 1]``."""
+
+    def parse(text: str) -> list[int]:
+        values: set[int] = set()
+        for part in text.split(","):
+            match = _SEEDS.match(part)
+            if not match:
+                raise argparse.ArgumentTypeError(f"must look like '0-9', '3' or '0,2,5-7', got {text!r}")
+            low, high = int(match[1]), int(match[2] or match[1])
+            if high < low:
+                raise argparse.ArgumentTypeError(f"seed range {part.strip()!r} is empty (write low-high)")
+            if high - low >= 10_000:
+                raise argparse.ArgumentTypeError(f"seed range {part.strip()!r} has more than 10,000 seeds")
+            if high > MAX_SEED:
+                raise argparse.ArgumentTypeError(f"seeds must be at most 2**63 - 1, got {high}")
+            values.update(range(low, high + 1))
+        if len(values) < minimum:
+            raise argparse.ArgumentTypeError(f"must name at least {minimum} seeds (one agent each), got {text!r}")
+        return sorted(values)
+
+    return parse
 
 
 def float_in(

@@ -14,7 +14,7 @@
   itself in colour-relabelled worlds (the measure of colour symmetry breaking, see
   ``eqc.domains.hanabi.xp.relabelled``): plain self-play, relabelled-partner loss, colour-hint share.
 - ``eqc hanabi export --checkpoint PATH --out DIR``: a run's network as a shipped policy directory
-  (``policy.safetensors``, ``policy.json``, the training record; see ``eqc.domains.hanabi.agent.policy_file``).
+  (``policy.safetensors``, ``policy.json``, the training record; see ``eqc.domains.hanabi.agent.files``).
 - ``eqc hanabi config``: every config key with its default and meaning.
 - ``eqc hanabi pool`` and ``eqc hanabi reproduce``: train pools, reproduce the paper's tables (their own ``--help``).
 """
@@ -37,7 +37,7 @@ __all__ = ["add_hanabi_parser"]
 
 
 def _train(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.agent.checkpoint import CheckpointError
+    from eqc.domains.hanabi.agent.files import CheckpointError
     from eqc.domains.hanabi.agent.spec import ConfigError
     from eqc.domains.hanabi.training.run import RunDirectoryError, TrainingDiverged, train
 
@@ -65,7 +65,7 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.agent.checkpoint import CheckpointError
+    from eqc.domains.hanabi.agent.files import CheckpointError
     from eqc.domains.hanabi.agent.policy import load_policy
 
     try:
@@ -151,7 +151,7 @@ def _xp(args: argparse.Namespace) -> int:
 
 
 def _actions(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.agent.checkpoint import CheckpointError
+    from eqc.domains.hanabi.agent.files import CheckpointError
     from eqc.domains.hanabi.agent.policy import load_policy
     from eqc.domains.hanabi.xp import action_matrices, plot_action_matrices
     from eqc.io import write_json_atomic
@@ -172,7 +172,7 @@ def _actions(args: argparse.Namespace) -> int:
 
 def _relabelled(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.xp import PoolError, load_pools, relabelled_self_play
-    from eqc.io import write_json_atomic
+    from eqc.io import recorded_path, write_json_atomic
 
     try:
         agents = load_pools(args.pool, device=args.device, precision=args.precision)
@@ -188,7 +188,7 @@ def _relabelled(args: argparse.Namespace) -> int:
         except ValueError as exc:  # a group on another number of colours than the agent's game
             raise flags.FlagError("--group", f"{agent.name}: {exc}") from None
         print(f"{agent.name} ({agent.policy.trained_moves:,} moves trained): {result}")
-        rows.append({"name": agent.name, "path": str(agent.path), "moves": agent.policy.trained_moves, **result.as_dict()})
+        rows.append({"name": agent.name, "path": recorded_path(agent.path), "moves": agent.policy.trained_moves, **result.as_dict()})
     if args.out is not None:
         group = args.group or f"S{agents[0].policy.rules.num_colours}"
         record = {"group": group, "games": args.games, "deck_seed": args.deck_seed, "command": args.command_line, "agents": rows}
@@ -198,8 +198,7 @@ def _relabelled(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.agent.checkpoint import CheckpointError
-    from eqc.domains.hanabi.agent.policy_file import PolicyDirectoryError, export_policy
+    from eqc.domains.hanabi.agent.files import CheckpointError, PolicyDirectoryError, export_policy
 
     try:  # everything is checked before --out is created
         out = export_policy(args.checkpoint, args.out)

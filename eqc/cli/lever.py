@@ -13,11 +13,10 @@ from eqc.cli.common import (
     add_threads_flag,
     device,
     float_in,
-    int_in,
     output_dir,
     positive_int,
     prepare_output_dir,
-    seed,
+    seed_list,
 )
 from eqc.domains.lever.experiment import JSON_NAME, PLOT_NAME, format_table, lever_experiment
 from eqc.domains.lever.game import DEFAULT_PAYOFFS, check_payoffs
@@ -69,7 +68,8 @@ def add_lever_parser(subparsers: Any) -> argparse.ArgumentParser:
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--agents", type=int_in(2), default=16, help="agents per pool, each independently seeded (>= 2; default 16)")
+    parser.add_argument("--seeds", type=seed_list(2), default=list(range(16)),
+                        help="one agent per seed in each pool, at least 2: '0-15', '0,2,5-7' (default 0-15)")
     parser.add_argument("--out", type=output_dir, default="runs/lever", help="output directory, created if needed (default runs/lever)")
     parser.add_argument("--device", type=device, default="cpu", help="torch device: cpu, cuda or cuda:N (default cpu)")
     parser.add_argument("--steps", type=positive_int, default=defaults.steps, help=f"Adam steps per pool (default {defaults.steps})")
@@ -78,7 +78,6 @@ def add_lever_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--restarts", type=positive_int, default=defaults.restarts,
         help=f"candidates per agent, the best kept (default {defaults.restarts})",
     )
-    parser.add_argument("--seed", type=seed, default=0, help="base seed of the pools, 0 to 2**63-1 (default 0)")
     parser.add_argument(
         "--payoffs", type=_payoffs, default=list(DEFAULT_PAYOFFS),
         help=f"comma-separated lever payoffs, 2 to {MAX_LEVERS} levers (default nine 1.0 and one 0.9)",
@@ -97,7 +96,7 @@ def run_lever(args: argparse.Namespace) -> int:
     out = prepare_output_dir(Path(args.out), "--out")
     config = LeverConfig(steps=args.steps, lr=args.lr, restarts=args.restarts, device=args.device)
     results = lever_experiment(
-        seeds=args.agents, out=out, payoffs=args.payoffs, config=config, seed=args.seed,
+        seeds=args.seeds, out=out, payoffs=args.payoffs, config=config,
         progress=not args.no_progress, threads=None,
     )
     print(format_table(results))

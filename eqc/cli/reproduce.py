@@ -19,15 +19,6 @@ from eqc.cli.config_flags import add_set_flag, config_source, load_config_flags
 __all__ = ["add_reproduce_parsers"]
 
 
-def _seeds(text: str) -> list[int]:
-    from eqc.domains.hanabi.training.pool import parse_seeds
-
-    try:
-        return parse_seeds(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def _ray_flags(args: argparse.Namespace) -> tuple[str | None, bool | None]:
     """(address, use_ray) from ``--ray``/``--no-ray``, checked before any work: Ray installed, the address
     reachable (a wrong one would otherwise be retried for minutes), ``auto`` only with a running cluster."""
@@ -116,7 +107,7 @@ def _reproduce(args: argparse.Namespace) -> int:
             raise flags.FlagError("--set", str(exc)) from None
     if args.obl and args.table != "table2":
         raise flags.FlagError("--obl", f"OBL agents are a column of table2 only, not of {args.table}")
-    from eqc.domains.hanabi.agent.checkpoint import CheckpointError
+    from eqc.domains.hanabi.agent.files import CheckpointError
     from eqc.domains.hanabi.agent.policy import load_policy
 
     for path in args.obl or []:  # before any training: a bad file is found now, not after hours
@@ -160,7 +151,7 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
     pool = sub.add_parser("pool", help="train one agent per seed (resumable; Ray spreads seeds over machines)")
     pool.add_argument("--config", type=config_source, required=True, help="TOML config file or shipped config name")
     add_set_flag(pool)
-    pool.add_argument("--seeds", type=_seeds, required=True, help="seeds: '0-9', '3' or '0,2,5-7'")
+    pool.add_argument("--seeds", type=flags.seed_list(), required=True, help="seeds: '0-9', '3' or '0,2,5-7'")
     pool.add_argument("--out", type=flags.output_dir, required=True,
                       help="pool directory (seed_<n>/ runs; reachable by every Ray worker)")
     pool.add_argument("--max-minutes", type=flags.float_in(0, low_open=True), default=None,

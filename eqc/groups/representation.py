@@ -285,15 +285,6 @@ class PermutationRepresentation:
     def __repr__(self) -> str:
         return f"PermutationRepresentation({self.name}, dim={self.dim}, group={self.group.name})"
 
-    def to_escnn(self, **kwargs: object):
-        """This representation as an escnn ``Representation`` (cyclic and dihedral groups; needs escnn).
-
-        Keyword arguments (``rotation``, ``reflection``, ``name``) go to :func:`eqc.groups.escnn_bridge.to_escnn`.
-        """
-        from eqc.groups.escnn_bridge import to_escnn
-
-        return to_escnn(self, **kwargs)
-
 
 def _shape(index: int | torch.Tensor) -> torch.Size:
     """The batch shape of element indices (``[]`` for one int)."""

@@ -3,8 +3,8 @@
 Names load lazily so that ``import eqc.domains.hanabi`` works without HLE installed; only
 ``HanabiEnv`` needs hanabi-learning-environment 0.0.4; ``HanabiBatch`` is pure torch.
 
-Modules: ``rules`` (``HanabiRules``), ``layouts`` (observation/action layouts and the card-id and
-move-uid conventions), ``symmetry`` (``colour_symmetry``), ``dealing`` (decks), ``hle``
+Modules: ``rules`` (``HanabiRules``, its observation/action layouts and the card-id and move-uid
+conventions), ``symmetry`` (``colour_symmetry``), ``dealing`` (decks), ``hle``
 (``HanabiEnv`` on HLE), ``batched`` (``HanabiBatch``); ``agent`` (what is shipped and played: spec,
 network, policy, file formats), ``play`` (self-play and cross-play loops, HLE and batched),
 ``training`` (only what makes an agent), ``xp`` (cross-play of shipped agents) and ``reproduce``
@@ -21,8 +21,8 @@ _LAZY: dict[str, str] = {
     "HanabiEnv": "eqc.domains.hanabi.hle",
     "HanabiBatch": "eqc.domains.hanabi.batched",
     "colour_symmetry": "eqc.domains.hanabi.symmetry",
-    "observation_layout": "eqc.domains.hanabi.layouts",
-    "action_layout": "eqc.domains.hanabi.layouts",
+    "observation_layout": "eqc.domains.hanabi.rules",
+    "action_layout": "eqc.domains.hanabi.rules",
     "random_deck": "eqc.domains.hanabi.dealing",
     "relabel_deck": "eqc.domains.hanabi.dealing",
     "standard_deck": "eqc.domains.hanabi.dealing",

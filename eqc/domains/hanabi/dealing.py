@@ -1,6 +1,6 @@
 """Decks for Hanabi: the card multiset, validation, sampling and colour relabelling (no HLE).
 
-Card ids and the dealing order of a deck: see :mod:`eqc.domains.hanabi.layouts`. A colour
+Card ids and the dealing order of a deck: see :mod:`eqc.domains.hanabi.rules`. A colour
 permutation ``sigma`` is an image array: colour ``c`` becomes ``sigma[c]``; relabelling a deck maps
 card (c, r) to (sigma[c], r) at every position. The HLE deal moves that deal a chosen deck are
 ``eqc.domains.hanabi.hle.native.DealMoves``.

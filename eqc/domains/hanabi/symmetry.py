@@ -1,7 +1,7 @@
 """Hanabi's colour symmetry, declared from the structure of HLE's observation.
 
 ``colour_symmetry`` lets a group on the colours act on the layouts of
-:mod:`eqc.domains.hanabi.layouts` (which also states the card-id and move-uid conventions).
+:mod:`eqc.domains.hanabi.rules` (which also states the card-id and move-uid conventions).
 Under a group element g the feature of colour c moves to colour g(c) (eqc's one convention, see
 ``eqc.groups``): card (c, r) becomes (g(c), r); ranks, slots, players, tokens and the deck never
 move; only the reveal-colour moves are permuted: uid 2h + k*C + c -> 2h + k*C + g(c).
@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from eqc._checks import check_choice, check_int
 from eqc.dec_pomdp import Symmetry
-from eqc.domains.hanabi.layouts import action_layout, colour_labels, observation_layout
-from eqc.domains.hanabi.rules import HanabiRules, check_rules
+from eqc.domains.hanabi.rules import HanabiRules, action_layout, check_rules, colour_labels, observation_layout
 from eqc.groups import PermutationGroup, alternating, cyclic, dihedral, symmetric
 
 __all__ = ["COLOUR_GROUP_NAMES", "colour_group", "colour_group_name", "colour_group_names", "colour_symmetry"]

@@ -22,7 +22,7 @@ from eqc._checks import check_int
 from eqc.domains.lever.evaluate import lever_cross_play
 from eqc.domains.lever.game import lever_game
 from eqc.domains.lever.plots import plot_cross_play
-from eqc.domains.lever.train import RULES, LeverConfig, LeverPool, member_seeds, train_pools, training_steps
+from eqc.domains.lever.train import RULES, LeverConfig, LeverPool, check_seeds, member_seeds, train_pools, training_steps
 from eqc.evaluation.cross_play import CrossPlayResult
 from eqc.io import write_json_atomic
 
@@ -34,22 +34,20 @@ PLOT_NAME = "lever_xp.png"
 
 def lever_experiment(
     *,
-    seeds: int = 16,
+    seeds: Sequence[int] = tuple(range(16)),
     out: str | Path | None = None,
     payoffs: Sequence[float] | None = None,
     config: LeverConfig | None = None,
-    seed: int = 0,
     progress: bool = True,
     threads: int | None = 1,
 ) -> dict[str, CrossPlayResult]:
-    """Train the five pools of ``seeds`` agents, return ``{rule: CrossPlayResult}``; with ``out``, also write the files.
+    """Train the five pools, one agent per seed in ``seeds`` (at least 2); return ``{rule: CrossPlayResult}``.
 
-    ``out`` is created before training starts. ``threads``: torch CPU threads during training
+    With ``out``, also write the files (``out`` is created before training starts). ``threads``: torch CPU threads during training
     (restored afterwards; default 1, the fastest for these tiny networks); ``None`` leaves the
     setting alone (the ``eqc`` command passes ``None``: it has already applied ``--threads``).
     """
-    check_int(seeds, "seeds (agents per pool)", low=2)
-    check_int(seed, "seed", low=0, high=2**63 - 1)
+    seeds = check_seeds(seeds, low=2)
     if isinstance(out, str) and not out.strip():
         raise ValueError("out must be a directory path, got an empty string (use '.' for the current directory)")
     game = lever_game(payoffs)
@@ -60,25 +58,24 @@ def lever_experiment(
     with _torch_threads(threads), tqdm(
         total=training_steps(RULES, config), desc="lever pools", unit="step", disable=not progress
     ) as bar:
-        pools = train_pools(game, RULES, num_agents=seeds, seed=seed, config=config, on_step=lambda: bar.update(1))
+        pools = train_pools(game, RULES, seeds=seeds, config=config, on_step=lambda: bar.update(1))
     results = {rule: lever_cross_play(game, pool.probabilities) for rule, pool in pools.items()}
     if out is not None:
         run = {
             "eqc_version": __version__,
             "payoffs": game.payoffs.tolist(),
             "seeds": seeds,
-            "seed": seed,
             "config": dataclasses.asdict(config),
         }
-        records = {rule: _record(results[rule], pools[rule], seed, run) for rule in results}
+        records = {rule: _record(results[rule], pools[rule], seeds, run) for rule in results}
         write_json_atomic(out / JSON_NAME, records)
         plot_cross_play(results, out / PLOT_NAME)
     return results
 
 
-def _record(result: CrossPlayResult, pool: LeverPool, seed: int, run: dict[str, object]) -> dict[str, object]:
+def _record(result: CrossPlayResult, pool: LeverPool, seeds: list[int], run: dict[str, object]) -> dict[str, object]:
     agents, restarts = pool.candidate_returns.shape
-    candidates = member_seeds(seed, agents, restarts)
+    candidates = member_seeds(seeds, restarts)
     return {
         "sp_mean": result.sp.mean,
         "xp_mean": result.xp.mean,

@@ -50,6 +50,7 @@ __all__ = [
     "RULES",
     "LeverConfig",
     "LeverPool",
+    "check_seeds",
     "member_seeds",
     "symmetrize_pool",
     "train_pool",
@@ -102,9 +103,22 @@ class LeverPool:
         return self.probabilities.shape[0]
 
 
-def member_seeds(seed: int, num_agents: int, restarts: int) -> list[int]:
+def member_seeds(seeds: Sequence[int], restarts: int) -> list[int]:
     """Initialisation seed of every candidate, ordered (agent, restart), each in ``[0, 2**63)``."""
-    return [((seed * 1_000_003 + agent) * 10_007 + restart) % 2**63 for agent in range(num_agents) for restart in range(restarts)]
+    return [(seed * 10_007 + restart) % 2**63 for seed in seeds for restart in range(restarts)]
+
+
+def check_seeds(seeds: Sequence[int], low: int = 1) -> list[int]:
+    """``seeds`` as a list: at least ``low`` distinct integers in ``[0, 2**63 - 1]`` (one per agent)."""
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence):
+        raise TypeError(f"seeds must be a sequence of integers (one per agent), got {type(seeds).__name__}")
+    for value in seeds:
+        check_int(value, "each seed", low=0, high=2**63 - 1)
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be distinct (one per agent), got {list(seeds)}")
+    if len(seeds) < low:
+        raise ValueError(f"seeds must name at least {low} agents, got {len(seeds)}")
+    return [int(value) for value in seeds]
 
 
 def _check_rule(rule: str) -> None:
@@ -133,24 +147,28 @@ def train_pool(
     game: LeverGame,
     rule: str,
     *,
-    num_agents: int,
-    seed: int = 0,
+    seeds: Sequence[int],
     config: LeverConfig | None = None,
     on_step: Callable[[], None] | None = None,
 ) -> LeverPool:
-    """Train ``num_agents`` agents with ``rule`` (see the module docstring) and return their test-time policies."""
+    """Train one agent per seed with ``rule`` (see the module docstring) and return their test-time policies.
+
+    Agent ``k``'s candidates are initialised from :func:`member_seeds`; Other-Play's relabellings
+    of the whole pool are drawn from one generator seeded with ``seeds[0]``.
+    """
     _check_rule(rule)
-    check_int(num_agents, "num_agents", low=1)
+    seeds = check_seeds(seeds)
     config = config or LeverConfig()
     device = torch.device(config.device)
     trained_as = _TRAINED_AS[rule]
+    num_agents = len(seeds)
     n, members = game.num_levers, num_agents * config.restarts
-    network = EnsembleMLP(member_seeds(seed, num_agents, config.restarts), n, config.hidden, n, device)
+    network = EnsembleMLP(member_seeds(seeds, config.restarts), n, config.hidden, n, device)
     raw_policy = LogSoftmax(network)
     subgroup = game.cyclic_symmetry
     symmetrized = Symmetrizer(network, subgroup.observation_rep, subgroup.action_rep, average="probabilities")
     train_policy = symmetrized if trained_as == "eq" else raw_policy
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(seeds[0])
     other_play = None
     if trained_as == "op":
         other_play = OtherPlay.from_symmetry(game.symmetry, generator, device=device)
@@ -192,8 +210,7 @@ def train_pools(
     game: LeverGame,
     rules: Sequence[str] = RULES,
     *,
-    num_agents: int,
-    seed: int = 0,
+    seeds: Sequence[int],
     config: LeverConfig | None = None,
     on_step: Callable[[], None] | None = None,
 ) -> dict[str, LeverPool]:
@@ -204,10 +221,10 @@ def train_pools(
     for rule in rules:
         if rule == "sp+sym" and "sp" in rules:
             if "sp" not in pools:
-                pools["sp"] = train_pool(game, "sp", num_agents=num_agents, seed=seed, config=config, on_step=on_step)
+                pools["sp"] = train_pool(game, "sp", seeds=seeds, config=config, on_step=on_step)
             pools[rule] = symmetrize_pool(game, pools["sp"])
         elif rule not in pools:
-            pools[rule] = train_pool(game, rule, num_agents=num_agents, seed=seed, config=config, on_step=on_step)
+            pools[rule] = train_pool(game, rule, seeds=seeds, config=config, on_step=on_step)
     return {rule: pools[rule] for rule in rules}
 
 

@@ -26,8 +26,7 @@ pytest.importorskip("hanabi_learning_environment")
 from eqc.domains.hanabi.batched import HanabiBatch
 from eqc.domains.hanabi.dealing import standard_deck
 from eqc.domains.hanabi.hle import HanabiEnv
-from eqc.domains.hanabi.layouts import observation_layout
-from eqc.domains.hanabi.rules import HanabiRules, card_counts
+from eqc.domains.hanabi.rules import HanabiRules, card_counts, observation_layout
 
 pytestmark = pytest.mark.hanabi
 

@@ -15,8 +15,7 @@ import torch
 
 from eqc.dec_pomdp import Symmetry
 from eqc.domains.hanabi.dealing import card_counts, deck_size, random_deck, relabel_deck, standard_deck
-from eqc.domains.hanabi.layouts import action_layout, observation_layout
-from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.rules import HanabiRules, action_layout, observation_layout
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group, colour_group_name, colour_group_names, colour_symmetry
 from eqc.groups import PermutationGroup, cyclic, dihedral, symmetric
 

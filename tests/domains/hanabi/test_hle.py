@@ -15,8 +15,7 @@ pytest.importorskip("hanabi_learning_environment")
 from eqc.dec_pomdp import DecPOMDP
 from eqc.domains.hanabi.dealing import deck_log_probability, random_deck, relabel_deck, standard_deck
 from eqc.domains.hanabi.hle import HanabiEnv
-from eqc.domains.hanabi.layouts import observation_layout
-from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.rules import HanabiRules, observation_layout
 
 pytestmark = pytest.mark.hanabi
 

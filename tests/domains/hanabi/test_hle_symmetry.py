@@ -16,8 +16,7 @@ pytest.importorskip("hanabi_learning_environment")
 from eqc.dec_pomdp import Block, Layout, Symmetry
 from eqc.domains.hanabi.dealing import relabel_deck
 from eqc.domains.hanabi.hle import HanabiEnv
-from eqc.domains.hanabi.layouts import action_layout, colour_labels, observation_layout, rank_labels
-from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.rules import HanabiRules, action_layout, colour_labels, observation_layout, rank_labels
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.groups import PermutationRepresentation, cyclic, dihedral, symmetric
 from eqc.verification import check_env_symmetry

@@ -11,7 +11,7 @@ import pytest
 from eqc.domains.hanabi import HanabiRules
 from eqc.domains.hanabi.agent.rule_agent import RuleAgent
 from eqc.domains.hanabi.batched import HanabiBatch
-from eqc.domains.hanabi.layouts import action_layout, observation_layout
+from eqc.domains.hanabi.rules import action_layout, observation_layout
 from eqc.domains.hanabi.symmetry import colour_symmetry
 from eqc.groups import dihedral, symmetric
 

@@ -16,10 +16,11 @@ from eqc.cli import build_parser, main
 from eqc.cli.lever import MAX_LEVERS
 from eqc.domains.lever import RULES, lever_experiment, plot_cross_play
 from eqc.domains.lever.experiment import format_table
+from eqc.domains.lever.train import member_seeds
 from eqc.evaluation import cross_play
 from eqc.io import write_json_atomic
 
-QUICK = ["--agents", "3", "--steps", "40", "--restarts", "6", "--no-progress"]
+QUICK = ["--steps", "40", "--restarts", "6", "--no-progress"]
 
 
 @pytest.fixture
@@ -44,7 +45,7 @@ def run_bad(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 
 def test_run_lever_writes_self_describing_json_and_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "new" / "dir"
-    assert main(["lever", *QUICK, "--out", str(out), "--seed", "7"]) == 0
+    assert main(["lever", *QUICK, "--out", str(out), "--seeds", "7-9"]) == 0
     path = out / "lever_xp.json"
     assert stat.S_IMODE(path.stat().st_mode) == 0o644  # readable by others, not a 0600 temporary file
     data = json.loads(path.read_text())
@@ -58,7 +59,7 @@ def test_run_lever_writes_self_describing_json_and_png(tmp_path: Path, capsys: p
         assert len(record["agent_seeds"]) == 3 and all(isinstance(s, int) for s in record["agent_seeds"])
         run = record["run"]
         assert run["eqc_version"] == eqc.__version__
-        assert (run["seeds"], run["seed"], len(run["payoffs"])) == (3, 7, 10)
+        assert (run["seeds"], len(run["payoffs"])) == ([7, 8, 9], 10)
         assert run["config"]["steps"] == 40 and run["config"]["restarts"] == 6 and run["config"]["device"] == "cpu", rule
     assert data["op"]["xp_mean"] == pytest.approx(0.9, abs=0.05)
     assert data["sp+sym"]["agent_seeds"] == data["sp"]["agent_seeds"]  # the same networks, symmetrized
@@ -70,26 +71,33 @@ def test_run_lever_writes_self_describing_json_and_png(tmp_path: Path, capsys: p
 
 def test_defaults_and_options() -> None:
     args = build_parser().parse_args(["lever"])
-    assert (args.agents, args.device, args.steps, args.threads, args.seed) == (16, "cpu", 100, 1, 0)
+    assert (args.seeds, args.device, args.steps, args.threads) == (list(range(16)), "cpu", 100, 1)
     assert args.out == Path("runs/lever")
-    args = build_parser().parse_args(["lever", "--payoffs", "1,1,0.5", "--seed", str(2**63 - 1), "--lr", "1e-3"])
-    assert (args.payoffs, args.seed, args.lr) == ([1.0, 1.0, 0.5], 2**63 - 1, 0.001)
+    args = build_parser().parse_args(["lever", "--payoffs", "1,1,0.5", "--seeds", f"0,{2**63 - 1}", "--lr", "1e-3"])
+    assert (args.payoffs, args.seeds, args.lr) == ([1.0, 1.0, 0.5], [0, 2**63 - 1], 0.001)
 
 
-def test_agents_is_the_count_of_agents_per_pool(
+def test_seeds_name_the_agents_of_each_pool(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     calls: list[dict[str, object]] = []
     monkeypatch.setattr(eqc.cli.lever, "lever_experiment", lambda **kwargs: calls.append(kwargs) or {})
     monkeypatch.setattr(eqc.cli.lever, "format_table", lambda results: "table")
-    assert main(["lever", "--agents", "5", "--out", str(tmp_path)]) == 0
-    assert calls[-1]["seeds"] == 5
+    assert main(["lever", "--seeds", "0-2,7", "--out", str(tmp_path)]) == 0
+    assert calls[-1]["seeds"] == [0, 1, 2, 7]
 
 
-def test_seeds_is_not_a_lever_flag() -> None:
-    """The pool size has one spelling, ``--agents`` (``eqc hanabi pool --seeds 0-9`` is a range of seeds)."""
+@pytest.mark.parametrize("flag", ["--agents", "--seed"])
+def test_a_pool_is_named_by_its_seeds_only(flag: str) -> None:
+    """One spelling for a pool, as in ``eqc hanabi pool --seeds 0-9``: no agent count, no base seed."""
     with pytest.raises(SystemExit):
-        build_parser().parse_args(["lever", "--seeds", "5"])
+        build_parser().parse_args(["lever", flag, "5"])
+
+
+def test_default_seeds_reproduce_the_agents_of_the_former_base_seed_0() -> None:
+    """Seeds 0-15 initialise exactly the candidates the former ``--agents 16 --seed 0`` did."""
+    former = [((0 * 1_000_003 + agent) * 10_007 + restart) % 2**63 for agent in range(16) for restart in range(4)]
+    assert member_seeds(range(16), 4) == former
 
 
 @pytest.mark.parametrize(
@@ -99,11 +107,12 @@ def test_seeds_is_not_a_lever_flag() -> None:
         (["--lr", "nan"], "--lr", "finite"),
         (["--lr", "0"], "--lr", "(0.0, inf]"),
         (["--lr", "fast"], "--lr", "must be a number"),
-        (["--seed", str(2**70)], "--seed", "[0, 2**63 - 1]"),
-        (["--seed", "-1"], "--seed", "[0, 2**63 - 1]"),
+        (["--seeds", f"0-1,{2**70}"], "--seeds", "at most 2**63 - 1"),
+        (["--seeds", "-1"], "--seeds", "must look like"),
+        (["--seeds", "3-1"], "--seeds", "is empty"),
         (["--device", "gpu"], "--device", "did you mean 'cuda'"),
-        (["--agents", "1"], "--agents", ">= 2"),
-        (["--agents", "two"], "--agents", "must be an integer"),
+        (["--seeds", "1"], "--seeds", "at least 2 seeds"),
+        (["--seeds", "two"], "--seeds", "must look like"),
         (["--steps", "0"], "--steps", ">= 1"),
         (["--restarts", "2.5"], "--restarts", "must be an integer"),
         (["--threads", "0"], "--threads", ">= 1"),
@@ -164,7 +173,7 @@ def test_help_is_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
     text = capsys.readouterr().out
     for markup in ("``", ":func:", ":class:", ":meth:", ":mod:"):
         assert markup not in text
-    for flag in ("--agents", "--out", "--device", "--lr", "--seed", "--payoffs", "--threads"):
+    for flag in ("--seeds", "--out", "--device", "--lr", "--payoffs", "--threads"):
         assert flag in text
     assert "lever_xp.json" in text
 
@@ -183,11 +192,15 @@ def test_negative_payoffs_get_a_colour_scale_that_shows_them() -> None:
 
 def test_library_bad_input(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="seeds"):
-        lever_experiment(seeds=1, out=tmp_path)
+        lever_experiment(seeds=[1], out=tmp_path)
     with pytest.raises(ValueError, match="empty string"):
-        lever_experiment(seeds=2, out="")
-    with pytest.raises(ValueError, match="seed"):
-        lever_experiment(seeds=2, seed=-1)
+        lever_experiment(seeds=[0, 1], out="")
+    with pytest.raises(ValueError, match="each seed"):
+        lever_experiment(seeds=[0, -1])
+    with pytest.raises(ValueError, match="distinct"):
+        lever_experiment(seeds=[3, 3])
+    with pytest.raises(TypeError, match="sequence of integers"):
+        lever_experiment(seeds=5)
 
 
 def test_atomic_json_write_replaces_the_file(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ def one_thread() -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def pools() -> dict:
-    return train_pools(lever_game(), RULES, num_agents=AGENTS, seed=0, config=CONFIG)
+    return train_pools(lever_game(), RULES, seeds=range(AGENTS), config=CONFIG)
 
 
 def test_self_play_breaks_symmetry(pools: dict) -> None:
@@ -57,9 +57,9 @@ def test_symmetrizing_self_play_agents_spreads_them_over_the_equal_levers(pools:
 
 def test_learning_happens() -> None:
     game = lever_game()
-    untrained = train_pool(game, "sp", num_agents=3, config=LeverConfig(steps=1, lr=1e-8, restarts=2))
+    untrained = train_pool(game, "sp", seeds=range(3), config=LeverConfig(steps=1, lr=1e-8, restarts=2))
     assert lever_cross_play(game, untrained.probabilities).sp.mean < 0.2  # near-uniform play: about 0.1
-    trained = train_pool(game, "sp", num_agents=3, config=LeverConfig(steps=80, restarts=2))
+    trained = train_pool(game, "sp", seeds=range(3), config=LeverConfig(steps=80, restarts=2))
     assert lever_cross_play(game, trained.probabilities).sp.mean > 0.97
 
 
@@ -79,14 +79,14 @@ def test_eq_policy_is_exactly_equivariant_after_training(pools: dict) -> None:
 def test_seeded_and_reproducible() -> None:
     game = lever_game()
     config = LeverConfig(steps=5, restarts=2)
-    first = train_pool(game, "op", num_agents=2, seed=7, config=config).probabilities
-    assert torch.equal(first, train_pool(game, "op", num_agents=2, seed=7, config=config).probabilities)
-    assert not torch.equal(first, train_pool(game, "op", num_agents=2, seed=8, config=config).probabilities)
+    first = train_pool(game, "op", seeds=[7, 8], config=config).probabilities
+    assert torch.equal(first, train_pool(game, "op", seeds=[7, 8], config=config).probabilities)
+    assert not torch.equal(first, train_pool(game, "op", seeds=[8, 9], config=config).probabilities)
 
 
 def test_other_payoffs_train_too() -> None:
     game = lever_game([1.0, 1.0, 1.0, 0.8])
-    pool = train_pool(game, "gop", num_agents=3, config=LeverConfig(steps=80, restarts=8))
+    pool = train_pool(game, "gop", seeds=range(3), config=LeverConfig(steps=80, restarts=8))
     assert lever_cross_play(game, pool.probabilities).xp.mean == pytest.approx(0.8, abs=0.02)
 
 
@@ -95,7 +95,7 @@ def test_self_play_is_trained_once_for_sp_and_sp_sym() -> None:
 
     config = LeverConfig(steps=3, restarts=2)
     calls = []
-    pools = train_pools(lever_game(), ["sp+sym", "sp"], num_agents=2, config=config, on_step=lambda: calls.append(1))
+    pools = train_pools(lever_game(), ["sp+sym", "sp"], seeds=[0, 1], config=config, on_step=lambda: calls.append(1))
     assert len(calls) == training_steps(["sp+sym", "sp"], config) == 3
     assert list(pools) == ["sp+sym", "sp"]
     assert pools["sp+sym"].network is pools["sp"].network
@@ -104,15 +104,15 @@ def test_self_play_is_trained_once_for_sp_and_sp_sym() -> None:
 def test_bad_input() -> None:
     game = lever_game()
     with pytest.raises(ValueError, match="unknown rule"):
-        train_pool(game, "xp", num_agents=2)
-    with pytest.raises(ValueError, match="num_agents"):
-        train_pool(game, "sp", num_agents=0)
+        train_pool(game, "xp", seeds=[0, 1])
+    with pytest.raises(ValueError, match="at least 1"):
+        train_pool(game, "sp", seeds=[])
     with pytest.raises(ValueError, match="steps"):
         LeverConfig(steps=0)
     with pytest.raises(ValueError, match="lr"):
         LeverConfig(lr=-1.0)
     with pytest.raises(ValueError, match="unknown rule"):
-        train_pools(game, ["sp", "nope"], num_agents=2)
+        train_pools(game, ["sp", "nope"], seeds=[0, 1])
 
 
 def test_relabelled_distributions_agree_with_other_plays_discrete_actions() -> None:
@@ -136,5 +136,5 @@ def test_relabelled_distributions_agree_with_other_plays_discrete_actions() -> N
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_trains_on_cuda() -> None:
     game = lever_game()
-    pool = train_pool(game, "gop", num_agents=2, config=LeverConfig(steps=80, restarts=8, device="cuda"))
+    pool = train_pool(game, "gop", seeds=[0, 1], config=LeverConfig(steps=80, restarts=8, device="cuda"))
     assert lever_cross_play(game, pool.probabilities).xp.mean == pytest.approx(0.9, abs=0.02)

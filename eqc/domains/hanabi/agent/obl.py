@@ -35,7 +35,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from eqc.domains.hanabi.agent.checkpoint import CheckpointError
+from eqc.domains.hanabi.agent.files import CheckpointError
 from eqc.domains.hanabi.agent.network import QNetwork, State
 from eqc.domains.hanabi.agent.spec import AgentSpec, GameConfig, NetworkConfig
 

@@ -14,10 +14,17 @@ from pathlib import Path
 import torch
 
 from eqc._checks import check_choice, check_device
-from eqc.domains.hanabi.agent.checkpoint import CheckpointError, load_checkpoint
+from eqc.domains.hanabi.agent.files import (
+    POLICY_JSON,
+    POLICY_WEIGHTS,
+    CheckpointError,
+    checkpoint_network,
+    is_policy_dir,
+    load_checkpoint,
+    read_policy,
+)
 from eqc.domains.hanabi.agent.network import Agent, QNetwork, make_agent
 from eqc.domains.hanabi.agent.obl import load_obl_network, obl_spec
-from eqc.domains.hanabi.agent.policy_file import POLICY_JSON, POLICY_WEIGHTS, checkpoint_network, is_policy_dir, read_policy
 from eqc.domains.hanabi.agent.spec import HIDDEN_SCHEMES, PRECISIONS, AgentSpec
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group
@@ -94,7 +101,7 @@ def load_policy(
     hidden_scheme: str | None = None,
     precision: str | None = None,
 ) -> TrainedPolicy:
-    """Load a policy directory (:mod:`.policy_file`), run directory, checkpoint file or public OBL ``.pthw``
+    """Load a policy directory (:mod:`.files`), run directory, checkpoint file or public OBL ``.pthw``
     file (:mod:`.obl`).
 
     ``symmetrize`` (a colour group name of the agent's game, e.g. C5, D10, S5, A5 for 5 colours, or a

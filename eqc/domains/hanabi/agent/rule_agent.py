@@ -1,6 +1,6 @@
 """A simple rule-based Hanabi agent that reads only the canonical ("full") observation vector.
 
-Move uids and card ids: :mod:`eqc.domains.hanabi.layouts`.
+Move uids and card ids: :mod:`eqc.domains.hanabi.rules`.
 
 Its rules break ties by slot and seat, not by colour, so it is colour-equivariant (up to the
 last-resort fallback of rule 4):
@@ -22,8 +22,7 @@ from __future__ import annotations
 import torch
 
 from eqc._checks import check_tensor
-from eqc.domains.hanabi.layouts import action_layout, observation_layout
-from eqc.domains.hanabi.rules import HanabiRules, check_rules
+from eqc.domains.hanabi.rules import HanabiRules, action_layout, check_rules, observation_layout
 
 __all__ = ["RuleAgent"]
 

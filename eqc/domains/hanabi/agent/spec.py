@@ -46,10 +46,11 @@ class GameConfig:
     """The game as an agent sees it; :meth:`rules` turns it into the one validated ``HanabiRules``.
 
     The shape keys (``num_colours`` ... ``max_lives``, named as in ``HanabiRules``) change the
-    ``preset``'s game; 0 means the preset's value.
+    ``preset``'s game; 0 means the preset's value. The keys it shares with ``HanabiRules`` take its
+    defaults, so ``GameConfig().rules() == HanabiRules()``.
     """
 
-    num_players: int = config_field("players (2-5)", 2)
+    num_players: int = config_field("players (2-5)", HanabiRules.num_players)
     preset: str = config_field("the game: 'full' (HLE's 5 colours x 5 ranks), 'small' (HLE's Hanabi-Small: 2 x 5, hand 2, "
                                "3 information tokens, 1 life) or 'mini' (jax-aht's Mini-Hanabi: 3 x 3, hand 3, 5 tokens, 3 lives)",
                                "full")
@@ -58,9 +59,10 @@ class GameConfig:
     hand_size: int = config_field("cards per hand, 1-8 (0 = the preset's; full: 5 for 2-3 players, 4 for 4-5)", 0)
     max_info_tokens: int = config_field("information tokens at the start and at most, 1-100 (0 = the preset's)", 0)
     max_lives: int = config_field("life tokens, 1-100 (0 = the preset's)", 0)
-    knowledge: str = config_field("card-knowledge encoding: 'v0_belief' (SAD/OBL/JaxMARL, what agents train on) or 'canonical' "
-                                  "(HLE's bits, HanabiRules' default)", "v0_belief")
-    sad: str = config_field("SAD block appended to observations: 'off', 'greedy_last_action' (hanabi_SAD's) or 'greedy_onehot'", "off")
+    knowledge: str = config_field("card-knowledge encoding: 'canonical' (HLE's bits) or 'v0_belief' (SAD/OBL/JaxMARL's; what the "
+                                  "shipped configs train on)", HanabiRules.knowledge)
+    sad: str = config_field("SAD block appended to observations: 'off', 'greedy_last_action' (hanabi_SAD's) or 'greedy_onehot'",
+                            HanabiRules.sad)
     max_moves: int = config_field("training episodes that reach this many moves end with reward -score (SAD's cap); 0 = no cap", 80)
 
     @property

@@ -2,7 +2,7 @@
 
 Output ``[B, P, D]`` (D = ``rules.canonical_dim``): row ``[b, o]`` is what player ``o`` of game ``b``
 sees, with players numbered relative to the observer (k-th player = seat ``(o + k) % P``), bit for
-bit as HLE's ``CanonicalObservationEncoder`` (layout: ``eqc.domains.hanabi.layouts.observation_layout``):
+bit as HLE's ``CanonicalObservationEncoder`` (layout: ``eqc.domains.hanabi.rules.observation_layout``):
 
 - other players' hands: one-hot card per slot, zeros for an empty slot;
 - missing-card bit per player (hand shorter than h);

@@ -4,7 +4,7 @@ The whole game lives in dense tensors with a leading batch dimension on any torc
 ``state``); ``step`` applies one move per game without a Python loop over games and without
 host-device synchronisation when ``check=False``. Observations are HLE's canonical encoding for
 every player (``encoding``) in the variant of ``HanabiRules`` (``variants``). Card ids, move uids
-and player numbering: :mod:`eqc.domains.hanabi.layouts`.
+and player numbering: :mod:`eqc.domains.hanabi.rules`.
 """
 
 from __future__ import annotations

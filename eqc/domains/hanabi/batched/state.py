@@ -3,7 +3,7 @@
 Every tensor has a leading batch dimension ``B``; ``P`` players, hand size ``h``. Tensors are
 created once and then only updated in place, so their storage never moves (CUDA-graph friendly).
 
-Hands hold card ids (:mod:`eqc.domains.hanabi.layouts`) with slot 0 the oldest card, as HLE: a played or
+Hands hold card ids (:mod:`eqc.domains.hanabi.rules`) with slot 0 the oldest card, as HLE: a played or
 discarded card is removed, later cards move one slot down and a drawn card goes to the last
 slot; ``tables.empty`` (the number of card ids) fills the slots a hand no longer has once the deck
 is out. Card knowledge is public: one 12-bit integer per (player, slot) as described in ``tables``

@@ -1,6 +1,6 @@
 """Constant tables for the batched torch Hanabi (``HanabiBatch``), built once per (game rules, device).
 
-Card ids and move uids: :mod:`eqc.domains.hanabi.layouts`. The tables support every game
+Card ids and move uids: :mod:`eqc.domains.hanabi.rules`. The tables support every game
 ``HanabiRules`` allows (1-5 colours, 1-5 ranks, any number of players, hand size, information
 tokens and lives). Further conventions, for C colours and R ranks:
 
@@ -28,8 +28,7 @@ import torch
 
 from eqc.dec_pomdp import Layout
 from eqc.domains.hanabi.dealing import standard_deck
-from eqc.domains.hanabi.layouts import observation_layout
-from eqc.domains.hanabi.rules import HanabiRules, card_counts
+from eqc.domains.hanabi.rules import HanabiRules, card_counts, observation_layout
 
 __all__ = [
     "COLOUR_HINTED",
@@ -57,7 +56,7 @@ COLOUR, RANK, BITS, RADIX = range(4)
 @dataclass(frozen=True)
 class Sections:
     """Start offsets and sizes of the canonical observation's sections, read off the one
-    declaration of HLE's observation (:func:`eqc.domains.hanabi.layouts.observation_layout`)."""
+    declaration of HLE's observation (:func:`eqc.domains.hanabi.rules.observation_layout`)."""
 
     deck: int
     deck_len: int

@@ -4,7 +4,7 @@ It drives HLE's C++ core through its cffi layer (``native``). Every argument is 
 Python before it reaches C++, because HLE aborts the whole process on an illegal move. All chance
 is fixed by the deck passed to (or sampled by) ``reset``: cards are dealt in deck order, never by
 HLE's random number generator. Card ids, move uids and player numbering:
-:mod:`eqc.domains.hanabi.layouts`. Player 0 acts first. (Over 400 lines: one class, most of it
+:mod:`eqc.domains.hanabi.rules`. Player 0 acts first. (Over 400 lines: one class, most of it
 the validation that keeps illegal input away from C++.)
 """
 

@@ -3,7 +3,7 @@ move objects, and the deal moves that let eqc deal a chosen deck (``DealMoves``)
 
 ``HLEGame`` owns every C++ object that does not change during play; several ``HanabiEnv`` s (an
 env and its copies) share one, and it is freed when the last of them is garbage-collected. Game
-states are owned by the envs. Card ids and move uids: see :mod:`eqc.domains.hanabi.layouts`.
+states are owned by the envs. Card ids and move uids: see :mod:`eqc.domains.hanabi.rules`.
 """
 
 from __future__ import annotations

@@ -14,8 +14,7 @@ from __future__ import annotations
 import torch
 
 from eqc.domains.hanabi.hle.native import HLEGame
-from eqc.domains.hanabi.layouts import last_action_blocks, observation_layout
-from eqc.domains.hanabi.rules import HanabiRules, card_counts
+from eqc.domains.hanabi.rules import HanabiRules, card_counts, last_action_blocks, observation_layout
 
 __all__ = ["ObservationVariants"]
 

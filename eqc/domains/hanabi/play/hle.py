@@ -1,7 +1,7 @@
 """Two-player Hanabi evaluation on HLE: games on common decks, cross-play, action matrices.
 
 A policy is a callable ``(obs [obs_dim] float tensor, legal [num_moves] bool tensor) -> int`` move
-uid (:mod:`eqc.domains.hanabi.layouts`), e.g. ``RuleAgent().act`` or :func:`policy_from_module` around a Q-network, logit network or
+uid (:mod:`eqc.domains.hanabi.rules`), e.g. ``RuleAgent().act`` or :func:`policy_from_module` around a Q-network, logit network or
 ``Symmetrizer``. If the policy object has a ``reset()`` method it is called at the start of each
 game, and an ``observe(obs)`` method is called with its observation on every move it does not
 make (recurrent policies that, like SAD's agents, step their state on every move; give each seat

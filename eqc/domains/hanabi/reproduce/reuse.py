@@ -14,8 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from eqc.domains.hanabi.agent.checkpoint import resolve
-from eqc.domains.hanabi.agent.policy_file import POLICY_JSON, POLICY_WEIGHTS, is_policy_dir
+from eqc.domains.hanabi.agent.files import POLICY_JSON, POLICY_WEIGHTS, is_policy_dir, resolve
 from eqc.io import json_safe, write_json_atomic
 
 __all__ = ["ResultFileError", "agent_digests", "check_result_path", "load_result", "save_result"]

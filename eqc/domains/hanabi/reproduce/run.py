@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from eqc.domains.hanabi.agent.checkpoint import versions
+from eqc.domains.hanabi.agent.files import versions
 from eqc.domains.hanabi.agent.policy import load_policy
 from eqc.domains.hanabi.reproduce.render import format_number, render_markdown
 from eqc.domains.hanabi.reproduce.reuse import agent_digests, check_result_path, load_result, save_result
@@ -37,7 +37,7 @@ from eqc.domains.hanabi.training.config import TrainConfig, with_overrides
 from eqc.domains.hanabi.training.pool import seed_dir, train_pool
 from eqc.domains.hanabi.xp import PoolError, cross_play_games, describe_policy, pool_runs, relabelled_self_play, write_xp
 from eqc.evaluation import compare_pools, mean_sem, pair_summary
-from eqc.io import json_safe, write_json_atomic, write_text_atomic
+from eqc.io import json_safe, recorded_path, write_json_atomic, write_text_atomic
 
 __all__ = ["REPOSITORY", "reproduce", "shipped_agents", "shipped_pools"]
 
@@ -104,7 +104,7 @@ to record (the CLI passes its own).
     record = {
         "table": table, "title": spec.title, "scale": scale, "games_per_pair": sc.games, "precision": precision or "as trained",
         "agents_per_pool": {p: len(r) for p, r in runs.items()},
-        "agents_source": "trained" if trained else (str(agents) if agents else f"{sc.shipped}, shipped"),
+        "agents_source": "trained" if trained else (recorded_path(agents) if agents else f"{sc.shipped}, shipped"),
         "cells": results,
         "paper": {k: dict(zip(("xp_mean", "xp_sem", "bomb_out_rate"), v, strict=True)) for k, v in paper_numbers(table, scale).items()},
         "tests": _tests(spec.tests, results, matrices),
@@ -191,7 +191,7 @@ def shipped_pools(table: str, scale: str, agents: str | Path | None, *, obl: boo
 
 
 def _trained_pool(pool: str, config, scale, out: Path, device: str, ray_address: str | None, use_ray: bool | None, log) -> list[Path]:
-    seeds = list(range(scale.seeds))
+    seeds = list(scale.seeds)
     log(f"pool {pool!r}: {len(seeds)} seeds at scale {scale.name!r}")
     train_pool(config, seeds, out / "pools" / pool, device=device, ray_address=ray_address, use_ray=use_ray, log=log)
     return [seed_dir(out / "pools" / pool, s) for s in seeds]
@@ -280,13 +280,13 @@ def _relabelled(runs: list[Path], scale, device: str, precision: str | None, whe
         if reuse and (saved := load_result(path, key)) is not None:
             problem = _relabelled_problem(saved, scale.relabel_elements)
             if problem is None:
-                rows.append({**saved, "agent": str(run)})
+                rows.append({**saved, "agent": recorded_path(run)})
                 log(f"{run}: relabelled self-play reused from {path}")
                 continue
             log(f"{run}: {path} cannot be reused ({problem}); playing it again")
         policy = load_policy(run, device=device, precision=precision)
         result = relabelled_self_play(policy, elements=scale.relabel_elements, games=scale.relabel_games)
-        rows.append({"agent": str(run), **result.as_dict(), "max_score": policy.rules.max_score})
+        rows.append({"agent": recorded_path(run), **result.as_dict(), "max_score": policy.rules.max_score})
         save_result(path, key, rows[-1])
         log(f"{run}: {result}")
     losses = [r["loss"] for r in rows]

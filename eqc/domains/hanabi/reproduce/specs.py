@@ -35,10 +35,10 @@ __all__ = ["INDUCED_TABLES", "PAPER", "SCALES", "TABLES", "Cell", "Scale", "Tabl
 
 @dataclass(frozen=True)
 class Scale:
-    """Seeds per pool, games per pair, and how pools are built at one scale."""
+    """A pool's seeds, games per pair, and how pools are built at one scale."""
 
     name: str
-    seeds: int
+    seeds: tuple[int, ...]  # one agent per seed in every pool
     games: int
     feedforward_moves: int  # moves per seed of feed-forward pools (cpu, smoke)
     recurrent_moves: int  # moves per seed of the recurrent pool (cpu: recurrent PQN; smoke: a tiny R2D2)
@@ -48,11 +48,13 @@ class Scale:
 
 
 SCALES = {
-    "smoke": Scale("smoke", seeds=2, games=64, feedforward_moves=4_096, recurrent_moves=3_072, relabel_elements=2, relabel_games=16),
-    "cpu": Scale("cpu", seeds=5, games=1000, feedforward_moves=50_000_000, recurrent_moves=20_000_000, shipped="results/cpu/agents"),
-    "induced": Scale("induced", seeds=8, games=1000, feedforward_moves=8_000_000, recurrent_moves=0, relabel_elements=5,
+    "smoke": Scale("smoke", seeds=tuple(range(2)), games=64, feedforward_moves=4_096, recurrent_moves=3_072, relabel_elements=2,
+                   relabel_games=16),
+    "cpu": Scale("cpu", seeds=tuple(range(5)), games=1000, feedforward_moves=50_000_000, recurrent_moves=20_000_000,
+                 shipped="results/cpu/agents"),
+    "induced": Scale("induced", seeds=tuple(range(8)), games=1000, feedforward_moves=8_000_000, recurrent_moves=0, relabel_elements=5,
                      shipped="results/induced/agents"),
-    "paper": Scale("paper", seeds=10, games=5000, feedforward_moves=0, recurrent_moves=0),
+    "paper": Scale("paper", seeds=tuple(range(10)), games=5000, feedforward_moves=0, recurrent_moves=0),
 }
 
 #: Pool name -> (rule, G-OP group, shipped paper-scale config).

@@ -28,7 +28,6 @@ Seeds whose checkpoint already reached ``[run] total_moves`` are not trained aga
 from __future__ import annotations
 
 import os
-import re
 import socket
 import sys
 import tempfile
@@ -37,32 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from eqc._checks import check_float
-from eqc.domains.hanabi.agent.checkpoint import CHECKPOINT_NAME, CheckpointError, load_checkpoint, versions
+from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, CheckpointError, load_checkpoint, versions
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.io import json_safe, write_json_atomic
 
-__all__ = ["check_ray_address", "parse_seeds", "pool_status", "ray_task_device", "seed_dir", "train_pool"]
-
-_SEEDS = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+))?\s*$")
-
-
-def parse_seeds(text: str) -> list[int]:
-    """Seeds from ``"0-9"``, ``"3"`` or ``"0,2,5-7"`` (sorted, without repeats)."""
-    if not isinstance(text, str):
-        raise TypeError(f"seeds must be a string such as '0-9' or '0,2,5', got {type(text).__name__}")
-    seeds: set[int] = set()
-    for part in text.split(","):
-        match = _SEEDS.match(part)
-        if not match:
-            raise ValueError(f"seeds must look like '0-9', '3' or '0,2,5-7', got {text!r}")
-        low, high = int(match[1]), int(match[2] or match[1])
-        if high < low:
-            raise ValueError(f"seed range {part.strip()!r} is empty (write low-high)")
-        if high - low >= 10_000:
-            raise ValueError(f"seed range {part.strip()!r} has more than 10,000 seeds")
-        seeds.update(range(low, high + 1))
-    return sorted(seeds)
-
+__all__ = ["check_ray_address", "pool_status", "ray_task_device", "seed_dir", "train_pool"]
 
 def seed_dir(out: Path, seed: int) -> Path:
     return Path(out) / f"seed_{seed}"

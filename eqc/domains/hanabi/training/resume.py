@@ -1,4 +1,4 @@
-"""Resuming a training run's random streams from its checkpoint (the file format: :mod:`eqc.domains.hanabi.agent.checkpoint`).
+"""Resuming a training run's random streams from its checkpoint (the file format: :mod:`eqc.domains.hanabi.agent.files`).
 
 Resuming on another kind of device. The learner's state records the device it ran on
 (``device``, e.g. ``"cpu"`` or ``"cuda:0"``; a checkpoint without it was written on the CPU, the

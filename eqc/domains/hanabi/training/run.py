@@ -28,8 +28,7 @@ from typing import Any
 import torch
 
 from eqc._checks import check_device, check_float, check_int
-from eqc.domains.hanabi.agent.checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint
-from eqc.domains.hanabi.agent.policy_file import POLICY_JSON
+from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, POLICY_JSON, load_checkpoint, save_checkpoint
 from eqc.domains.hanabi.agent.spec import ConfigError
 from eqc.domains.hanabi.play.self_play import evaluate_agent
 from eqc.domains.hanabi.training.config import TrainConfig

@@ -1,6 +1,6 @@
 """What a colour hint asks for: the slot a partner plays right after each colour's hint.
 
-In a two-player game, a colour hint ``c`` (move uid ``2h + c``, :mod:`eqc.domains.hanabi.layouts`)
+In a two-player game, a colour hint ``c`` (move uid ``2h + c``, :mod:`eqc.domains.hanabi.rules`)
 followed by the partner's play of slot ``k`` (uid ``h + k``) counts once in ``counts[c, k]``
 (:func:`hint_slot_counts`). A colour-equivariant policy plays each slot as often after every
 colour's hint (up to sampling noise: the deal is colour-symmetric), so the rows of ``counts`` are

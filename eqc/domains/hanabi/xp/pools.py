@@ -11,11 +11,11 @@ from pathlib import Path
 import torch
 
 from eqc._checks import check_choice, check_list
-from eqc.domains.hanabi.agent.checkpoint import CHECKPOINT_NAME, CheckpointError
+from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, POLICY_JSON, CheckpointError, is_policy_dir
 from eqc.domains.hanabi.agent.policy import TrainedPolicy, load_policy
-from eqc.domains.hanabi.agent.policy_file import POLICY_JSON, is_policy_dir
 from eqc.domains.hanabi.agent.spec import HIDDEN_SCHEMES
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group_name
+from eqc.io import recorded_path
 
 __all__ = ["PoolAgent", "PoolError", "describe_policy", "load_pools", "pool_runs"]
 
@@ -114,7 +114,7 @@ def describe_policy(policy: TrainedPolicy, path: str | Path | None = None, symme
     did not train), how it is symmetrized."""
     spec, group, trained_with = policy.spec, policy.agent.group, policy.trained_with
     return {
-        "path": None if path is None else str(path),
+        "path": None if path is None else recorded_path(path),
         "symmetrize": symmetrize if symmetrize is not None else spec.symmetrize,
         "symmetrized_at": "test" if symmetrize is not None else ("training" if spec.symmetrize else None),
         "group": None if group is None else {"name": colour_group_name(group), "order": group.order},

@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 from eqc._checks import check_list
-from eqc.domains.hanabi.agent.checkpoint import versions
+from eqc.domains.hanabi.agent.files import versions
 from eqc.domains.hanabi.xp.play import XPGames
 from eqc.io import atomic_write, json_safe, write_json_atomic
 

@@ -16,7 +16,7 @@ import torch
 
 from eqc.cli import main
 from eqc.domains.hanabi import load_policy
-from eqc.domains.hanabi.agent.checkpoint import CheckpointError
+from eqc.domains.hanabi.agent.files import CheckpointError
 from eqc.domains.hanabi.agent.network import Agent, QNetwork, dueling_q, no_op_representation
 from eqc.domains.hanabi.agent.obl import PublicQNetwork, load_obl_network
 from eqc.domains.hanabi.agent.spec import NetworkConfig

@@ -15,7 +15,7 @@ def test_a_training_config_gives_the_spec_of_its_agent() -> None:
     spec = config.agent
     assert spec == AgentSpec(config.game, config.network, "S3", "identity", "bf16")
     assert spec == AgentSpec.from_config(config.to_dict())  # the file format reads back to the same spec
-    assert spec.rules() == HanabiRules.preset("mini", knowledge="v0_belief")
+    assert spec.rules() == HanabiRules.preset("mini")
     assert spec.group().order == 6 and AgentSpec().group() is None
 
 
@@ -48,3 +48,8 @@ def test_a_spec_built_directly_is_checked() -> None:
         AgentSpec(GameConfig(sad="on"))
     with pytest.raises(ConfigError, match=r"\[game\] must be a GameConfig"):
         AgentSpec({"num_players": 2})  # type: ignore[arg-type]
+
+
+def test_the_default_game_is_hanabi_rules_default_game() -> None:
+    """``GameConfig`` restates no default of ``HanabiRules``: the keys they share default alike."""
+    assert GameConfig().rules() == HanabiRules()

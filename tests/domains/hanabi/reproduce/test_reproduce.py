@@ -46,7 +46,7 @@ def test_table1_then_table2_reuse_pools(tmp_path: Path) -> None:
 
 
 def test_reuse_takes_only_results_of_the_same_agents(tmp_path: Path) -> None:
-    from eqc.domains.hanabi.agent.policy_file import export_policy
+    from eqc.domains.hanabi.agent.files import export_policy
 
     reproduce("table1", "smoke", tmp_path / "smoke", use_ray=False, log=lambda _: None)
     agents = tmp_path / "agents"
@@ -80,7 +80,7 @@ def test_cpu_scale_reads_shipped_agents_and_says_what_is_missing(tmp_path: Path,
     """No training at cpu scale: the pools are the exported policy directories; a pool of one agent has no cells."""
     import dataclasses
 
-    from eqc.domains.hanabi.agent.policy_file import export_policy
+    from eqc.domains.hanabi.agent.files import export_policy
     from eqc.domains.hanabi.reproduce import SCALES
 
     monkeypatch.setitem(SCALES, "cpu", dataclasses.replace(SCALES["cpu"], games=32, relabel_elements=2, relabel_games=16))

@@ -201,7 +201,7 @@ def test_game_preset_and_shape_keys_build_the_rules() -> None:
     """``[game] preset`` names the game; a shape key that is not 0 changes it; ``GameConfig.rules`` builds the rules."""
     from eqc.domains.hanabi.rules import HanabiRules
 
-    assert TrainConfig().game.rules() == HanabiRules(knowledge="v0_belief")
+    assert TrainConfig().game.rules() == HanabiRules()
     mini = load_config("vdn_cpu", ["game.preset=mini"])
     assert mini.game.rules() == HanabiRules.preset("mini", knowledge="v0_belief")
     shaped = load_config("vdn_cpu", ["game.preset=small", "game.num_colours=3", "game.max_lives=2", "rule.objective=gop", "rule.group=D6"])

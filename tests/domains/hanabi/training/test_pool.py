@@ -13,22 +13,8 @@ import pytest
 import torch
 
 import eqc.domains.hanabi.training.pool as pool
-from eqc.domains.hanabi.agent.checkpoint import load_checkpoint
-from eqc.domains.hanabi.training.pool import parse_seeds, seed_dir, train_pool
-
-SEEDS = [("0-3", [0, 1, 2, 3]), ("5", [5]), ("0,2,5-6", [0, 2, 5, 6]), (" 1 - 2 ", [1, 2]), ("3,3", [3])]
-BAD = [("", "must look like"), ("a-b", "must look like"), ("5-2", "is empty"), ("0-99999", "10,000")]
-
-
-@pytest.mark.parametrize(("text", "seeds"), SEEDS)
-def test_parse_seeds(text: str, seeds: list[int]) -> None:
-    assert parse_seeds(text) == seeds
-
-
-@pytest.mark.parametrize(("text", "message"), BAD)
-def test_bad_seeds(text: str, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
-        parse_seeds(text)
+from eqc.domains.hanabi.agent.files import load_checkpoint
+from eqc.domains.hanabi.training.pool import seed_dir, train_pool
 
 
 def test_local_pool_trains_each_seed_once(tmp_path: Path, tiny_config) -> None:

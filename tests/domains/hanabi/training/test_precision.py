@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from eqc.domains.hanabi.agent.checkpoint import load_checkpoint
+from eqc.domains.hanabi.agent.files import load_checkpoint
 from eqc.domains.hanabi.agent.network import Agent, QNetwork
 from eqc.domains.hanabi.agent.policy import load_policy
 from eqc.domains.hanabi.agent.spec import ConfigError

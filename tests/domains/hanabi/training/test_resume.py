@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from eqc.domains.hanabi.agent.checkpoint import load_checkpoint, save_checkpoint
+from eqc.domains.hanabi.agent.files import load_checkpoint, save_checkpoint
 from eqc.domains.hanabi.training.resume import restore_generators, seed_from_state
 
 CUDA_STATE_BYTES = 16  # a CUDA generator's state (Philox seed and offset); a CPU one's is 5056 bytes

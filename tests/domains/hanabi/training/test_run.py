@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from eqc.domains.hanabi.agent.checkpoint import load_checkpoint
+from eqc.domains.hanabi.agent.files import load_checkpoint
 from eqc.domains.hanabi.training.run import METRICS, RunDirectoryError, TrainingDiverged, train
 
 
@@ -80,7 +80,7 @@ def test_out_holding_another_run_is_refused(tmp_path: Path, tiny_config) -> None
 
 def test_a_run_from_before_a_new_config_key_resumes(tmp_path: Path, tiny_config) -> None:
     """A key added to the schema later (with its default) is no difference: the older run resumes."""
-    from eqc.domains.hanabi.agent.checkpoint import load_checkpoint, save_checkpoint
+    from eqc.domains.hanabi.agent.files import load_checkpoint, save_checkpoint
 
     train(tiny_config(), tmp_path, seed=0, progress=False, log=lambda _: None)
     data = load_checkpoint(tmp_path)

@@ -1,29 +1,37 @@
-"""Shipped policy files: a trained network's weights without pickle, with what is needed to play it.
+"""Agent files: checkpoints (to resume training) and policy directories (to ship an agent), each
+written atomically, loaded without executing code, describing and checking itself.
 
-A *policy directory* (e.g. ``results/cpu/agents/<pool>/seed_<n>/``) holds:
+**Checkpoint**: one file ``checkpoint.pt`` in a run directory, a dict of tensors and plain Python
+values saved with ``torch.save`` and read back with ``torch.load(weights_only=True)``, which
+refuses anything but tensors and primitive containers (no pickled code runs). It holds
+``format``/``format_version``, the training ``config`` (nested dict), ``seed``, the learner's state
+(networks, optimizer, generators, counters), ``metrics`` rows so far and the versions of eqc and
+torch that wrote it. Resuming from it, generators included, is training's
+(:mod:`eqc.domains.hanabi.training.resume`).
+
+**Policy directory** (e.g. ``results/cpu/agents/<pool>/seed_<n>/``), small (about 1 MB for the
+cpu-scale feed-forward agents), what is committed and shared:
 
 - ``policy.safetensors``: the network's weights (safetensors: tensors only, nothing to execute);
 - ``policy.json``: ``format``/``format_version``, the full training ``config`` (its ``[game]``,
   ``[network]``, ``[rule] symmetrize``/``hidden_scheme`` and ``[run] precision`` are the agent's
   :class:`~.spec.AgentSpec`; the other keys record how it was trained), the game's
-  ``rules`` (``HanabiRules.to_dict()``: players, deck shape, hand, tokens, variant; what the config's
-  ``[game]`` gives, written out), ``seed``, ``moves``,
-  ``updates``, ``wall_s``, the eqc/torch ``versions``, the ``source`` it was exported from, and two
-  SHA-256 digests that seal the pair: ``weights_sha256`` of ``policy.safetensors`` (what
-  ``sha256sum`` prints) and ``record_sha256`` of every other field of ``policy.json`` (its
+  ``rules`` (``HanabiRules.to_dict()``: what the config's ``[game]`` gives, written out), ``seed``,
+  ``moves``, ``updates``, ``wall_s``, the eqc/torch ``versions``, the ``source`` it was exported
+  from, and two SHA-256 digests that seal the pair: ``weights_sha256`` of ``policy.safetensors``
+  (what ``sha256sum`` prints) and ``record_sha256`` of every other field of ``policy.json`` (its
   canonical JSON: sorted keys, no spaces);
 - the run's training record beside them when exported from a run: ``metrics.csv`` and
   ``learning_curve.png``.
 
-Unlike a checkpoint (``checkpoint.py``: optimizer, generators, a multi-MB file for resuming), a
-policy directory is small (about 1 MB for the cpu-scale feed-forward agents) and is what is
-committed and shared. :func:`eqc.domains.hanabi.agent.policy.load_policy` reads both.
-
-What loading guarantees: the weights are the ones exported with this ``policy.json`` and neither
-file was edited since (both digests match), every tensor is finite, the input and output sizes
-are those of the recorded game (players, knowledge, SAD, dueling head) and the counters are
-non-negative integers; anything else is refused with a ``CheckpointError`` naming the file.
-Exporting never writes over an existing policy or run: ``out`` must be new or empty.
+:func:`eqc.domains.hanabi.agent.policy.load_policy` plays either. What loading guarantees: the
+format and version are this eqc's; for a policy, the weights are the ones exported with its
+``policy.json`` and neither file was edited since (both digests match); every tensor is finite,
+the input and output sizes are those of the recorded game (players, knowledge, SAD, dueling head)
+and the counters are non-negative integers; anything else is refused with a ``CheckpointError``
+naming the file. Writing goes through :func:`eqc.io.atomic_write` (temporary file, fsync, rename,
+fsync of the directory): a kill at any moment leaves the old file or the new one. Exporting never
+writes over an existing policy or run: ``out`` must be new or empty.
 """
 
 from __future__ import annotations
@@ -36,22 +44,88 @@ from typing import Any
 
 import torch
 
+from eqc import __version__
 from eqc._checks import check_float, check_int
-from eqc.domains.hanabi.agent.checkpoint import CHECKPOINT_NAME, CheckpointError, check_format, load_checkpoint, versions
 from eqc.domains.hanabi.agent.network import QNetwork
 from eqc.domains.hanabi.agent.spec import AgentSpec
-from eqc.io import atomic_write, write_json_atomic
+from eqc.io import atomic_write, recorded_path, write_json_atomic
 
 __all__ = [
-    "POLICY_JSON", "POLICY_WEIGHTS", "PolicyDirectoryError", "checkpoint_network", "export_policy", "is_policy_dir", "read_policy",
-    "save_policy", "seal_record",
+    "CHECKPOINT_NAME", "POLICY_JSON", "POLICY_WEIGHTS", "CheckpointError", "PolicyDirectoryError", "check_format", "checkpoint_network",
+    "export_policy", "is_policy_dir", "load_checkpoint", "read_policy", "resolve", "save_checkpoint", "save_policy", "seal_record",
+    "versions",
 ]
 
+CHECKPOINT_NAME = "checkpoint.pt"
+CHECKPOINT_FORMAT = "eqc-hanabi-agent"
+CHECKPOINT_FORMAT_VERSION = 1
+_CHECKPOINT_KEYS = ("format", "format_version", "config", "seed", "learner", "versions")
 POLICY_JSON = "policy.json"
 POLICY_WEIGHTS = "policy.safetensors"
-FORMAT = "eqc-hanabi-policy"
-FORMAT_VERSION = 1
+POLICY_FORMAT = "eqc-hanabi-policy"
+POLICY_FORMAT_VERSION = 1
 RECORD_FILES = ("metrics.csv", "learning_curve.png")
+
+
+class CheckpointError(ValueError):
+    """A file that is not a usable eqc Hanabi checkpoint (missing, truncated, foreign or mismatched)."""
+
+
+def versions() -> dict[str, str]:
+    """The versions of eqc and torch (recorded in checkpoints and results)."""
+    return {"eqc": __version__, "torch": str(torch.__version__)}
+
+
+def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
+    """Write ``payload`` (see the module docstring) atomically to ``path``."""
+    missing = [k for k in ("config", "seed", "learner") if k not in payload]
+    if missing:
+        raise ValueError(f"checkpoint payload lacks {missing}")
+    full = {
+        "format": CHECKPOINT_FORMAT,
+        "format_version": CHECKPOINT_FORMAT_VERSION,
+        "versions": versions(),
+        **payload,
+    }
+    atomic_write(path, lambda f: torch.save(full, f))
+
+
+def resolve(path: str | Path) -> Path:
+    """A checkpoint file, or the checkpoint inside a run directory."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / CHECKPOINT_NAME
+    if not path.is_file():
+        raise CheckpointError(f"no checkpoint at {str(path)!r} (expected a run directory holding {CHECKPOINT_NAME}, or the file itself)")
+    return path
+
+
+def check_format(record: object, path: str | Path, expected: str, version: int, kind: str) -> None:
+    """Raise :class:`CheckpointError` unless ``record`` is a dict of format ``expected`` and ``version`` (a ``kind`` of eqc file)."""
+    if not isinstance(record, dict) or record.get("format") != expected:
+        found = record.get("format") if isinstance(record, dict) else type(record).__name__
+        raise CheckpointError(f"{path} is not an eqc Hanabi {kind} (format {found!r}, expected {expected!r})")
+    if record.get("format_version") != version:
+        raise CheckpointError(f"{path} has {kind} format version {record.get('format_version')!r}, this eqc reads version {version}")
+
+
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
+    """Read and check a checkpoint (file or run directory); raise ``CheckpointError`` naming the problem."""
+    path = resolve(path)
+    try:
+        data = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as exc:  # truncated zip, foreign pickle with code, wrong format...
+        if "Unsupported global" in str(exc):  # a pickle that would build objects: possibly code
+            unsupported = next((line.strip() for line in str(exc).splitlines() if "Unsupported global" in line), "")
+            raise CheckpointError(f"{path} holds pickled objects that are not tensors; refused without running them (loading such "
+                                  f"a file could execute arbitrary code). {unsupported}".strip()) from None
+        reason = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
+        raise CheckpointError(f"{path} is not a readable eqc checkpoint (truncated, corrupt or foreign): {reason}") from None
+    check_format(data, path, CHECKPOINT_FORMAT, CHECKPOINT_FORMAT_VERSION, "checkpoint")
+    missing = [k for k in _CHECKPOINT_KEYS if k not in data]
+    if missing:
+        raise CheckpointError(f"{path} lacks {missing}")
+    return data
 
 
 def is_policy_dir(path: str | Path) -> bool:
@@ -123,7 +197,7 @@ def _counters(values: dict[str, Any], where: str) -> dict[str, Any]:
 def checkpoint_network(data: dict[str, Any], where: str) -> tuple[QNetwork, AgentSpec, dict[str, Any]]:
     """The network, agent spec (of the checkpoint's ``config``) and checked counters (``seed``, ``moves``,
     ``updates``, ``wall_s``) of a loaded
-    checkpoint ``data`` (:func:`.checkpoint.load_checkpoint`); ``CheckpointError`` naming ``where`` if malformed."""
+    checkpoint ``data`` (:func:`load_checkpoint`); ``CheckpointError`` naming ``where`` if malformed."""
     try:
         spec = AgentSpec.from_config(data["config"], f"{where} config")
     except ValueError as exc:
@@ -180,8 +254,8 @@ def save_policy(out: str | Path, network: QNetwork, config: dict[str, Any], *, s
         raise PolicyDirectoryError(f"out {str(out)!r} is a file, not a directory")
     counters = _counters({"seed": seed, "moves": moves, "updates": updates, "wall_s": wall_s}, "save_policy")
     weights = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in network.state_dict().items()}
-    blob = save(weights, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)})
-    record = {"format": FORMAT, "format_version": FORMAT_VERSION, "config": config, "rules": spec.rules().to_dict(),
+    blob = save(weights, metadata={"format": POLICY_FORMAT, "format_version": str(POLICY_FORMAT_VERSION)})
+    record = {"format": POLICY_FORMAT, "format_version": POLICY_FORMAT_VERSION, "config": config, "rules": spec.rules().to_dict(),
               **counters,
               "versions": versions(), "source": source}
     out.mkdir(parents=True, exist_ok=True)
@@ -213,7 +287,7 @@ def export_policy(run: str | Path, out: str | Path) -> Path:
     data = load_checkpoint(run)
     network, _, counters = checkpoint_network(data, str(run))
     _check_export_target(run, out)
-    out = save_policy(out, network, data["config"], **counters, source=str(run))
+    out = save_policy(out, network, data["config"], **counters, source=recorded_path(run))
     run_dir = run if run.is_dir() else run.parent
     for name in RECORD_FILES:
         if (run_dir / name).is_file():
@@ -243,7 +317,7 @@ def read_policy(path: str | Path, device: torch.device | str = "cpu") -> tuple[Q
         record = json.loads(json_path.read_text(), parse_constant=_refuse_constant)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise CheckpointError(f"{json_path} is not readable JSON: {exc}") from None
-    check_format(record, json_path, FORMAT, FORMAT_VERSION, "policy file")
+    check_format(record, json_path, POLICY_FORMAT, POLICY_FORMAT_VERSION, "policy file")
     try:
         blob = weights_path.read_bytes()
     except OSError as exc:

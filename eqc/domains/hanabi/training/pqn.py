@@ -27,7 +27,6 @@ from torch import nn
 from eqc.domains.hanabi.agent.spec import AgentSpec
 from eqc.domains.hanabi.training.config import BootstrapConfig, OptimConfig, PQNConfig, RuleConfig
 from eqc.domains.hanabi.training.learner import Learner
-from eqc.symmetrize.other_play import Relabelling
 
 __all__ = ["PQNLearner", "epsilon_ladder", "epsilon_schedule", "exploration_epsilon", "lambda_returns"]
 
@@ -74,8 +73,8 @@ class PQNLearner(Learner):
         super().__init__(spec, rule, optim, bootstrap, num_envs=num_envs, seed=seed, device=device)
         self.pqn = pqn
         p, B = pqn, num_envs
-        self._obs = self.env.observations()  # reused buffers: [B, P, D], [B, M]
-        self._legal = self.env.legal_move_mask()
+        self._obs = self.games.env.observations()  # reused buffers: [B, P, D], [B, M]
+        self._legal = self.games.env.legal_move_mask()
         T, D = p.rollout_steps, self.obs_dim
         self._buf_obs = torch.empty(T, B, D, device=device)
         self._buf_legal = torch.empty(T, B, self.num_actions, dtype=torch.bool, device=device)
@@ -84,35 +83,22 @@ class PQNLearner(Learner):
         self._buf_ended = torch.empty(T, B, dtype=torch.bool, device=device)
         self._buf_value = torch.empty(T, B, device=device)
 
-    def _acting_view(self) -> tuple[torch.Tensor, torch.Tensor, Relabelling | None]:
-        """The acting player's (relabelled) observation [B, D], legal moves with the no-op [B, A], and its
-        relabelling (None under self-play), for ``env_step``."""
-        self.env.observations(self._obs)
-        self.env.legal_move_mask(self._legal)
-        current = self.current_player()
-        obs = self._obs[self._games, current]
-        legal = self._legal
-        acting = None
-        if self.other_play is not None:
-            acting = self.acting_relabelling(current)
-            obs, legal = acting.relabel_observations(obs), acting.relabel_legal_actions(legal)
-        return obs, self.with_no_op(legal, acting=True), acting
-
     def iteration(self) -> dict[str, float]:
         p = self.pqn
         T, B = p.rollout_steps, self.num_envs
         epsilon = exploration_epsilon(p, self.moves_played, B, self.device)
         with torch.no_grad():
-            obs, legal, acting = self._acting_view()
+            obs, legal, acting = self.games.acting_view(self._obs, self._legal)
             q, _ = self.agent.step(obs, legal)
             for t in range(T):
                 self._buf_obs[t], self._buf_legal[t] = obs, legal
                 action = self.explore(q, legal, epsilon)
                 self._buf_action[t] = action
                 greedy = q.argmax(-1) if self.spec.game.uses_sad else None  # SAD: partners see the greedy move
-                reward, ended = self.env_step(action, acting, greedy)
+                step = self.games.step(action, acting, greedy, shaping=self.shaping)
+                reward, ended = step.reward, step.ended
                 self._buf_reward[t], self._buf_ended[t] = reward, ended
-                obs, legal, acting = self._acting_view()
+                obs, legal, acting = self.games.acting_view(self._obs, self._legal)
                 q, _ = self.agent.step(obs, legal)
                 value = q.max(-1).values
                 self._buf_value[t] = torch.where(torch.isfinite(value), value, 0.0)  # no legal move: game over

@@ -6,7 +6,7 @@ As purejaxql's recurrent PQN, adapted to turn-based Hanabi. One iteration:
    on every move (as R2D2 and evaluation do; the waiting players' only legal move is the no-op),
    the state is carried from rollout to rollout and zeroed when its game ends (the game is
    re-dealt in the same step). The player on turn moves epsilon-greedily on its Q-values. Under
-   Other-Play / G-OP each player sees its relabelled game (``Learner.player_views``).
+   Other-Play / G-OP each player sees its relabelled game (``TrainingGames.player_views``).
 2. *Targets*: Q(lambda) returns (:func:`.pqn.lambda_returns`) of the acting player's move,
    bootstrapping from the greedy value of the next acting player, computed while acting.
 3. *Learning*: ``epochs`` passes; each splits the games into ``minibatches`` and replays each
@@ -49,7 +49,7 @@ class RecurrentPQNLearner(Learner):
         self.pqn = pqn
         B, P, T = num_envs, self.num_players, pqn.rollout_steps
         D, A = self.obs_dim, self.num_actions
-        self._obs, self._legal = self.env.observations(), self.env.legal_move_mask()
+        self._obs, self._legal = self.games.env.observations(), self.games.env.legal_move_mask()
         self.lstm_state = self.agent.initial_state(B * P, device)
         self._buf_obs = torch.empty(T, B, P, D, device=device)
         self._buf_legal = torch.empty(T, B, P, A, dtype=torch.bool, device=device)
@@ -60,12 +60,12 @@ class RecurrentPQNLearner(Learner):
         self._buf_value = torch.empty(T, B, device=device)
 
     def _step(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Relabelling | None, torch.Tensor, State]:
-        """Views of every player (:meth:`player_views`), the acting players' Q ``[B, A]`` and the state after
+        """Views of every player (``TrainingGames.player_views``), the acting players' Q ``[B, A]`` and the state after
         this step (not yet kept)."""
         B, P = self.num_envs, self.num_players
-        obs, legal, current, acting = self.player_views(self._obs, self._legal)
+        obs, legal, current, acting = self.games.player_views(self._obs, self._legal)
         q, state = self.agent.step(obs.reshape(B * P, -1), legal.reshape(B * P, -1), self.lstm_state)
-        return obs, legal, current, acting, q.view(B, P, -1)[self._games, current], state
+        return obs, legal, current, acting, q.view(B, P, -1)[self.games.rows, current], state
 
     def iteration(self) -> dict[str, torch.Tensor | float]:
         p = self.pqn
@@ -76,10 +76,11 @@ class RecurrentPQNLearner(Learner):
             obs, legal, current, acting, q, state = self._step()
             for t in range(T):
                 self._buf_obs[t], self._buf_legal[t], self._buf_current[t] = obs, legal, current
-                action = self.explore(q, legal[self._games, current], epsilon)
+                action = self.explore(q, legal[self.games.rows, current], epsilon)
                 self._buf_action[t] = action
                 greedy = q.argmax(-1) if self.spec.game.uses_sad else None
-                reward, ended = self.env_step(action, acting, greedy)
+                step = self.games.step(action, acting, greedy, shaping=self.shaping)
+                reward, ended = step.reward, step.ended
                 self._buf_reward[t], self._buf_ended[t] = reward, ended
                 self.lstm_state = _keep(state, ended, P)
                 obs, legal, current, acting, q, state = self._step()

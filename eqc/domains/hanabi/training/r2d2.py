@@ -127,7 +127,7 @@ class R2D2Learner(Learner):
         self.target_agent = spec_agent(spec, self.target_network)
         self.replay = EpisodeReplay(
             q.buffer_episodes, B, spec.game.max_moves, P, self.obs_dim, self.num_actions,
-            aux_slots=self.env.hand_size if self.aux_weight else 0,
+            aux_slots=self.games.env.hand_size if self.aux_weight else 0,
             priority_exponent=q.priority_exponent, importance_exponent=q.importance_exponent,
             priority_max_weight=q.priority_max_weight, generator=self.learn_generator, device=device,
         )
@@ -136,8 +136,8 @@ class R2D2Learner(Learner):
                 f"[r2d2] warmup_episodes ({q.warmup_episodes}) must not exceed the finished episodes the replay can hold "
                 f"({self.replay.max_size}: buffer_episodes rounded to a multiple of num_envs, less one episode in progress per game)"
             )
-        self._obs = self.env.observations()
-        self._legal = self.env.legal_move_mask()
+        self._obs = self.games.env.observations()
+        self._legal = self.games.env.legal_move_mask()
         self.update_credit = 0.0
         self._only_no_op = F.one_hot(torch.full((), self.num_moves, device=device), self.num_actions).bool()  # built once
         self.last_loss = torch.full((), float("nan"), device=device)
@@ -167,14 +167,15 @@ class R2D2Learner(Learner):
     def act(self) -> None:
         """One move in every game (see the module docstring, steps 1 and 2)."""
         B, P = self.num_envs, self.num_players
-        obs, legal, current, acting = self.player_views(self._obs, self._legal)
-        labels = own_hand_labels(self.env) if self.aux_weight else None
-        score_before = self.env.score
+        obs, legal, current, acting = self.games.player_views(self._obs, self._legal)
+        labels = own_hand_labels(self.games.env) if self.aux_weight else None
+        score_before = self.games.env.score
         q, self.lstm_state = self.agent.step(obs.reshape(B * P, -1), legal.reshape(B * P, -1), self.lstm_state)
         q = q.view(B, P, -1)
         actions = self.explore(q, legal, self.epsilons)  # the waiting players' only move is the no-op
-        greedy = q.argmax(-1)[self._games, current] if self.spec.game.uses_sad else None
-        reward, ended = self.env_step(actions[self._games, current], acting, greedy)
+        greedy = q.argmax(-1)[self.games.rows, current] if self.spec.game.uses_sad else None
+        step = self.games.step(actions[self.games.rows, current], acting, greedy, shaping=self.shaping)
+        reward, ended = step.reward, step.ended
         capped = self.recording & ~ended & (self.move + 1 >= self.spec.game.max_moves)
         reward = torch.where(capped, -score_before.to(reward.dtype), reward)
         self.replay.record(self.move, self.recording, obs, legal, actions, reward, labels)

@@ -258,8 +258,8 @@ def _restore(learner: Learner, checkpoint: dict[str, Any] | None, out: Path, log
 def _evaluate(learner: Learner, config: TrainConfig, stats: dict[str, Any], window: _Window, clock: _Clock,
               device: torch.device) -> dict[str, Any]:
     """One metrics row: greedy evaluation on the fixed decks, training episodes and rates since the last row."""
-    result = evaluate_agent(learner.agent, learner.env.rules, config.run.eval_games, config.run.deck_seed, device)
-    episodes, train_score = learner.take_episode_stats()
+    result = evaluate_agent(learner.agent, learner.games.env.rules, config.run.eval_games, config.run.deck_seed, device)
+    episodes, train_score = learner.games.take_episode_stats()
     moves_per_s, updates_per_s = window.rates(learner)
     loss = float(stats.get("loss", float("nan")))
     if stats and not (math.isfinite(loss) and loss < DIVERGED_LOSS):

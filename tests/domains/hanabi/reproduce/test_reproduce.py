@@ -208,24 +208,27 @@ def test_agents_that_make_no_cell_are_refused_before_out_is_written(tmp_path: Pa
     assert not out.exists()
 
 
-def test_induced_pools_are_the_configs_their_shipped_agents_were_trained_by() -> None:
-    """``--retrain`` at scale induced trains exactly what was shipped (apart from the seed)."""
+@pytest.mark.parametrize("scale_name", ["cpu", "induced"])
+def test_pools_are_the_configs_their_shipped_agents_were_trained_by(scale_name: str) -> None:
+    """``--retrain`` trains exactly what was shipped (apart from the seed), whatever ``vdn_cpu.toml`` says now."""
     from eqc.domains.hanabi.agent.policy import load_policy
     from eqc.domains.hanabi.reproduce import SCALES
     from eqc.domains.hanabi.reproduce.run import shipped_agents
-    from eqc.domains.hanabi.reproduce.specs import INDUCED_POOLS, pool_config
+    from eqc.domains.hanabi.reproduce.specs import INDUCED_POOLS, POOLS, pool_config
     from eqc.domains.hanabi.training.config import TrainConfig
     from eqc.domains.hanabi.xp import pool_runs
 
-    scale = SCALES["induced"]
+    scale = SCALES[scale_name]
+    pools = INDUCED_POOLS if scale_name == "induced" else [pool for pool in POOLS if pool != "iql"]
     checked = 0
-    for pool in INDUCED_POOLS:
+    for pool in pools:
         where = shipped_agents(scale) / pool
         if where.is_dir():
-            policy = load_policy(pool_runs(where)[0])
-            assert TrainConfig.from_dict(policy.trained_with).to_dict() == pool_config(pool, scale).to_dict(), pool
-            checked += 1
-    assert checked >= 3
+            for run in pool_runs(where):
+                policy = load_policy(run)
+                assert TrainConfig.from_dict(policy.trained_with).to_dict() == pool_config(pool, scale).to_dict(), run
+                checked += 1
+    assert checked >= 25
 
 
 def test_induced_scale_reads_its_own_agents_and_groups(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -40,7 +40,7 @@ def test_bonus_by_hand() -> None:
 def test_learner_pays_the_bonus_during_the_bootstrap_only(tiny_config) -> None:
     config = tiny_config(bootstrap={"convention": "colour_to_slot", "bonus": 100.0, "moves": 1024})
     learner = make_learner(config, 0, torch.device("cpu"))
-    assert torch.equal(learner.slot_of_colour, colour_to_slot(learner.env.rules, 0))
+    assert torch.equal(learner.games.slot_of_colour, colour_to_slot(learner.games.env.rules, 0))
     paid = []
     for _ in range(8):  # 8 x 64 games x 8 moves: the bootstrap ends after the second rollout
         learner.iteration()

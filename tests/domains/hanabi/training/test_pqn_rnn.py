@@ -55,10 +55,10 @@ def test_recurrent_pqn_learns(tiny_config) -> None:
     from eqc.domains.hanabi.play.self_play import evaluate_agent
 
     """~50k moves: the untrained greedy agent bombs out (about 0); training must beat it by 0.3 points and 3 SEM."""
-    before = evaluate_agent(learner.agent, learner.env.rules, 200, 5, CPU)
+    before = evaluate_agent(learner.agent, learner.games.env.rules, 200, 5, CPU)
     for _ in range(100):
         learner.iteration()
-    after = evaluate_agent(learner.agent, learner.env.rules, 200, 5, CPU)
+    after = evaluate_agent(learner.agent, learner.games.env.rules, 200, 5, CPU)
     assert after.mean > before.mean + max(0.3, 3 * (after.sem + before.sem)), (before, after)
 
 

@@ -114,7 +114,7 @@ def test_acting_writes_whole_episodes_with_one_mover_per_step_and_the_cap() -> N
     ended_rows = []
     for _ in range(60):
         learner.act()
-        ended = learner.env.ended
+        ended = learner.games.env.ended
         ended_rows.append(ended)
         rows = ended.repeat_interleave(2)
         assert learner.lstm_state[0][:, rows].eq(0).all() and learner.lstm_state[1][:, rows].eq(0).all()
@@ -159,10 +159,10 @@ def test_tiny_config_beats_the_untrained_agent() -> None:
     torch.set_num_threads(1)
     config = tiny_r2d2()
     learner = make_learner(config, 0)
-    before = evaluate_agent(learner.agent, learner.env.rules, 200, 7, CPU)
+    before = evaluate_agent(learner.agent, learner.games.env.rules, 200, 7, CPU)
     for _ in range(400):
         learner.iteration()
-    after = evaluate_agent(learner.agent, learner.env.rules, 200, 7, CPU)
+    after = evaluate_agent(learner.agent, learner.games.env.rules, 200, 7, CPU)
     assert learner.updates > 300
     assert after.mean > before.mean + max(0.3, 3 * (after.sem + before.sem)), f"untrained {before}, trained {after}"
 

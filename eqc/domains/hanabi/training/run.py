@@ -20,7 +20,7 @@ from __future__ import annotations
 import fcntl
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -182,7 +182,7 @@ def _train_locked(
     rows, wall_before = _restore(learner, checkpoint, out, log)
     clock = _Clock(wall_before, max_minutes)
     run_log = RunLog(out, f"{config.run.algorithm} {config.rule.objective} seed {seed}", rows, progress=progress, log=log,
-                     total_steps=config.run.total_moves, start_steps=learner.moves_played, max_minutes=max_minutes,
+                     total_moves=config.run.total_moves, start_moves=learner.moves_played, max_minutes=max_minutes,
                      tensorboard=_tensorboard(out) if config.run.tensorboard else None)
     window = _Window(learner)
     stats: dict[str, Any] = {}
@@ -203,14 +203,14 @@ def _train_locked(
                 run_log.evaluated(_evaluate(learner, config, stats, window, clock, device))
                 next_eval = (learner.moves_played // every + 1) * every
             if time.monotonic() - last_save >= 60 * config.run.checkpoint_minutes:
-                _save(out, config, seed, learner, rows, clock)
+                _save(out, config, seed, learner, run_log.rows, clock)
                 last_save = time.monotonic()
-        if rows[-1]["moves"] != learner.moves_played:
+        if run_log.rows[-1]["moves"] != learner.moves_played:
             run_log.evaluated(_evaluate(learner, config, stats, window, clock, device))
-        _save(out, config, seed, learner, rows, clock)
+        _save(out, config, seed, learner, run_log.rows, clock)
     finally:
         run_log.close()
-    last = rows[-1]
+    last = run_log.rows[-1]
     return RunSummary(last["moves"], last["updates"], last["wall_s"], last["eval_score"], last["eval_sem"], last["eval_bomb_out_rate"],
                       checkpoint is not None, stopped, dict(last))
 
@@ -275,10 +275,10 @@ def _evaluate(learner: Learner, config: TrainConfig, stats: dict[str, Any], wind
     }
 
 
-def _save(out: Path, config: TrainConfig, seed: int, learner: Learner, rows: list[dict[str, Any]], clock: _Clock) -> None:
+def _save(out: Path, config: TrainConfig, seed: int, learner: Learner, rows: Sequence[dict[str, Any]], clock: _Clock) -> None:
     state = learner.state_dict()
     state["counters"]["wall_s"] = clock.wall()
-    save_checkpoint(out / CHECKPOINT_NAME, {"config": config.to_dict(), "seed": seed, "learner": state, "metrics": rows})
+    save_checkpoint(out / CHECKPOINT_NAME, {"config": config.to_dict(), "seed": seed, "learner": state, "metrics": list(rows)})
 
 
 def _tensorboard_writer() -> type:

@@ -35,11 +35,11 @@ def plot_curve(rows: list[dict[str, Any]], path: Path, title: str) -> None:
     if not rows:
         return
     minutes = [r["wall_s"] / 60 for r in rows]
-    steps = [r["moves"] / 1e6 for r in rows]
+    moves = [r["moves"] / 1e6 for r in rows]
     score = [r["eval_score"] for r in rows]
     sem = [r["eval_sem"] for r in rows]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
-    for ax, x, label in ((axes[0], minutes, "wall-clock minutes"), (axes[1], steps, "environment steps (millions)")):
+    for ax, x, label in ((axes[0], minutes, "wall-clock minutes"), (axes[1], moves, "moves (millions)")):
         ax.errorbar(x, score, yerr=sem, marker="o", markersize=3, capsize=2)
         ax.set_xlabel(label)
         ax.grid(alpha=0.3)
@@ -59,18 +59,19 @@ class RunLog:
     Args:
         out: the run directory.
         title: the learning curve's title.
-        rows: rows already logged (a resumed run's).
+        rows: rows already logged (a resumed run's); :attr:`rows` is every row so far, this call's appended.
         progress: a progress bar when stderr is a terminal; without one, a line per evaluation goes to ``log``.
         log: where lines go.
-        total_steps, start_steps: the move budget and where this call starts.
+        total_moves, start_moves: the move budget and where this call starts.
         max_minutes: this call's wall-clock limit (None: none); the bar follows it when it binds.
         tensorboard: a ``SummaryWriter`` or None.
     """
 
     def __init__(self, out: Path, title: str, rows: list[dict[str, Any]], *, progress: bool, log: Callable[[str], None],
-                 total_steps: int, start_steps: int, max_minutes: float | None, tensorboard: Any = None) -> None:
-        self.out, self.title, self.rows, self.log, self.tensorboard = out, title, rows, log, tensorboard
-        self.start, self.start_steps = time.monotonic(), start_steps
+                 total_moves: int, start_moves: int, max_minutes: float | None, tensorboard: Any = None) -> None:
+        self.out, self.title, self.log, self.tensorboard = out, title, log, tensorboard
+        self._rows = list(rows)
+        self.start = time.monotonic()
         self.bar = None
         if progress and sys.stderr.isatty():
             from tqdm import tqdm
@@ -78,9 +79,14 @@ class RunLog:
             if max_minutes is not None:  # the clock binds: a bar in seconds, moves as a postfix
                 self.bar = tqdm(total=round(60 * max_minutes), unit="s", dynamic_ncols=True, desc="time")
             else:
-                self.bar = tqdm(total=total_steps, initial=start_steps, unit="move", unit_scale=True, dynamic_ncols=True)
+                self.bar = tqdm(total=total_moves, initial=start_moves, unit="move", unit_scale=True, dynamic_ncols=True)
         self.lines = self.bar is None
         self.timed = max_minutes is not None
+
+    @property
+    def rows(self) -> tuple[dict[str, Any], ...]:
+        """Every evaluation row of the run so far, oldest first."""
+        return tuple(self._rows)
 
     def advanced(self, moves: int) -> None:
         """The run made moves up to ``moves``."""
@@ -95,14 +101,14 @@ class RunLog:
 
     def evaluated(self, row: dict[str, Any]) -> None:
         """Record one evaluation row: CSV, curve, TensorBoard, progress."""
-        self.rows.append(row)
+        self._rows.append(row)
         text = io.StringIO()
         writer = csv.DictWriter(text, fieldnames=METRICS)
         writer.writeheader()
-        for r in self.rows:
+        for r in self._rows:
             writer.writerow({k: r.get(k, "") for k in METRICS})
         write_text_atomic(self.out / "metrics.csv", text.getvalue())
-        plot_curve(self.rows, self.out / "learning_curve.png", self.title)
+        plot_curve(self._rows, self.out / "learning_curve.png", self.title)
         if self.tensorboard is not None:
             for key, value in row.items():
                 self.tensorboard.add_scalar(key, value, row["moves"])

@@ -112,6 +112,7 @@ def pool_config(pool: str, scale: Scale) -> TrainConfig:
     if scale.name == "smoke":
         changes["run"].update(num_envs=64, eval_every_moves=scale.feedforward_moves, eval_games=64, checkpoint_minutes=5.0)
         changes["network"] = {"hidden_size": 64, "mlp_layers": 1}
+        changes["pqn"] = {"epochs": 2}  # two passes: enough learning in 4,096 moves for pair scores that differ
     else:
         changes["run"].update(eval_every_moves=2_000_000)
     return base.replace(**changes)

@@ -18,7 +18,6 @@ from eqc.domains.lever import RULES, lever_experiment, plot_cross_play
 from eqc.domains.lever.experiment import format_table
 from eqc.domains.lever.train import member_seeds
 from eqc.evaluation import cross_play
-from eqc.io import write_json_atomic
 
 QUICK = ["--steps", "40", "--restarts", "6", "--no-progress"]
 
@@ -201,20 +200,6 @@ def test_library_bad_input(tmp_path: Path) -> None:
         lever_experiment(seeds=[3, 3])
     with pytest.raises(TypeError, match="sequence of integers"):
         lever_experiment(seeds=5)
-
-
-def test_atomic_json_write_replaces_the_file(tmp_path: Path) -> None:
-    path = tmp_path / "x.json"
-    write_json_atomic(path, {"a": 1.0})
-    write_json_atomic(path, {"b": 2.0})
-    assert json.loads(path.read_text()) == {"b": 2.0}
-    assert stat.S_IMODE(path.stat().st_mode) == 0o644
-    with pytest.raises(TypeError):
-        write_json_atomic(path, {"c": object()})
-    with pytest.raises(ValueError):
-        write_json_atomic(path, {"c": float("nan")})  # strict JSON: no NaN token
-    assert json.loads(path.read_text()) == {"b": 2.0}  # a failed write leaves the old file
-    assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
 
 
 def test_table_format() -> None:

@@ -29,11 +29,14 @@ def read_rows(run: Path) -> list[dict[str, float]]:
 
 
 def at_minute(rows: list[dict[str, float]], minutes: float) -> dict[str, float] | None:
-    """The last row evaluated by ``minutes`` of training, 1% slack for the final evaluation of a run stopped
-    there (None: the run stopped earlier)."""
-    if rows[-1]["wall_s"] < 60 * minutes * 0.99:
+    """The last row evaluated by ``minutes`` of training, or the final row of a run stopped there (its
+    last evaluation comes within 1% after the limit); None: the run stopped earlier."""
+    limit = 60 * minutes
+    if rows[-1]["wall_s"] < 0.99 * limit:
         return None
-    before = [r for r in rows if r["wall_s"] <= 60 * minutes * 1.01]
+    if limit < rows[-1]["wall_s"] <= 1.01 * limit:
+        return rows[-1]
+    before = [r for r in rows if r["wall_s"] <= limit]
     return before[-1] if before else None
 
 

@@ -180,3 +180,17 @@ def test_the_installed_command() -> None:
     done = subprocess.run([sys.executable, "-m", "eqc.cli", "lever", "--lr", "inf"], capture_output=True, text=True, check=False)
     assert done.returncode == 2
     assert "argument --lr" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_interrupt_exits_130_with_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    def interrupted(args: argparse.Namespace) -> int:
+        raise KeyboardInterrupt
+
+    parser = build_parser()
+    args = parser.parse_args(["check"])
+    monkeypatch.setattr(eqc.cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(args, "run", interrupted, raising=False)
+    monkeypatch.setattr(parser, "parse_args", lambda argv: args)
+    assert main(["check"]) == 130
+    err = capsys.readouterr().err
+    assert err.strip() == "eqc check: interrupted (a training run resumes from its last checkpoint)" and "Traceback" not in err

@@ -79,7 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` (default ``sys.argv[1:]``), apply ``--threads``, run the subcommand; returns its exit code.
 
     Bad flags exit with code 2 and a usage line, from argparse while parsing or from a
-    :class:`~eqc.cli.common.FlagError` the subcommand raises before its work.
+    :class:`~eqc.cli.common.FlagError` the subcommand raises before its work; an interrupt (Ctrl-C,
+    SIGINT) exits with code 130 and one line.
     """
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -90,6 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.run(args) or 0)
     except FlagError as err:
         _command_parser(parser, args).error(str(err))
+    except KeyboardInterrupt:  # Ctrl-C: a line, not a traceback; files are written atomically, so none is half-written
+        print(f"{' '.join(args.command_line[:3])}: interrupted (a training run resumes from its last checkpoint)", file=sys.stderr)
+        return 130
 
 
 def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:

@@ -1,6 +1,7 @@
 # From a fresh clone, two commands (the README leads with them):
 #   make demo   set up .venv, then run the main demo (eqc lever)
-#   make test   set up .venv, then run what CI runs: ruff, the tests, the slow property suites
+#   make test   set up .venv, then run what CI runs: ruff, mypy, the tests, the slow property suites
+#   make docs   set up the docs extra in .venv, then build the site into site/ with warnings as errors
 # Set-up happens once: a stamp file in the virtualenv records it, and it is redone only when
 # pyproject.toml changes or the virtualenv is deleted. eqc is installed editable, so code edits
 # need no new set-up.
@@ -20,12 +21,13 @@ export CMAKE_POLICY_VERSION_MINIMUM := 3.5
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.eqc-setup-done
+DOCS_STAMP := $(VENV)/.eqc-docs-setup-done
 # escnn (the optional bridge) in its own virtualenv: it needs gfortran and pulls numpy < 2.
 ESCNN_VENV := .venv-escnn
 ESCNN_PY := $(ESCNN_VENV)/bin/python
 ESCNN_STAMP := $(ESCNN_VENV)/.eqc-setup-done
 
-.PHONY: setup demo test lint test-fast test-slow setup-escnn test-escnn bench clean-venv
+.PHONY: setup demo test lint typecheck test-fast test-slow docs setup-docs setup-escnn test-escnn bench clean-venv
 
 setup: $(STAMP)
 
@@ -40,14 +42,28 @@ demo: setup
 
 test: lint test-fast test-slow
 
-lint: setup
+lint: setup typecheck
 	$(VENV)/bin/ruff check eqc tests benchmarks
+
+# mypy over eqc/ with the configuration in pyproject.toml (strict for the core subpackages).
+typecheck: setup
+	$(VENV)/bin/mypy
 
 test-fast: setup
 	$(PY) -m pytest -q -n 2
 
 test-slow: setup
 	$(PY) -m pytest -q -n 2 --runslow -m slow
+
+# The documentation site: the docs extra on top of setup, then mkdocs build --strict (mkdocs.yml).
+setup-docs: $(DOCS_STAMP)
+
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install -q -e ".[docs]"
+	@touch $@
+
+docs: setup-docs
+	$(VENV)/bin/mkdocs build --strict
 
 setup-escnn: $(ESCNN_STAMP)
 

@@ -11,7 +11,7 @@ Usage: ``python benchmarks/training_throughput.py [--configs configs/hanabi/vdn_
 Prints a markdown table.
 
 Threads: ``torch.set_num_threads(--threads)``, default 1 (on the shared 2-core machine of
-``RESULTS.md`` one thread is fastest; see the README).
+``RESULTS.md`` one thread is fastest; docs/install.md, "Threads").
 """
 
 from __future__ import annotations

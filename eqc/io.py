@@ -14,7 +14,7 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, overload
 
 __all__ = ["atomic_write", "json_safe", "recorded_path", "write_json_atomic", "write_text_atomic"]
 
@@ -52,6 +52,14 @@ def write_json_atomic(path: str | Path, data: object, *, mode: int = 0o644) -> P
     write them as null. Returns ``path``."""
     text = json.dumps(data, indent=2, allow_nan=False) + "\n"
     return write_text_atomic(path, text, mode=mode)
+
+
+@overload
+def json_safe(value: dict[str, Any]) -> dict[str, Any]: ...
+
+
+@overload
+def json_safe(value: object) -> object: ...
 
 
 def json_safe(value: object) -> object:

@@ -6,7 +6,7 @@ then measured on the same decks:
 - the **relabelled-partner loss**: greedy self-play minus self-play with a copy of itself in a
   colour-relabelled game (every non-identity permutation of the game's colours, up to 12), in points
   and as a share of self-play (:func:`eqc.domains.hanabi.xp.relabelled_self_play`);
-- **inter-seed cross-play** (XP): the mean over unordered pairs of seeds;
+- **inter-seed cross-play** (XP): the mean over ordered pairs of seeds, with its jackknife SE over seeds;
 - the **colour-hint share** among hints, and the **hint-colour -> slot dependence**: after a colour
   hint, the distribution of the slot the partner plays next, per hinted colour; the mean total
   variation distance between those distributions over pairs of colours (0: the hinted colour says
@@ -43,8 +43,8 @@ import torch
 
 from eqc.domains.hanabi.agent.policy import load_policy
 from eqc.domains.hanabi.play.self_play import greedy_games
-from eqc.domains.hanabi.reproduce.specs import INDUCED_BOOTSTRAP, INDUCED_POOLS, SCALES, describe_pool
-from eqc.domains.hanabi.training.bootstrap import colour_to_slot
+from eqc.domains.hanabi.reproduce.specs import INDUCED_BOOTSTRAP, INDUCED_POOLS, INDUCED_SLOTS, SCALES, describe_pool
+from eqc.domains.hanabi.training.bootstrap import colour_slot_maps
 from eqc.domains.hanabi.xp import (
     breaks_colour_symmetry,
     cross_play_games,
@@ -53,7 +53,7 @@ from eqc.domains.hanabi.xp import (
     relabelled_self_play,
     slot_dependence,
 )
-from eqc.evaluation import pair_summary
+from eqc.evaluation import pool_summary
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,13 @@ SETTINGS.update({name: Setting(f"pool {pool!r} of reproduce --scale induced: {de
 
 def train_command(name: str, seed: int, root: Path, moves: int) -> list[str]:
     setting = SETTINGS[name]
-    sets = [arg for o in (f"run.total_moves={moves}", *setting.overrides) for arg in ("--set", o)]
+    overrides = (f"run.total_moves={moves}", *setting.overrides)
+    if any(o.startswith("bootstrap.convention=") for o in overrides):  # pi: the seed's shipped one, else the seed-th map
+        colours = 3 if "game.preset=mini" in overrides else 5
+        maps = colour_slot_maps(colours, colours)
+        slots = INDUCED_SLOTS[seed] if colours == 3 and seed in INDUCED_SLOTS else maps[seed % len(maps)]
+        overrides = (*overrides, f"bootstrap.slots={list(slots)}")
+    sets = [arg for o in overrides for arg in ("--set", o)]
     return ["eqc", "hanabi", "train", "--config", setting.config, *sets, "--seed", str(seed), "--out", str(root / name / f"seed_{seed}"),
             "--threads", "1", "--no-progress"]
 
@@ -121,8 +127,8 @@ def measure_agent(path: Path, games: int) -> tuple[dict, object]:
            "loss_share": relabelled.loss / relabelled.self_play if relabelled.self_play > 0 else float("nan"),
            "hint_slot_counts": counts.tolist(), "colour_hints_answered": hints,
            "slot_dependence": slot_dependence(counts)}
-    if policy.trained_with.get("bootstrap", {}).get("convention") == "colour_to_slot":
-        pi = colour_to_slot(rules, int(path.name.split("_")[1]))
+    if policy.trained_with.get("bootstrap", {}).get("convention", "none") != "none":
+        pi = torch.tensor(policy.trained_with["bootstrap"]["slots"])
         taught = counts[torch.arange(rules.num_colours), pi].sum()
         row["taught_slot_share"] = float(taught / counts.sum()) if counts.sum() else float("nan")
     return row, policy
@@ -140,8 +146,8 @@ def measure(root: Path, games: int) -> list[dict]:
                                for r, moves in zip(runs, (row["moves"] for row in rows), strict=True)]}
         if len(policies) >= 2:
             summary = cross_play_games(list(policies), games, deck_seed=1).summary()
-            pairs = pair_summary(summary.mean)
-            record.update(xp=pairs.unordered.mean, xp_sem=pairs.unordered.sem, pairs=pairs.unordered.n, xp_matrix=summary.mean.tolist())
+            pool = pool_summary(summary.mean)
+            record.update(xp=pool.mean, xp_sem=pool.sem, pairs=pool.ordered_pairs, xp_matrix=summary.mean.tolist())
         record["breaking_agents"] = sum(breaks_colour_symmetry(r["loss"], r["self_play"], r["max_score"]) for r in rows)
         record["breaks"] = record["breaking_agents"] > len(rows) / 2
         settings.append(record)
@@ -157,7 +163,8 @@ def render(settings: list[dict], command: str, games: int) -> str:
              "the colour-hint share among hints; the hint-colour -> slot dependence (mean total variation between the "
              "distributions of the slot played right after each colour's hint: 0 when the colour says nothing about the "
              "slot, over colours answered by at least 30 plays; mean over agents, '-' where no agent has two such colours). "
-             "XP: inter-seed cross-play, mean over unordered pairs of seeds. Breaks: a loss of at least 2 points, "
+             "XP: inter-seed cross-play, mean over ordered pairs of seeds ± its jackknife SE over seeds (n/a below 3 seeds; "
+             "ordered pairs in brackets). Breaks: a loss of at least 2 points, "
              "or 15% of SP where the maximum score is below 25, for most agents. Rows marked *induced* were paid a shaping "
              "reward for a colour convention drawn per seed; they are induced, not spontaneous.", "",
              "| setting | agents (moves) | SP | relabelled-partner loss | loss / SP | XP (pairs) | colour hints | slot dependence "
@@ -170,7 +177,7 @@ def render(settings: list[dict], command: str, games: int) -> str:
             values = [r[key] for r in a if not math.isnan(r[key])]
             return sum(values) / len(values) if values else float("nan")
         moves = "/".join(f"{r['moves'] / 1e6:.0f}M" for r in a)
-        xp = f"{s['xp']:.2f} ± {s['xp_sem']:.2f} ({s['pairs']})" if "xp" in s else "-"
+        xp = f"{s['xp']:.2f} ± {_number(s['xp_sem'])} ({s['pairs']})" if "xp" in s else "-"
         label = f"{s['setting']}{' (*induced*)' if 'induced' in s['setting'] else ''}"
         losses = ", ".join(f"{r['loss']:+.2f}" for r in a)
         lines.append(f"| {label} | {len(a)} ({moves}) | {mean('self_play'):.2f} | {losses} | {mean('loss_share'):.0%} | {xp} | "

@@ -1,10 +1,14 @@
-"""Re-test the pilot cpu-scale tables (3 agents per pool, 4M moves each) at the level of pairs of agents.
+"""Re-read the pilot cpu-scale tables (3 agents per pool, 4M moves each) with the agent as the unit.
 
 The pilot tables (``results/cpu/pilot/table*.md``) ran their permutation tests on per-game scores,
-treating 6 x 1000 games as independent; the games of one pair share that pair's conventions, so
-the unit of evidence is the pair. This script reads the committed per-pair XP matrices
-(``results/cpu/pilot/xp/<table>/<cell>/xp.json``) and redoes every test with
-``eqc.evaluation.compare_pools``; it writes ``results/cpu/pilot/REANALYSIS.md``.
+treating 6 x 1000 games as independent; the games of one pair share that pair's conventions, and the
+pairs of one agent share its conventions, so the unit of evidence is the agent. An agent-level test
+(``eqc.evaluation.compare_pools``) relabels agents over the cross-play matrix of both cells, pairs
+between the cells included; the pilot kept each cell's own matrix only
+(``results/cpu/pilot/xp/<table>/<cell>/xp.json``) and its agents are not shipped, so no such test can
+be run on it. This script writes ``results/cpu/pilot/REANALYSIS.md``: each cell's XP with its jackknife
+SE over agents, each claimed difference, and the smallest p an agent-level test of 3 + 3 agents could
+give (C(6, 3) = 20 splits unpaired, 2^3 = 8 swaps paired), beside the p claimed per game.
 
     python scripts/pilot_reanalysis.py
 """
@@ -12,11 +16,12 @@ the unit of evidence is the pair. This script reads the committed per-pair XP ma
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import torch
 
-from eqc.evaluation import compare_pools, pair_summary
+from eqc.evaluation import pool_summary
 
 ROOT = Path(__file__).resolve().parents[1] / "results" / "cpu" / "pilot"
 
@@ -26,33 +31,38 @@ def _matrix(table: str, cell: str) -> tuple[torch.Tensor, list[str]]:
     return torch.tensor(record["matrix"]["mean"], dtype=torch.float64), [a["path"] for a in record["agents"]]
 
 
+def _slug(cell: str) -> str:
+    return cell.lower().replace(" ", "_").replace("/", "")
+
+
 def main() -> None:
-    lines = ["# The pilot cpu-scale tables, re-tested at the level of pairs of agents", "",
+    lines = ["# The pilot cpu-scale tables, re-read with the agent as the unit", "",
              "Produced by `python scripts/pilot_reanalysis.py` from the committed per-pair matrices in `xp/`. Pools of 3 "
              "agents (4M moves each, self-play 9-11), 1000 games per ordered pair. The original tables (`table*.md` here) "
-             "tested per-game scores as if the 6,000 games of a cell were independent; here the unit is the unordered "
-             "pair (3 per pool): an unpaired test of two pools has C(6, 3) = 20 arrangements (smallest p 0.05), a paired "
-             "test of the same agents 2^3 = 8 (smallest p 0.125).", "",
-             "| table | test | kind | difference | p (pair level) | smallest attainable p | p claimed (per game) |",
-             "|---|---|---|---:|---:|---:|---:|"]
+             "tested per-game scores as if the 6,000 games of a cell were independent. The unit of evidence is the agent; "
+             "an agent-level test needs the pairs between the two cells compared, which the pilot did not keep (its agents "
+             "are not shipped), so no p-value is given here: only the smallest one such a test could give, C(6, 3) = 20 "
+             "splits of 3 + 3 agents (p >= 0.05) or 2^3 = 8 swaps of each agent's two forms (p >= 0.125).", "",
+             "| table | test | kind | difference | smallest attainable p (agent level) | p claimed (per game) |",
+             "|---|---|---|---:|---:|---:|"]
     for table in ("table1", "table2", "table3"):
         old = json.loads((ROOT / f"{table}.json").read_text())
-        cells = {c: c.lower().replace(" ", "_").replace("/", "") for c in old["cells"]}
         for name, claimed in old["permutation_tests"].items():
             better, worse = name.split(" > ")
-            a, agents_a = _matrix(table, cells[better])
-            b, agents_b = _matrix(table, cells[worse])
-            test = compare_pools(a, b, paired=agents_a == agents_b)
-            kind = "paired" if test.paired else "unpaired"
-            lines.append(f"| {table} | {name} | {kind} | {test.difference:+.2f} | {test.p_value:.3f} | {test.min_p:.3f} | "
+            a, agents_a = _matrix(table, _slug(better))
+            b, agents_b = _matrix(table, _slug(worse))
+            paired = agents_a == agents_b
+            difference = pool_summary(a).mean - pool_summary(b).mean
+            arrangements = 2 ** len(agents_a) if paired else math.comb(len(agents_a) + len(agents_b), len(agents_a))
+            lines.append(f"| {table} | {name} | {'paired' if paired else 'unpaired'} | {difference:+.2f} | {1 / arrangements:.3f} | "
                          f"{claimed['p_value']:.4f} |")
-    lines += ["", "XP per cell with both standard errors (over the 6 ordered pairs, the paper's convention; over the 3 "
-              "unordered pairs):", "", "| table | cell | XP | SEM ordered | SEM unordered |", "|---|---|---:|---:|---:|"]
+    lines += ["", "XP per cell (mean over the 6 ordered pairs) with its jackknife SE over the 3 agents:", "",
+              "| table | cell | XP | SE (jackknife over agents) |", "|---|---|---:|---:|"]
     for table in ("table1", "table2", "table3"):
         old = json.loads((ROOT / f"{table}.json").read_text())
-        for cell, slug in ((c, c.lower().replace(" ", "_").replace("/", "")) for c in old["cells"]):
-            s = pair_summary(_matrix(table, slug)[0])
-            lines.append(f"| {table} | {cell} | {s.ordered.mean:.2f} | {s.ordered.sem:.2f} | {s.unordered.sem:.2f} |")
+        for cell in old["cells"]:
+            s = pool_summary(_matrix(table, _slug(cell))[0])
+            lines.append(f"| {table} | {cell} | {s.mean:.2f} | {s.sem:.2f} |")
     lines.append("")
     (ROOT / "REANALYSIS.md").write_text("\n".join(lines))
     print("\n".join(lines))

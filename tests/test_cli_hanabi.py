@@ -11,8 +11,8 @@ import torch
 from eqc.cli import main
 from eqc.domains.hanabi.training.config import TrainConfig
 
-TINY = TrainConfig().replace(
-    run={"num_envs": 32, "total_moves": 1024, "eval_every_moves": 1024, "eval_games": 16},
+TINY = TrainConfig().replace(  # fp32 on every processor: xp --verify-hle replays batched games move for move
+    run={"num_envs": 32, "total_moves": 1024, "eval_every_moves": 1024, "eval_games": 16, "precision": "fp32"},
     network={"hidden_size": 32, "mlp_layers": 1},
     pqn={"epochs": 1, "minibatches": 1},
 )
@@ -216,6 +216,39 @@ def test_export_refuses_to_overwrite_and_a_refusal_leaves_nothing(
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(other)], "argument --checkpoint", "was edited after export")
     out = tmp_path / "relabelled.json"
     _usage_error(capsys, ["hanabi", "relabelled", "--pool", str(other), "--out", str(out)], "argument --pool", "was edited after export")
+    assert not out.exists()
+
+
+def test_relabelled_checks_every_flag_before_it_plays_or_writes(tmp_path: Path, xp_pool: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each refusal leaves --out's directory as it was; an agent listed twice gets relabelled's own reason."""
+    results = tmp_path / "results"
+    results.mkdir()
+    argv = ["hanabi", "relabelled", "--pool", str(xp_pool / "pool"), "--elements", "1", "--games", "2", "--out", str(results / "r.json")]
+    err = _usage_error(capsys, [*argv, "--pool", str(xp_pool / "pool" / "seed_1")], "argument --pool", "is listed twice",
+                       "relabelled self-play already plays each agent with copies of itself; list it once")
+    assert "cross-play" not in err
+    _usage_error(capsys, [*argv[:-1], str(results)], "argument --out", "JSON file path")
+    _usage_error(capsys, [*argv[:-1], str(results / "missing" / "r.json")], "argument --out", "JSON file path")
+    _usage_error(capsys, [*argv, "--precision", "half"], "argument --precision")
+    _usage_error(capsys, [*argv[:3], str(tmp_path / "none"), *argv[4:]], "argument --pool")
+    assert list(results.iterdir()) == []  # nothing written, no lock or temporary file left
+
+
+def test_reproduce_refuses_agents_that_do_not_load_before_out_is_created(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before, a broken policy among --agents was found after --out had been created (left empty)."""
+    import shutil
+
+    shipped = Path(__file__).resolve().parents[1] / "results" / "cpu" / "agents" / "op"
+    if not shipped.is_dir():
+        pytest.skip("the shipped agents come with a clone of the repository")
+    agents = tmp_path / "agents" / "op"
+    for seed in (0, 1):
+        shutil.copytree(shipped / f"seed_{seed}", agents / f"seed_{seed}")
+    record = json.loads((agents / "seed_1" / "policy.json").read_text())
+    (agents / "seed_1" / "policy.json").write_text(json.dumps({**record, "moves": 1}))  # edited after export
+    out = tmp_path / "out"
+    _usage_error(capsys, ["hanabi", "reproduce", "table1", "--scale", "cpu", "--agents", str(tmp_path / "agents"), "--out", str(out)],
+                 "argument --agents", "was edited after export")
     assert not out.exists()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Sequence
 
 from eqc import __version__
@@ -22,9 +23,10 @@ subcommands:
               symmetric on 5 points) and of a Hanabi-like colour symmetry: the group axioms and
               rho(g*h) = rho(g) rho(h) for every pair of elements; exits 1 if any check fails
 
-Commands that compute take --threads (torch CPU threads, default 1: eqc's networks and batched games
-are small, and on a busy machine one thread ran batched Hanabi up to 10x faster than two; see
-benchmarks/RESULTS.md). Every flag is checked before any work: a bad value
+Commands that compute take --threads (torch CPU threads; default 1, and for commands that train the
+config's [run] threads: eqc's networks and batched games are small, and on a busy machine one thread
+ran batched Hanabi up to 10x faster than two; see benchmarks/RESULTS.md); `eqc hanabi export` and
+`eqc hanabi config` compute nothing and take none. Every flag is checked before any work: a bad value
 exits with code 2 and a usage line naming the flag.
 """
 
@@ -88,12 +90,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.command_line = ["eqc", *argv]  # as typed: what output files record as the command that made them
     apply_threads(args)
     try:
-        return int(args.run(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warning
+            return int(args.run(args) or 0)
     except FlagError as err:
         _command_parser(parser, args).error(str(err))
     except KeyboardInterrupt:  # Ctrl-C: a line, not a traceback; files are written atomically, so none is half-written
         print(f"{' '.join(args.command_line[:3])}: interrupted (a training run resumes from its last checkpoint)", file=sys.stderr)
         return 130
+
+
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None,
+                      line: str | None = None) -> None:
+    """A warning as one line on stderr (``eqc <command>: warning: ...``), not Python's file, line and source."""
+    print(f"eqc: warning: {message}", file=sys.stderr)
 
 
 def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:

@@ -11,8 +11,9 @@ raised as :class:`FlagError`; ``eqc.cli.main`` turns it into the same usage erro
 Threads: torch defaults to one CPU thread per core. eqc's networks and batched environments are
 small, and on a busy machine ``HanabiBatch`` at 1024 games ran 48k steps/s with one thread and
 5.6k with two (OpenMP threads spinning while they wait; ``benchmarks/RESULTS.md``). So every command
-takes ``--threads`` (default 1) and ``eqc.cli.main`` calls ``torch.set_num_threads`` with it
-before the command does any work.
+that computes takes ``--threads`` (:func:`add_threads_flag`: default 1, or the config's ``[run] threads``
+for commands that train) and ``eqc.cli.main`` calls ``torch.set_num_threads`` with it before the
+command does any work.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 import torch
 
 from eqc._checks import check_device, check_float
+from eqc.domains.hanabi.agent.precision import REQUESTED_PRECISIONS
 
 __all__ = [
     "MAX_SEED",
@@ -234,11 +236,19 @@ def add_threads_flag(parser: argparse.ArgumentParser, *, trains: bool = False) -
 
 
 def add_precision_flag(parser: argparse.ArgumentParser, *, trains: bool = False) -> None:
-    """Add ``--precision fp32|bf16``: where the networks' matrix products run (bf16: bfloat16 autocast). For
-    commands that train the default is the config's ``[run] precision``; otherwise each agent's training precision."""
-    default = "the config's [run] precision" if trains else "the precision each agent was trained in"
-    parser.add_argument("--precision", choices=("fp32", "bf16"), default=None,
-                        help=f"network precision: fp32, or bf16 (bfloat16 autocast; Q-values stay float32) (default {default})")
+    """Add ``--precision auto|fp32|bf16``, a requested precision (:mod:`eqc.domains.hanabi.agent.precision` states the
+    rule of "auto"). For commands that train the default is the config's ``[run] precision`` (itself "auto" by
+    default); otherwise "auto"."""
+    if trains:
+        rule = ("auto: bf16 where this device computes bf16 natively (a CPU with avx512_bf16, AMX or aarch64 bf16; CUDA "
+                "compute capability >= 8.0), else fp32; a resumed run keeps the precision it started with (default: the "
+                "config's [run] precision)")
+    else:
+        rule = ("auto (default): each agent in the precision it was trained in where this device computes that natively, "
+                "else fp32 (auto never moves an fp32-trained agent to bf16 and never runs emulated bf16)")
+    parser.add_argument("--precision", choices=REQUESTED_PRECISIONS, default=None if trains else "auto",
+                        help=f"network precision: fp32, bf16 (bfloat16 autocast; Q-values stay float32; emulated, slower than "
+                        f"fp32, on hardware without native bf16) or {rule}")
 
 
 def apply_threads(args: argparse.Namespace) -> int | None:

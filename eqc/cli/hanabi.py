@@ -97,7 +97,12 @@ def _eval(args: argparse.Namespace) -> int:
     record = {"checkpoint": str(args.checkpoint), "where": where, "symmetrize": args.symmetrize, "precision": policy.agent.precision,
               "deck_seed": args.deck_seed, **result.as_dict()}
     trained = policy.spec.precision
-    if policy.agent.precision != trained:  # say how many moves the other precision changes
+    if policy.agent.precision != trained and args.precision == "auto":  # comparing would run bf16 where it is emulated
+        from eqc.domains.hanabi.agent.precision import bf16_support
+
+        print(f"trained in {trained}, run in {policy.agent.precision}: {bf16_support(policy.device).hardware} "
+              f"(--precision {trained} runs it as trained, and says how many moves fp32 changes)")
+    elif policy.agent.precision != trained:  # say how many moves the other precision changes
         from eqc.domains.hanabi.play.self_play import precision_difference
 
         difference = precision_difference(policy.agent, trained, policy.rules, args.games, args.deck_seed, policy.device)
@@ -171,22 +176,27 @@ def _actions(args: argparse.Namespace) -> int:
 
 
 def _relabelled(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.xp import PoolError, load_pools, relabelled_self_play
+    from eqc.domains.hanabi.symmetry import colour_group
+    from eqc.domains.hanabi.xp import DuplicateAgentError, PoolError, load_pools, relabelled_self_play
     from eqc.io import recorded_path, write_json_atomic
 
+    if args.out is not None and (args.out.is_dir() or not args.out.parent.is_dir()):  # everything is checked before --out is written
+        raise flags.FlagError("--out", f"must be a JSON file path in an existing directory, got {str(args.out)!r}")
     try:
         agents = load_pools(args.pool, device=args.device, precision=args.precision)
+    except DuplicateAgentError as exc:
+        raise flags.FlagError("--pool", f"{str(exc.run)!r} is listed twice (also through {str(exc.first)!r}): relabelled "
+                              "self-play already plays each agent with copies of itself; list it once") from None
     except PoolError as exc:
         raise flags.FlagError("--pool", str(exc)) from None
-    if args.out is not None and (args.out.is_dir() or not args.out.parent.is_dir()):
-        raise flags.FlagError("--out", f"must be a JSON file path in an existing directory, got {str(args.out)!r}")
+    if args.group is not None:  # the agents play one game (load_pools), so one check covers them all
+        try:
+            colour_group(args.group, agents[0].policy.rules.num_colours)
+        except ValueError as exc:  # a group on more colours than the agents' game
+            raise flags.FlagError("--group", f"{agents[0].name}: {exc}") from None
     rows = []
     for agent in agents:
-        try:
-            result = relabelled_self_play(agent.policy, elements=args.elements, games=args.games, deck_seed=args.deck_seed,
-                                          group=args.group)
-        except ValueError as exc:  # a group on another number of colours than the agent's game
-            raise flags.FlagError("--group", f"{agent.name}: {exc}") from None
+        result = relabelled_self_play(agent.policy, elements=args.elements, games=args.games, deck_seed=args.deck_seed, group=args.group)
         print(f"{agent.name} ({agent.policy.trained_moves:,} moves trained): {result}")
         rows.append({"name": agent.name, "path": recorded_path(agent.path), "moves": agent.policy.trained_moves, **result.as_dict()})
     if args.out is not None:

@@ -2,8 +2,8 @@
 
 - ``eqc hanabi pool --config FILE --seeds 0-9 --out DIR [--ray ADDRESS] [--max-minutes M]``: one
   run per seed in ``DIR/seed_<n>/`` (see ``eqc.domains.hanabi.training.pool``).
-- ``eqc hanabi reproduce {table1,table2,table3} --scale smoke|cpu|induced|paper --out DIR [--retrain]``: read the
-  shipped agents (cpu, induced) or train the table's pools, cross-play them, write ``DIR/<table>.md`` and ``.json``
+- ``eqc hanabi reproduce {table1,table2,table3} --scale smoke|cpu|induced|colour|paper --out DIR [--retrain]``: read the
+  shipped agents (cpu, induced, colour) or train the table's pools, cross-play them, write ``DIR/<table>.md`` and ``.json``
   (see ``eqc.domains.hanabi.reproduce``).
 """
 
@@ -54,7 +54,8 @@ def _pool(args: argparse.Namespace) -> int:
     _check_pool_device(args, address, use_ray)
     flags.prepare_output_dir(args.out)
     record = train_pool(
-        config, args.seeds, args.out, device=args.device, max_minutes=args.max_minutes, ray_address=address, use_ray=use_ray,
+        {seed: config for seed in args.seeds}, args.out,
+        device=args.device, max_minutes=args.max_minutes, ray_address=address, use_ray=use_ray,
         gpus_per_seed=1.0 if args.gpus_per_seed is None else args.gpus_per_seed,
     )
     for seed, status in record["status"].items():
@@ -76,9 +77,32 @@ def _check_pool_device(args: argparse.Namespace, address: str | None, use_ray: b
         raise flags.FlagError("--gpus-per-seed", "shares GPUs between Ray tasks: it needs --device cuda and Ray (not --no-ray)")
 
 
+def _conventions(args: argparse.Namespace) -> int:
+    """``eqc hanabi reproduce conventions --scale induced|colour``: what explains cross-play (hint maps, best-aligned
+    cross-play, the symmetrization ceiling, shared-factor cross-play)."""
+    from eqc.domains.hanabi.reproduce.conventions import ALIGNED_POOLS, reproduce_conventions
+
+    if args.scale not in ALIGNED_POOLS:
+        raise flags.FlagError("--scale", f"conventions are reported at the scales with induced conventions {sorted(ALIGNED_POOLS)}, "
+                              f"not {args.scale!r}")
+    for flag, given in (("--retrain", args.retrain), ("--obl", args.obl), ("--set", args.overrides), ("--reuse", args.reuse)):
+        if given:
+            raise flags.FlagError(flag, "does not apply to conventions (it reads the shipped agents or --agents)")
+    if args.agents is not None and not args.agents.is_dir():
+        raise flags.FlagError("--agents", f"{str(args.agents)!r} is not a directory of pools")
+    flags.prepare_output_dir(args.out)
+    reproduce_conventions(args.scale, args.out, agents=args.agents, device=args.device, precision=args.precision,
+                          command=args.command_line)
+    print((args.out / "conventions.md").read_text())
+    return 0
+
+
 def _reproduce(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.reproduce import SCALES, reproduce
     from eqc.domains.hanabi.reproduce.specs import table_spec
+
+    if args.table == "conventions":
+        return _conventions(args)
 
     try:
         spec = table_spec(args.table, args.scale)
@@ -91,7 +115,10 @@ def _reproduce(args: argparse.Namespace) -> int:
         raise flags.FlagError("--agents", f"reads shipped agents at --scale {' or '.join(shipping)}; it cannot be combined with "
                               "--retrain or another scale")
     if args.agents is not None and not args.agents.is_dir():
-        raise flags.FlagError("--agents", f"{str(args.agents)!r} is not a directory of pools (<pool>/seed_<n>/)")
+        raise flags.FlagError("--agents", f"{str(args.agents)!r} is not a directory of pools (<pool>/seed_<n>/ or <pool>/slots_<pi>/)")
+    if args.retrain and args.scale == "colour":
+        raise flags.FlagError("--retrain", "the colour testbed's agents differ in their colour-to-slot map, not their seed: "
+                              "train them with `python scripts/colour_testbed.py` (one worker per core) and pass --agents")
     trained = args.retrain or scale.shipped is None
     if args.overrides and not trained:
         raise flags.FlagError("--set", f"changes the configs of trained pools: at --scale {args.scale} it needs --retrain "
@@ -102,7 +129,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         from eqc.domains.hanabi.training.config import with_overrides
 
         try:
-            with_overrides(pool_config(spec.cells[0].pool, scale), args.overrides)
+            with_overrides(pool_config(spec.cells[0].pool, scale, scale.seeds[0]), args.overrides)
         except ConfigError as exc:
             raise flags.FlagError("--set", str(exc)) from None
     if args.obl and args.table != "table2":
@@ -119,10 +146,12 @@ def _reproduce(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.reproduce.run import shipped_pools
     from eqc.domains.hanabi.xp import PoolError
 
-    if not trained:  # before --out is created: agents that make no cell of the table are refused
+    if not trained:  # before --out is created: agents that make no cell of the table, or do not load, are refused
         try:
-            shipped_pools(args.table, args.scale, args.agents, obl=bool(args.obl))
-        except PoolError as exc:
+            pools = shipped_pools(args.table, args.scale, args.agents, obl=bool(args.obl))
+            for run in (run for runs in pools.values() for run in runs):
+                load_policy(run, device=args.device, precision="fp32")  # fp32: checks the files and warns of nothing
+        except (PoolError, CheckpointError) as exc:
             raise flags.FlagError("--agents", str(exc)) from None
     flags.prepare_output_dir(args.out)
     try:
@@ -164,17 +193,19 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
     pool.set_defaults(run=_pool)
 
     reproduce = sub.add_parser("reproduce", help="train or reuse pools, cross-play them and write one of the paper's tables")
-    reproduce.add_argument("table", choices=("table1", "table2", "table3"))
-    reproduce.add_argument("--scale", choices=("smoke", "cpu", "induced", "paper"), required=True,
+    reproduce.add_argument("table", choices=("table1", "table2", "table3", "conventions"),
+                           help="a table, or 'conventions': what explains cross-play at --scale induced or colour "
+                           "(run after table1 and table2 into the same --out to get each cell's share of the alignable gap)")
+    reproduce.add_argument("--scale", choices=("smoke", "cpu", "induced", "colour", "paper"), required=True,
                            help="smoke: seconds (tests); cpu: the shipped agents (5 per pool), minutes; induced: the shipped "
-                           "Mini-Hanabi agents with INDUCED colour conventions (8 per pool; table1, table2), minutes; "
-                           "paper: 10 seeds, 5000 games, a GPU or cluster")
+                           "Mini-Hanabi agents with INDUCED colour conventions (8 per pool; table1, table2), minutes; colour: the "
+                           "shipped colour testbed (one stream seed, the six induced conventions per pool; table1, table2), "
+                           "minutes; paper: 10 seeds, 5000 games, a GPU or cluster")
     reproduce.add_argument("--out", type=flags.output_dir, required=True,
                            help="directory for pools/, xp/ and the tables (pools are reused)")
     reproduce.add_argument("--obl", type=Path, nargs="+", default=None, help="public OBL agent files (model0.pthw) to add to table2")
     reproduce.add_argument("--agents", type=Path, default=None,
-                           help="pools to read at --scale cpu or induced (default: the repository's results/cpu/agents or "
-                           "results/induced/agents)")
+                           help="pools to read at --scale cpu, induced or colour (default: the repository's results/<scale>/agents)")
     reproduce.add_argument("--retrain", action="store_true",
                            help="at --scale cpu or induced, train the pools from scratch under OUT/pools instead of reading the "
                            "shipped agents")

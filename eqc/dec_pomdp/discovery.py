@@ -117,14 +117,14 @@ def symmetry_graph(game: TabularDecPOMDP, *, decimals: int = DEFAULT_DECIMALS) -
         return round(float(x), decimals) + 0.0  # + 0.0 turns -0.0 into 0.0
 
     graph = nx.Graph()
-    labels: dict[tuple[Hashable, Hashable], list[tuple]] = {}
+    labels: dict[tuple[Hashable, Hashable], list[tuple[Hashable, ...]]] = {}
 
-    def connect(u: Hashable, v: Hashable, label: tuple) -> None:
+    def connect(u: Hashable, v: Hashable, label: tuple[Hashable, ...]) -> None:
         labels.setdefault((u, v), []).append(label)
 
-    states = [("state", s) for s in range(game.num_states)]
-    actions = [("action", a) for a in range(game.num_actions)]
-    observations = [("observation", o) for o in range(game.num_observations)]
+    states: list[Hashable] = [("state", s) for s in range(game.num_states)]
+    actions: list[Hashable] = [("action", a) for a in range(game.num_actions)]
+    observations: list[Hashable] = [("observation", o) for o in range(game.num_observations)]
     for s in range(game.num_states):
         graph.add_node(states[s], colour=("state", value(game.initial[s])))
     graph.add_nodes_from(actions, colour=("action",))
@@ -332,8 +332,9 @@ def discover_symmetries(game: TabularDecPOMDP, *, decimals: int = DEFAULT_DECIMA
 
 
 def _as_tabular(game: object) -> TabularDecPOMDP:
-    if not isinstance(game, TabularDecPOMDP) and callable(getattr(game, "to_tabular", None)):
-        game = game.to_tabular()  # type: ignore[union-attr]
+    to_tabular = getattr(game, "to_tabular", None)
+    if not isinstance(game, TabularDecPOMDP) and callable(to_tabular):
+        game = to_tabular()
     if not isinstance(game, TabularDecPOMDP):
         raise TypeError(f"game must be a TabularDecPOMDP or have a to_tabular() method, got {type(game).__name__}")
     return game

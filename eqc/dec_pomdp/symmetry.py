@@ -156,7 +156,7 @@ class Symmetry:
         if (index is None) == (permutation is None):
             given = "both" if index is not None else "neither"
             raise TypeError(f"label_permutations takes one element, as index= or as permutation=, got {given}")
-        if index is None:
+        if permutation is not None:
             perm = self.group.check_elements(permutations=permutation, name="permutation", batch_dims=0)
         else:
             perm = self.group.elements[self.group.check_elements(indices=index, name="index", batch_dims=0)]

@@ -1,4 +1,5 @@
-"""Evaluation for any domain: cross-play, statistics (mean ± SEM, pair-level pool comparisons, permutation tests), action matrices."""
+"""Evaluation for any domain: cross-play, statistics (mean ± SEM, agent-level pool comparisons, Holm adjustment, permutation tests),
+action matrices."""
 
 from eqc.evaluation.action_matrix import (
     action_pair_counts,
@@ -6,7 +7,8 @@ from eqc.evaluation.action_matrix import (
     plot_action_matrix,
 )
 from eqc.evaluation.cross_play import CrossPlayResult, GameResults, cross_play
-from eqc.evaluation.pairs import VERDICTS, PairSummary, PoolComparison, compare_pools, pair_summary, unordered_pair_means, verdict
+from eqc.evaluation.multiplicity import holm
+from eqc.evaluation.pairs import VERDICTS, PoolComparison, PoolSummary, compare_pools, pool_summary, verdict
 from eqc.evaluation.stats import (
     MeanSEM,
     PermutationTest,
@@ -20,18 +22,18 @@ __all__ = [
     "CrossPlayResult",
     "GameResults",
     "MeanSEM",
-    "PairSummary",
     "PermutationTest",
     "PoolComparison",
+    "PoolSummary",
     "action_pair_counts",
     "clopper_pearson",
     "compare_pools",
     "conditional_action_matrix",
     "cross_play",
+    "holm",
     "mean_sem",
-    "pair_summary",
     "permutation_test",
     "plot_action_matrix",
-    "unordered_pair_means",
+    "pool_summary",
     "verdict",
 ]

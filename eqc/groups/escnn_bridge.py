@@ -117,7 +117,7 @@ def _element_row(group: PermutationGroup, element: ElementLike, name: str) -> in
     """The row of one element given as an int (its index; never a permutation) or as a permutation ``[degree]``."""
     if isinstance(element, bool):
         raise TypeError(f"{name} must be an element index (an int) or a permutation, got a bool")
-    if isinstance(element, numbers.Integral):
+    if isinstance(element, int | numbers.Integral):
         return group.check_elements(indices=int(element), name=name, batch_dims=0)
     return int(group.permutation_to_index(group.check_elements(permutations=element, name=name, batch_dims=0)))
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from functools import cached_property
+from functools import cached_property, partial
+from typing import overload
 
 import torch
 from sympy.combinatorics import Permutation
@@ -68,15 +69,13 @@ class PermutationGroup:
     validator of elements in both forms; every module of eqc calls it. The methods come in the two forms
     with the same verbs, and converters between them:
 
-    ==========  =====================================  ==========================================
-    verb        indices                                permutations
-    ==========  =====================================  ==========================================
-    random      :meth:`random_indices`                 :meth:`random_permutations` (any order)
-    compose     :meth:`compose_indices`                :func:`~eqc.groups.compose_permutations`
-    inverse     :meth:`inverse_indices`                :func:`~eqc.groups.inverse_permutations`
-    convert     :meth:`permutation_to_index`           :meth:`index_to_permutation`
-    validate    :meth:`check_elements` ``(indices=)``  :meth:`check_elements` ``(permutations=)``
-    ==========  =====================================  ==========================================
+    | verb     | indices                               | permutations                                   |
+    |----------|---------------------------------------|------------------------------------------------|
+    | random   | :meth:`random_indices`                | :meth:`random_permutations` (any order)        |
+    | compose  | :meth:`compose_indices`               | :func:`~eqc.groups.compose_permutations`       |
+    | inverse  | :meth:`inverse_indices`               | :func:`~eqc.groups.inverse_permutations`       |
+    | convert  | :meth:`permutation_to_index`          | :meth:`index_to_permutation`                   |
+    | validate | :meth:`check_elements` ``(indices=)`` | :meth:`check_elements` ``(permutations=)``     |
 
     Index-form methods need the group to be listable (``order <= enumeration_limit``). Element
     indices given as ints or CPU tensors are range-checked; index tensors on another device (cuda,
@@ -257,8 +256,10 @@ class PermutationGroup:
 
     def __contains__(self, perm: object) -> bool:
         """Whether ``perm`` is one permutation ``[degree]`` of this group."""
+        if not isinstance(perm, torch.Tensor | Sequence):
+            return False
         try:
-            self.check_elements(permutations=perm, batch_dims=0)  # type: ignore[arg-type]
+            self.check_elements(permutations=perm, batch_dims=0)
         except (TypeError, ValueError):
             return False
         return True
@@ -292,11 +293,36 @@ class PermutationGroup:
         return self._index_of(compose_permutations(self.elements[i_t], self.elements[j_t])).to(device)
 
     # ------------------------------------------------------------------ validation
+    @overload
+    def check_elements(
+        self, *, indices: int | Sequence[int] | torch.Tensor | None = None, permutations: PermutationLike | Sequence[PermutationLike],
+        name: str | None = None, batch_dims: int | None = None, check_range: bool = True,
+    ) -> torch.Tensor: ...
+
+    @overload
+    def check_elements(
+        self, *, indices: int, permutations: None = None, name: str | None = None, batch_dims: int | None = None,
+        check_range: bool = True,
+    ) -> int: ...
+
+    @overload
+    def check_elements(
+        self, *, indices: Sequence[int] | torch.Tensor, permutations: None = None, name: str | None = None,
+        batch_dims: int | None = None, check_range: bool = True,
+    ) -> torch.Tensor: ...
+
+    @overload
+    def check_elements(
+        self, *, indices: int | Sequence[int] | torch.Tensor | None = None,
+        permutations: PermutationLike | Sequence[PermutationLike] | None = None, name: str | None = None,
+        batch_dims: int | None = None, check_range: bool = True,
+    ) -> int | torch.Tensor: ...
+
     def check_elements(
         self,
         *,
         indices: int | Sequence[int] | torch.Tensor | None = None,
-        permutations: Sequence[PermutationLike] | torch.Tensor | None = None,
+        permutations: PermutationLike | Sequence[PermutationLike] | None = None,
         name: str | None = None,
         batch_dims: int | None = None,
         check_range: bool = True,
@@ -394,6 +420,10 @@ class PermutationGroup:
             levels.append((int(b), reps, inverse_permutations(reps), row))
         return levels
 
+    def _transversal(self, level: int) -> torch.Tensor:
+        """The coset representatives ``[m, degree]`` of stabiliser chain level ``level``."""
+        return self._chain[level][1]
+
     def _is_member(self, flat: torch.Tensor) -> torch.Tensor:
         """Which permutations of ``flat [N, degree]`` lie in the group (bool ``[N]``), by sifting: at each base
         point ``b``, ``h <- u^-1 * h`` with ``u`` the representative sending ``b`` to ``h[b]``; members end at the
@@ -423,7 +453,7 @@ class PermutationGroup:
         device = _device_of_generator(generator)
         result = torch.arange(self.degree, device=device).expand(n, self.degree).clone()
         for k in range(len(self._chain) - 1, -1, -1):
-            level = self._on_device(f"transversal {k}", device, lambda k=k: self._chain[k][1])
+            level = self._on_device(f"transversal {k}", device, partial(self._transversal, k))
             draw = torch.randint(level.shape[0], (n,), generator=generator, device=device)
             result = compose_permutations(level[draw], result)
         return result

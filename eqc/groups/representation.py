@@ -12,7 +12,7 @@ label ``g(c)``.
 
 A representation is stored as a vectorised map from group permutations ``[k, degree]`` to
 coordinate permutations ``[k, dim]``, so it works for any group, also one too large to
-list. For listable groups the map is evaluated once into :attr:`coordinate_permutations`
+list. For listable groups the map is evaluated once into :attr:`PermutationRepresentation.coordinate_permutations`
 ``[order, dim]`` and applying ``rho(g)`` is a single gather; no dense matrix is formed. The tables
 are copied once to each device they are used on (:meth:`PermutationRepresentation.device_table`);
 acting with element indices on that device, or with one int element, never goes through the host.
@@ -57,13 +57,11 @@ class PermutationRepresentation:
     ``rho(g)^-1``), and the elements come in the form the name says (:class:`~eqc.groups.PermutationGroup`):
     *indices* (``g``, ``indices=``) or *permutations* ``[..., degree]`` (``perms``, ``permutations=``; any group size):
 
-    ========================  ====================================  ===========================================
-    what                      elements as indices                   elements as permutations
-    ========================  ====================================  ===========================================
-    one element per vector    :meth:`act` ``(x, g)``                :meth:`act_permutations` ``(x, perms)``
-    every element, each x     :meth:`act_all` ``(x, indices=...)``  :meth:`act_all` ``(x, permutations=...)``
-    one coordinate index      :meth:`act_index` ``(c, g)``          :meth:`act_index_permutations` ``(c, perms)``
-    ========================  ====================================  ===========================================
+    | what                   | elements as indices                  | elements as permutations                      |
+    |------------------------|--------------------------------------|-----------------------------------------------|
+    | one element per vector | :meth:`act` ``(x, g)``               | :meth:`act_permutations` ``(x, perms)``       |
+    | every element, each x  | :meth:`act_all` ``(x, indices=...)`` | :meth:`act_all` ``(x, permutations=...)``     |
+    | one coordinate index   | :meth:`act_index` ``(c, g)``         | :meth:`act_index_permutations` ``(c, perms)`` |
 
     Broadcasting rule (:meth:`act`, :meth:`act_permutations`, :meth:`act_index`): one element per
     vector. The element tensor's batch shape broadcasts against the vectors' batch shape

@@ -40,8 +40,9 @@ MAX_SEED = 2**64 - 1
 
 
 class HookError(RuntimeError):
-    """An exception raised inside a user's hook (``relabel_state``, ``relabel_chance``), raised again naming the hook
-    (a failing hook is a bug to fix, not a counterexample to the declared symmetry); the original is its ``__cause__``."""
+    """A user's hook (``relabel_state``, ``relabel_chance``) that failed, named: it raised (the original exception is
+    the ``__cause__``), left a state the env cannot observe, or returned what is not a chance outcome. A failing
+    hook is a bug to fix, not a counterexample to the declared symmetry."""
 
 
 class PettingZooDecPOMDP:
@@ -121,10 +122,11 @@ class PettingZooDecPOMDP:
                 self.relabel_state(self.env.unwrapped, labels)
             except Exception as exc:
                 raise HookError(f"relabel_state raised {type(exc).__name__}: {exc} (labels {_short(labels)})") from exc
-            if self.parallel:
-                self._obs = {agent: self._observe(agent) for agent in self._obs}
-            elif self._cached is not None:
-                self._cached._observations = {agent: self._observe(agent) for agent in self._cached._observations}
+            try:
+                self._observe_relabelled()
+            except Exception as exc:
+                raise HookError(f"relabel_state left a state the env cannot observe: observing it raised {type(exc).__name__}: "
+                                f"{exc} (labels {_short(labels)}); the hook must leave a state of the game") from exc
         self._status = {agent: (False, False) for agent in self.agents}
         self._rewards = dict.fromkeys(self.agents, 0.0)
         if not self.parallel:
@@ -209,6 +211,19 @@ class PettingZooDecPOMDP:
         )
 
     # ------------------------------------------------------------------ internals
+    def _observe_relabelled(self) -> None:
+        """Observe every agent in the state ``relabel_state`` left: a parallel env (or the parallel env under
+        ``parallel_to_aec``) is observed again; an AEC env is observed now, so that a state it cannot observe is
+        blamed on the hook, not found later inside the env."""
+        observe = self._observe  # set whenever a relabel_state can be applied (the constructor checks)
+        if self.parallel and observe is not None:
+            self._obs = {agent: observe(agent) for agent in self._obs}
+        elif self._cached is not None and observe is not None:
+            self._cached._observations = {agent: observe(agent) for agent in self._cached._observations}
+        else:
+            for agent in self.env.agents:
+                self.env.observe(agent)
+
     def _check_started(self) -> None:
         if not self._started:
             raise RuntimeError("call reset() before stepping or observing a PettingZooDecPOMDP")
@@ -245,8 +260,9 @@ class PettingZooDecPOMDP:
                 b = self.relabel_chance(a, perms)
             except Exception as exc:
                 raise HookError(f"relabel_chance raised {type(exc).__name__}: {exc} (outcome {a}, labels {_short(perms)})") from exc
-            if isinstance(b, bool) or not hasattr(b, "__index__"):
-                raise TypeError(f"relabel_chance must return an int chance outcome, got {type(b).__name__} {b!r} for {a}")
+            if isinstance(b, bool) or not hasattr(b, "__index__"):  # a HookError: a TypeError would read as a counterexample
+                raise HookError(f"relabel_chance must return an int chance outcome, got {type(b).__name__} {b!r} for outcome {a} "
+                                f"(labels {_short(perms)})")
             result.append(int(b))
         return tuple(result)
 

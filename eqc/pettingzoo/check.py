@@ -17,8 +17,9 @@ from typing import Any
 import torch
 
 from eqc._checks import check_int
-from eqc.dec_pomdp import Symmetry
+from eqc.dec_pomdp import DecPOMDP, Symmetry
 from eqc.pettingzoo.adapter import MAX_SEED, PettingZooDecPOMDP, RelabelChance, RelabelState
+from eqc.pettingzoo.outcomes import StepRecord
 from eqc.verification import Counterexample, check_env_symmetry
 from eqc.verification.env_symmetry import DEFAULT_MAX_STEPS
 
@@ -67,9 +68,16 @@ def check_pettingzoo_symmetry(
     _check_sizes(adapter, symmetry)
     found = check_env_symmetry(
         adapter, symmetry, episodes=episodes, generator=torch.Generator().manual_seed(seed), indices=indices,
-        permutations=permutations, max_steps=max_steps, atol=0.0, invariants=PettingZooDecPOMDP.record, reward_ulps=adapter.reward_ulps,
+        permutations=permutations, max_steps=max_steps, atol=0.0, invariants=_record, reward_ulps=adapter.reward_ulps,
     )
     return _with_rounding_hint(found, built=adapter is env)
+
+
+def _record(env: DecPOMDP) -> StepRecord:
+    """:meth:`PettingZooDecPOMDP.record` of the adapter ``check_env_symmetry`` drives (it passes the env it was given)."""
+    if not isinstance(env, PettingZooDecPOMDP):
+        raise TypeError(f"expected the PettingZooDecPOMDP under test, got {type(env).__name__}")
+    return env.record()
 
 
 def _check_unused(adapter: PettingZooDecPOMDP, **given: Any) -> None:

@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from eqc.dec_pomdp import Block, Labels, Layout, Symmetry
@@ -29,7 +31,7 @@ def spread_symmetry(num_landmarks: int = 3, group: PermutationGroup | None = Non
     return Symmetry(group or symmetric(n), acts_on=landmark, observation_layout=obs, action_layout=Layout([Block("move", 5)]))
 
 
-def move_landmarks(env: object, labels: dict[str, torch.Tensor]) -> None:
+def move_landmarks(env: Any, labels: dict[str, torch.Tensor]) -> None:
     """``relabel_state`` for simple_spread: landmark ``c`` of the original is landmark ``labels["landmark"][c]``."""
     landmarks = env.world.landmarks
     positions = [lm.state.p_pos.copy() for lm in landmarks]

@@ -42,8 +42,8 @@ def compose_labels(first: Labelling | None, then: dict[str, torch.Tensor]) -> La
     before = dict(first or ())
     result = []
     for name, perm in then.items():
-        perm = [int(v) for v in perm.tolist()]
-        result.append((name, tuple(perm[c] for c in before[name]) if name in before else tuple(perm)))
+        images = [int(v) for v in perm.tolist()]
+        result.append((name, tuple(images[c] for c in before[name]) if name in before else tuple(images)))
     return tuple(result)
 
 

@@ -12,7 +12,7 @@ import math
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, SupportsIndex
 
 import numpy as np
 import torch
@@ -91,6 +91,8 @@ def observation_vector(obs: Any, spaces: AgentSpaces, agent: str) -> torch.Tenso
 def check_action(action: object, agent: str, num_actions: int) -> int:
     """``action`` as an int if it is an integer (Python, numpy, 0-d tensor) in ``[0, num_actions)``; else an error naming ``agent``."""
     try:
+        if not isinstance(action, SupportsIndex):
+            raise TypeError
         value = operator.index(action)
     except TypeError:
         raise TypeError(f"agent {agent!r}: an action must be an integer in [0, {num_actions}), "

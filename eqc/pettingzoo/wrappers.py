@@ -10,7 +10,7 @@ group, G-OP from a ``subgroup`` of it. ``relabelling`` holds the current element
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pettingzoo.utils.env import AECEnv, ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper, BaseWrapper
@@ -23,7 +23,13 @@ from eqc.symmetrize import Relabelling
 __all__ = ["OtherPlayAEC", "OtherPlayParallel", "other_play"]
 
 
-class _Relabelled:
+if TYPE_CHECKING:  # PettingZoo ships no types: to mypy the mixin's base is Any, as the wrapper class after it is
+    from pettingzoo.utils.wrappers import BaseWrapper as _Wrapper
+else:
+    _Wrapper = object
+
+
+class _Relabelled(_Wrapper):
     """What both wrappers share: the per-episode ``Labeller`` and its relabelling."""
 
     def __init__(self, env: AECEnv | ParallelEnv, symmetry: Symmetry, *, seed: int = 0, subgroup: PermutationGroup | None = None,

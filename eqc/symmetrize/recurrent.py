@@ -15,7 +15,8 @@ whole sequence through :meth:`~RecurrentSymmetrizer.step`, so both agree exactly
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from typing import Literal, TypeVar
 
 import torch
 from torch import nn
@@ -27,6 +28,7 @@ from eqc.symmetrize.symmetrizer import Average, GroupAverager
 __all__ = ["HiddenScheme", "RecurrentSymmetrizer", "State"]
 
 State = torch.Tensor | tuple[torch.Tensor, ...] | None
+_T = TypeVar("_T")
 HiddenScheme = Literal["average", "identity"]
 _SCHEMES = ("average", "identity")
 
@@ -66,7 +68,7 @@ class RecurrentSymmetrizer(nn.Module):
         self.hidden_scheme = hidden_scheme
         self.state_batch_dim = state_batch_dim
 
-    def _map_state(self, state: State, fn, name: str = "state") -> State:
+    def _map_state(self, state: State, fn: Callable[[torch.Tensor], _T], name: str = "state") -> _T | tuple[_T, ...] | None:
         if state is None:
             return None
         if isinstance(state, torch.Tensor):

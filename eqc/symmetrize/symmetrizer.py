@@ -238,7 +238,7 @@ class Symmetrizer(nn.Module):
         copies = avg.expand(x, **chunk)  # [..., k, d_in]
         lead = copies.shape[:-1]
         flat = copies.reshape(-1, avg.in_rep.dim)
-        if self.pass_mask:
+        if self.pass_mask and legal_mask is not None:  # forward refuses pass_mask without a legal_mask
             masks = avg.expand_mask(legal_mask, **chunk)
             out = self.module(flat, masks.reshape(-1, avg.out_rep.dim))
         else:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import torch
@@ -134,10 +135,10 @@ def _compare_step(
     atol: float,
     invariants: Invariants | None,
 ) -> Counterexample | None:
-    base = dict(episode=episode, step=t, permutation=perm.tolist(), history=_history(trace, t))
+    found = partial(Counterexample, episode=episode, step=t, permutation=perm.tolist(), history=_history(trace, t))
     prob = float(env.last_outcome_probability)
     if not math.isclose(prob, trace.probabilities[t], rel_tol=1e-9, abs_tol=0.0):
-        return Counterexample(**base, kind="outcome_probability", expected=trace.probabilities[t], actual=prob)
+        return found(kind="outcome_probability", expected=trace.probabilities[t], actual=prob)
     checks = (
         ("observation", symmetry.observation_rep, symmetry.observation_layout, trace.observations[t], env.observations()),
         ("legal_actions", symmetry.action_rep, symmetry.action_layout, trace.legal[t], env.legal_actions()),
@@ -146,20 +147,20 @@ def _compare_step(
         expected = rep.act_permutations(original, perm)
         hit = _first_difference(expected, actual, atol)
         if hit == (-1, -1):
-            return Counterexample(
-                **base, kind=kind, expected=tuple(expected.shape), actual=tuple(actual.shape), detail="shapes differ"
+            return found(
+                kind=kind, expected=tuple(expected.shape), actual=tuple(actual.shape), detail="shapes differ"
             )
         if hit is not None:
             agent, coord = hit
             block, _ = layout.block_at(coord)
-            return Counterexample(
-                **base, kind=kind, agent=agent, block=block.name, coordinate=layout.describe(coord),
+            return found(
+                kind=kind, agent=agent, block=block.name, coordinate=layout.describe(coord),
                 expected=expected[agent, coord].item(), actual=actual[agent, coord].item(),
             )
     if bool(env.terminal) != trace.terminal[t]:
-        return Counterexample(**base, kind="terminal", expected=trace.terminal[t], actual=bool(env.terminal))
+        return found(kind="terminal", expected=trace.terminal[t], actual=bool(env.terminal))
     if invariants is not None and invariants(env) != trace.invariants[t]:
-        return Counterexample(**base, kind="invariant", expected=trace.invariants[t], actual=invariants(env))
+        return found(kind="invariant", expected=trace.invariants[t], actual=invariants(env))
     return None
 
 

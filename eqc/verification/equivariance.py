@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -128,7 +129,7 @@ def _worst(errors: torch.Tensor) -> int:
     return int(nan.nonzero()[0, 0]) if bool(nan.any()) else int(errors.argmax())
 
 
-def _as_list(value: object) -> list:
+def _as_list(value: object) -> list[Any]:
     return list(value) if isinstance(value, (tuple, list)) else [value]
 
 
@@ -240,12 +241,12 @@ def equivariance_error(
 
     # coordinate permutations of every tested element, computed once per representation
     in_index = [None if rep is None else inverse_permutations(rep.coordinate_map(perms)) for rep in in_reps]
-    out_index = [None if rep is None else inverse_permutations(rep.coordinate_map(perms)) for rep in out_reps]
-    per_element = [[] for _ in out_reps]
-    per_coord = [
-        torch.zeros(r.dim, dtype=torch.float64, device=ref.device) if r is not None else None
-        for r, ref in zip(out_reps, reference, strict=False)
-    ]
+    out_index = {j: inverse_permutations(rep.coordinate_map(perms)) for j, rep in enumerate(out_reps) if rep is not None}
+    per_element: dict[int, list[torch.Tensor]] = {j: [] for j in out_index}
+    per_coord = {
+        j: torch.zeros(r.dim, dtype=torch.float64, device=ref.device)
+        for j, (r, ref) in enumerate(zip(out_reps, reference, strict=False)) if r is not None
+    }
     with torch.no_grad():
         for k in range(perms.shape[0]):
             moved = [inp if idx is None else inp[..., idx[k].to(inp.device)] for inp, idx in zip(inputs, in_index, strict=False)]

@@ -195,6 +195,21 @@ def test_an_exception_in_a_hook_is_raised_naming_the_hook(colour_match, colour_s
     assert isinstance(info.value.__cause__, KeyError)
 
 
+@pytest.mark.parametrize("api", ["aec", "parallel"])
+def test_a_hook_that_leaves_a_state_the_env_cannot_observe_is_named(colour_match, colour_symmetry, api):
+    """Before, numpy's IndexError came out of the env's observe, far from the hook that caused it."""
+    from eqc.pettingzoo import HookError
+
+    def off_the_board(env, labels):
+        env.secret = 99  # no such colour: observe() indexes out of its vector
+
+    env = colour_match() if api == "aec" else aec_to_parallel(colour_match())
+    with pytest.raises(HookError, match=r"relabel_state left a state the env cannot observe: observing it raised IndexError: .*"
+                                        r"\(labels \{'colour': \[") as info:
+        check_pettingzoo_symmetry(env, colour_symmetry(), relabel_state=off_the_board, episodes=2)
+    assert isinstance(info.value.__cause__, IndexError)
+
+
 def test_nan_observations_and_rewards_are_named_as_such(colour_match, colour_symmetry):
     """Before, NaN (which equals nothing) made the probe report "cannot be replayed exactly"."""
 

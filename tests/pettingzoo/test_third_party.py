@@ -111,6 +111,14 @@ def test_a_wrong_deal_relabelling_is_caught(hanabi_v5):
     assert found is not None and found.kind in ("error", "outcome_probability")
 
 
+def test_a_relabel_chance_that_returns_no_outcome_is_named_not_reported_as_a_counterexample(hanabi_v5):
+    from eqc.pettingzoo import HookError
+
+    for returned, shown in ((1.5, "float 1.5"), (None, "NoneType None"), (True, "bool True")):
+        with pytest.raises(HookError, match=f"relabel_chance must return an int chance outcome, got {shown} for outcome "):
+            check_pettingzoo_symmetry(hanabi_v5.env(), hanabi_symmetry(), relabel_chance=lambda card, labels, r=returned: r, episodes=2)
+
+
 def test_hanabi_refusals(hanabi_v5):
     with pytest.raises(ValueError, match="OpenSpiel game 'hanabi', which deals chance outcomes during play; give relabel_chance"):
         PettingZooDecPOMDP(hanabi_v5.env())

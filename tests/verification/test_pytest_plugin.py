@@ -1,4 +1,4 @@
-"""The pytest plugin for users' suites, hidden assertion frames, and the README's property-test snippet as written."""
+"""The pytest plugin for users' suites, hidden assertion frames, and the documented property-test snippet as written."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from eqc.verification.equivariance import DTYPE_TOLERANCE
 
 pytest_plugins = ["pytester"]
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def _readme_code(heading: str) -> str:
-    section = README.read_text().split(heading, 1)[1]
+def _code(page: str, heading: str) -> str:
+    section = (ROOT / page).read_text().split(heading, 1)[1]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
@@ -58,8 +58,8 @@ def test_failed_assertions_point_at_the_users_test_not_at_eqc(pytester):
     result.stdout.no_fnmatch_line("*report = equivariance_error(fn, in_rep, out_rep, x*")  # eqc's own frame is hidden
 
 
-def test_readme_property_tests_run_as_written_after_the_quick_start(pytester):
-    code = _readme_code("## Quick start") + "\n" + _readme_code("## Property tests in your own suite")
+def test_documented_property_tests_run_as_written_after_the_quick_start(pytester):
+    code = _code("README.md", "## Quick start") + "\n" + _code("docs/tutorials/symmetrize-a-network.md", "## 4. In your own test suite")
     pytester.makepyfile(test_my_policy=code)
     result = pytester.runpytest_inprocess("-v", "-p", "no:xdist", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)  # the policy test in float32 and float64, and the env test

@@ -114,7 +114,7 @@ def card_counts(num_ranks: int = 5) -> list[int]:
     return [3 if r == 0 else 1 if r == num_ranks - 1 else 2 for r in range(num_ranks)]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class HanabiRules:
     """The game (HLE's parameters) and the observation variant, validated on construction.
 
@@ -138,19 +138,30 @@ class HanabiRules:
     num_players: int = 2
     num_colours: int = 5
     num_ranks: int = 5
-    hand_size: int | None = None
+    hand_size: int = 5  # resolved: the constructor's None is the standard size for num_players
     max_info_tokens: int = 8
     max_lives: int = 3
     observation_type: str = "full"
     knowledge: str = "canonical"
     sad: str = "off"
 
-    def __post_init__(self) -> None:
+    def __init__(self, num_players: int = 2, num_colours: int = 5, num_ranks: int = 5, hand_size: int | None = None,
+                 max_info_tokens: int = 8, max_lives: int = 3, observation_type: str = "full", knowledge: str = "canonical",
+                 sad: str = "off") -> None:
+        # Written out (not generated) so that the attribute hand_size is an int while the argument may be None.
+        check_int(num_players, "num_players", low=2, high=5)
+        values = {"num_players": num_players, "num_colours": num_colours, "num_ranks": num_ranks,
+                  "hand_size": default_hand_size(num_players) if hand_size is None else hand_size,
+                  "max_info_tokens": max_info_tokens, "max_lives": max_lives, "observation_type": observation_type,
+                  "knowledge": knowledge, "sad": sad}
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+        self._validate()
+
+    def _validate(self) -> None:
         check_int(self.num_players, "num_players", low=2, high=5)
         check_int(self.num_colours, "num_colours", low=1, high=5)
         check_int(self.num_ranks, "num_ranks", low=1, high=5)
-        if self.hand_size is None:
-            object.__setattr__(self, "hand_size", default_hand_size(self.num_players))
         check_int(self.hand_size, "hand_size", low=1, high=8)  # HLE keeps reveal outcomes in 8-bit masks
         check_int(self.max_info_tokens, "max_info_tokens", low=1, high=100)
         check_int(self.max_lives, "max_lives", low=1, high=100)

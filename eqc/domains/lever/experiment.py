@@ -61,7 +61,7 @@ def lever_experiment(
         pools = train_pools(game, RULES, seeds=seeds, config=config, on_step=lambda: bar.update(1))
     results = {rule: lever_cross_play(game, pool.probabilities) for rule, pool in pools.items()}
     if out is not None:
-        run = {
+        run: dict[str, object] = {
             "eqc_version": __version__,
             "payoffs": game.payoffs.tolist(),
             "seeds": seeds,

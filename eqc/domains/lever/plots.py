@@ -46,7 +46,8 @@ def plot_cross_play(results: Mapping[str, CrossPlayResult], path: str | Path | N
         ax.set_ylabel("agent (player 1)")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    figure.colorbar(image, ax=list(axes), shrink=0.8, label="expected payoff")
+    if image is not None:  # one panel per rule, at least one
+        figure.colorbar(image, ax=list(axes), shrink=0.8, label="expected payoff")
     figure.suptitle("Lever game: cross-play between independently trained agents")
     if path is not None:
         path = Path(path)

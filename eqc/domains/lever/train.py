@@ -1,4 +1,4 @@
-"""Training pools of lever-game agents under five learning rules.
+"""Training pools of lever-game agents under five rules (three objectives, two uses of the symmetrizer).
 
 An *agent* is one small MLP policy (payoff vector -> 10 logits) that both players use
 (parameter sharing, as for the paper's Hanabi agents); cross-play pairs player 1 of agent

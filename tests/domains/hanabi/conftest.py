@@ -43,10 +43,11 @@ def hle_env() -> Iterator[Callable[..., Any]]:
 
 def tiny_config(**changes: dict) -> TrainConfig:
     """A PQN config small enough for unit tests: 64 games, a 64-wide MLP, short evaluations, the shipped
-    configs' ``v0_belief`` observations."""
+    configs' ``v0_belief`` observations, in fp32 (not "auto": the tests train the same on every processor)."""
     base = TrainConfig().replace(
         game={"knowledge": "v0_belief"},
-        run={"num_envs": 64, "total_moves": 4096, "eval_every_moves": 2048, "eval_games": 64, "checkpoint_minutes": 10.0},
+        run={"num_envs": 64, "total_moves": 4096, "eval_every_moves": 2048, "eval_games": 64, "checkpoint_minutes": 10.0,
+             "precision": "fp32"},
         network={"hidden_size": 64, "mlp_layers": 1},
         pqn={"rollout_steps": 8, "epochs": 1, "minibatches": 2, "eps_decay_moves": 100_000},
     )

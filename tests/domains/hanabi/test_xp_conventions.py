@@ -35,3 +35,13 @@ def test_bad_input_is_refused() -> None:
         hint_slot_counts(torch.zeros(3, 2, dtype=torch.long), HanabiRules.preset("mini", num_players=3))
     with pytest.raises(TypeError, match="long tensor"):
         hint_slot_counts(torch.zeros(3, 2), MINI)
+
+
+def test_rank_hints_are_counted_like_colour_hints() -> None:
+    # rank hints are uids 9-11 in Mini-Hanabi: rank 0 then slot 1 played; rank 2 then slot 2; a colour hint is not a rank hint
+    moves = torch.tensor([[9, 11, 6], [4, 5, 3]])
+    counts, answered = hint_slot_counts(moves, MINI, hint="rank")
+    assert counts.tolist() == [[0, 1, 0], [0, 0, 0], [0, 0, 1]] and answered == 2
+    with pytest.raises(ValueError, match="hint must be 'colour' or 'rank', got 'suit'"):
+        hint_slot_counts(moves, MINI, hint="suit")
+

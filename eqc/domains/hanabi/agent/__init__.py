@@ -2,6 +2,7 @@
 
 Modules: ``spec`` (:class:`AgentSpec`: the game, network, symmetrizer group, hidden-state scheme and
 precision of an agent, and the ``[game]``/``[network]`` config sections it is read from),
+``precision`` (requested and used precisions, and how "auto" chooses from the hardware),
 ``network`` (``QNetwork`` and the (symmetrized) ``Agent`` that acts), ``files`` (both file formats:
 checkpoints to resume training, shipped policy directories of ``policy.safetensors`` and a sealed
 ``policy.json``), ``obl`` (importing the public OBL agents), ``policy`` (:func:`load_policy`:

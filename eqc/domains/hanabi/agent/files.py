@@ -4,9 +4,10 @@ written atomically, loaded without executing code, describing and checking itsel
 **Checkpoint**: one file ``checkpoint.pt`` in a run directory, a dict of tensors and plain Python
 values saved with ``torch.save`` and read back with ``torch.load(weights_only=True)``, which
 refuses anything but tensors and primitive containers (no pickled code runs). It holds
-``format``/``format_version``, the training ``config`` (nested dict), ``seed``, the learner's state
-(networks, optimizer, generators, counters), ``metrics`` rows so far and the versions of eqc and
-torch that wrote it. Resuming from it, generators included, is training's
+``format``/``format_version``, the training ``config`` (nested dict; its ``[run] precision`` the precision
+the run trains in), ``seed``, ``precision`` (requested, used and why: :class:`~.precision.Precision`), the
+learner's state (networks, optimizer, generators, counters), ``metrics`` rows so far and the versions of
+eqc and torch that wrote it. Resuming from it, generators included, is training's
 (:mod:`eqc.domains.hanabi.training.resume`).
 
 **Policy directory** (e.g. ``results/cpu/agents/<pool>/seed_<n>/``), small (about 1 MB for the
@@ -17,10 +18,10 @@ cpu-scale feed-forward agents), what is committed and shared:
   ``[network]``, ``[rule] symmetrize``/``hidden_scheme`` and ``[run] precision`` are the agent's
   :class:`~.spec.AgentSpec`; the other keys record how it was trained), the game's
   ``rules`` (``HanabiRules.to_dict()``: what the config's ``[game]`` gives, written out), ``seed``,
-  ``moves``, ``updates``, ``wall_s``, the eqc/torch ``versions``, the ``source`` it was exported
-  from, and two SHA-256 digests that seal the pair: ``weights_sha256`` of ``policy.safetensors``
-  (what ``sha256sum`` prints) and ``record_sha256`` of every other field of ``policy.json`` (its
-  canonical JSON: sorted keys, no spaces);
+  ``moves``, ``updates``, ``wall_s``, ``precision`` (the run's: requested, used and why), the eqc/torch
+  ``versions``, the ``source`` it was exported from, and two SHA-256 digests that seal the pair:
+  ``weights_sha256`` of ``policy.safetensors`` (what ``sha256sum`` prints) and ``record_sha256`` of
+  every other field of ``policy.json`` (its canonical JSON: sorted keys, no spaces);
 - the run's training record beside them when exported from a run: ``metrics.csv`` and
   ``learning_curve.png``.
 
@@ -31,7 +32,11 @@ the input and output sizes are those of the recorded game (players, knowledge, S
 and the counters are non-negative integers; anything else is refused with a ``CheckpointError``
 naming the file. Writing goes through :func:`eqc.io.atomic_write` (temporary file, fsync, rename,
 fsync of the directory): a kill at any moment leaves the old file or the new one. Exporting never
-writes over an existing policy or run: ``out`` must be new or empty.
+writes over an existing policy or run: ``out`` must be new or empty. A policy is written only from
+the checkpoint of the run that trained its network (:func:`export_policy`), so what it records (the
+observation variant, the symmetrizer, the precision) is that run's: a network paired with another
+config (a ``v0_belief`` network recorded as ``canonical`` reads the same 658 floats and plays 0) cannot
+be sealed.
 """
 
 from __future__ import annotations
@@ -47,12 +52,13 @@ import torch
 from eqc import __version__
 from eqc._checks import check_float, check_int
 from eqc.domains.hanabi.agent.network import QNetwork
+from eqc.domains.hanabi.agent.precision import REQUESTED_PRECISIONS, Precision
 from eqc.domains.hanabi.agent.spec import AgentSpec
 from eqc.io import atomic_write, recorded_path, write_json_atomic
 
 __all__ = [
     "CHECKPOINT_NAME", "POLICY_JSON", "POLICY_WEIGHTS", "CheckpointError", "PolicyDirectoryError", "check_format", "checkpoint_network",
-    "export_policy", "is_policy_dir", "load_checkpoint", "read_policy", "resolve", "save_checkpoint", "save_policy", "seal_record",
+    "checkpoint_precision", "export_policy", "is_policy_dir", "load_checkpoint", "read_policy", "resolve", "save_checkpoint", "seal_record",
     "versions",
 ]
 
@@ -211,6 +217,18 @@ def checkpoint_network(data: dict[str, Any], where: str) -> tuple[QNetwork, Agen
     return network, spec, _counters({**counters, "seed": data["seed"]}, where)
 
 
+def checkpoint_precision(data: dict[str, Any]) -> Precision:
+    """The precision a loaded checkpoint's run trains in and why: its ``precision`` record; for a run from before
+    records were kept (or a record that contradicts its config), its config's ``[run] precision``."""
+    run = data["config"].get("run", {}) if isinstance(data["config"], dict) else {}
+    used = run.get("precision", "fp32") if isinstance(run, dict) else "fp32"
+    record = data.get("precision")
+    if (isinstance(record, dict) and set(record) == {"requested", "used", "reason"} and all(isinstance(v, str) for v in record.values())
+            and record["requested"] in REQUESTED_PRECISIONS and record["used"] == used):
+        return Precision(**record)
+    return Precision(used, used, f"recorded in the run's config ([run] precision = {used!r})")
+
+
 def _record_sha256(record: dict[str, Any]) -> str:
     """SHA-256 of the canonical JSON (sorted keys, no spaces) of ``record`` without its ``record_sha256``."""
     body = {k: v for k, v in record.items() if k != "record_sha256"}
@@ -241,23 +259,15 @@ def _check_seal(record: dict[str, Any], weights: bytes, json_path: Path, weights
                               f"{digest[:16]}..., {json_path.name} records {record['weights_sha256'][:16]}...")
 
 
-def save_policy(out: str | Path, network: QNetwork, config: dict[str, Any], *, seed: int, moves: int, updates: int = 0,
-                wall_s: float = 0.0, source: str | None = None) -> Path:
-    """Write ``policy.safetensors`` and a sealed ``policy.json`` into ``out`` (created); returns ``out``.
-
-    ``config`` is the training config as a nested dict (``TrainConfig.to_dict()``, a checkpoint's ``config``)."""
+def _write_policy(out: Path, network: QNetwork, spec: AgentSpec, data: dict[str, Any], counters: dict[str, Any], source: str) -> Path:
+    """Write ``policy.safetensors`` and a sealed ``policy.json`` into ``out`` (created) for ``network``, the network of the
+    loaded checkpoint ``data`` (its ``spec`` and checked ``counters``: :func:`checkpoint_network`); returns ``out``."""
     from safetensors.torch import save
 
-    spec = AgentSpec.from_config(config, "save_policy config")
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise PolicyDirectoryError(f"out {str(out)!r} is a file, not a directory")
-    counters = _counters({"seed": seed, "moves": moves, "updates": updates, "wall_s": wall_s}, "save_policy")
     weights = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in network.state_dict().items()}
     blob = save(weights, metadata={"format": POLICY_FORMAT, "format_version": str(POLICY_FORMAT_VERSION)})
-    record = {"format": POLICY_FORMAT, "format_version": POLICY_FORMAT_VERSION, "config": config, "rules": spec.rules().to_dict(),
-              **counters,
-              "versions": versions(), "source": source}
+    record = {"format": POLICY_FORMAT, "format_version": POLICY_FORMAT_VERSION, "config": data["config"], "rules": spec.rules().to_dict(),
+              **counters, "precision": checkpoint_precision(data).as_dict(), "versions": versions(), "source": source}
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / POLICY_WEIGHTS, lambda f: f.write(blob))
     write_json_atomic(out / POLICY_JSON, seal_record(record, blob))
@@ -285,9 +295,9 @@ def export_policy(run: str | Path, out: str | Path) -> Path:
     ``learning_curve.png`` when present beside the checkpoint. Everything is checked before ``out`` is created."""
     run, out = Path(run), Path(out)
     data = load_checkpoint(run)
-    network, _, counters = checkpoint_network(data, str(run))
+    network, spec, counters = checkpoint_network(data, str(run))
     _check_export_target(run, out)
-    out = save_policy(out, network, data["config"], **counters, source=recorded_path(run))
+    out = _write_policy(out, network, spec, data, counters, recorded_path(run))
     run_dir = run if run.is_dir() else run.parent
     for name in RECORD_FILES:
         if (run_dir / name).is_file():
@@ -334,6 +344,10 @@ def read_policy(path: str | Path, device: torch.device | str = "cpu") -> tuple[Q
     if "rules" in record and record["rules"] != spec.rules().to_dict():
         raise CheckpointError(f"{json_path}: its rules {record['rules']} are not the game of its config's [game] "
                               f"({spec.rules().to_dict()}); export the policy again from its run")
+    used = record["precision"].get("used") if isinstance(record.get("precision"), dict) else spec.precision
+    if used != spec.precision:
+        raise CheckpointError(f"{json_path}: its precision record says the network was trained in {used!r}, its config's "
+                              f"[run] precision says {spec.precision!r}; export the policy again from its run")
     try:
         weights = load(blob)
     except SafetensorError as exc:

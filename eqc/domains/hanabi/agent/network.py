@@ -23,7 +23,8 @@ import copy
 import torch
 from torch import nn
 
-from eqc.domains.hanabi.agent.spec import PRECISIONS, AgentSpec, NetworkConfig
+from eqc.domains.hanabi.agent.precision import PRECISIONS
+from eqc.domains.hanabi.agent.spec import AgentSpec, NetworkConfig
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import colour_symmetry
 from eqc.groups import PermutationGroup, PermutationRepresentation
@@ -34,7 +35,7 @@ __all__ = ["Agent", "QNetwork", "State", "autocast", "dueling_q", "make_agent", 
 State = tuple[torch.Tensor, torch.Tensor] | None
 
 def autocast(device: torch.device | str, precision: str) -> torch.autocast:
-    """The autocast context of ``precision`` (one of :data:`PRECISIONS`) on ``device``'s type; fp32 disables it."""
+    """The autocast context of ``precision`` (one of :data:`~.precision.PRECISIONS`) on ``device``'s type; fp32 disables it."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
     device_type = torch.device(device).type
@@ -56,7 +57,7 @@ class QNetwork(nn.Module):
         num_actions: moves including the no-op.
         config: widths and depths (:class:`NetworkConfig`).
         aux_outputs: size of the auxiliary own-hand head (0 = none); its logits are the last
-            ``aux_outputs`` outputs of :meth:`aux`.
+            ``aux_outputs`` outputs of :meth:`with_aux`.
     """
 
     def __init__(self, obs_dim: int, num_actions: int, config: NetworkConfig, aux_outputs: int = 0) -> None:
@@ -155,7 +156,7 @@ class Agent(nn.Module):
         obs_rep, move_rep: the group's representations on one player's observation and on HLE's
             moves (``colour_symmetry(group, ...)``); both None for a plain agent.
         hidden_scheme: the recurrent symmetrizer's scheme, "average" or "identity".
-        precision: where the trunk's matrix products run, one of :data:`PRECISIONS`
+        precision: where the trunk's matrix products run, one of :data:`~.precision.PRECISIONS`
             (:meth:`in_precision` gives the same agent in another).
 
     ``step(obs [N, d], legal [N, M] | None, state)`` returns ``(q [N, M], state)``;

@@ -25,7 +25,8 @@ from eqc.domains.hanabi.agent.files import (
 )
 from eqc.domains.hanabi.agent.network import Agent, QNetwork, make_agent
 from eqc.domains.hanabi.agent.obl import load_obl_network, obl_spec
-from eqc.domains.hanabi.agent.spec import HIDDEN_SCHEMES, PRECISIONS, AgentSpec
+from eqc.domains.hanabi.agent.precision import REQUESTED_PRECISIONS, resolve_precision
+from eqc.domains.hanabi.agent.spec import HIDDEN_SCHEMES, AgentSpec
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group
 from eqc.groups import PermutationGroup
@@ -42,7 +43,8 @@ class TrainedPolicy:
             it was trained symmetrized over).
         trained_moves: moves (summed over games) the agent was trained for.
         trained_with: the training config it was trained with, as recorded (a nested dict; empty for an
-            agent eqc did not train, such as OBL's).
+            agent eqc did not train, such as OBL's), with the ``[run] precision`` it was trained in (fp32 for a
+            record from before the key existed).
     """
 
     def __init__(self, agent: Agent, spec: AgentSpec, trained_moves: int, device: torch.device,
@@ -99,7 +101,7 @@ def load_policy(
     device: torch.device | str = "cpu",
     symmetrize: str | PermutationGroup | None = None,
     hidden_scheme: str | None = None,
-    precision: str | None = None,
+    precision: str = "auto",
 ) -> TrainedPolicy:
     """Load a policy directory (:mod:`.files`), run directory, checkpoint file or public OBL ``.pthw``
     file (:mod:`.obl`).
@@ -108,10 +110,12 @@ def load_policy(
     group on its colours) wraps the network in the symmetrizer at test time; ``"none"``: the plain
     network, as in ``[rule] symmetrize``; None: as trained. An agent trained symmetrized stays
     symmetrized over its training group; asking for another group or ``"none"`` is refused
-    (that would silently replace the agent it was trained as).
+    (that would silently replace the agent it was trained as); a group equal to it (the same elements,
+    whatever its name) is that group.
     ``hidden_scheme`` (recurrent agents): the hidden-state scheme; by default the one the agent was trained
-    with, else "average". ``precision`` ("fp32" or "bf16"): where the network runs; by default the
-    precision it was trained in (``[run] precision``).
+    with, else "average". ``precision``: the requested precision (:mod:`.precision`): "fp32", "bf16", or
+    "auto" (the default): the precision it was trained in (``[run] precision``) where ``device`` runs that
+    natively, else fp32.
     """
     if not isinstance(path, (str, Path)):
         raise TypeError(f"path must be a str or Path (a policy directory, run directory, checkpoint or OBL file), "
@@ -119,20 +123,18 @@ def load_policy(
     device = check_device(device)
     if hidden_scheme is not None:
         check_choice(hidden_scheme, "hidden_scheme", HIDDEN_SCHEMES)
-    if precision is not None:
-        check_choice(precision, "precision", PRECISIONS)
+    check_choice(precision, "precision", REQUESTED_PRECISIONS)
     network, spec, trained_moves, trained_with = _load_network(path, device)
     network.eval()
     trained = spec.symmetrize
     if trained is not None:
-        if symmetrize is not None and not (isinstance(symmetrize, str) and symmetrize == trained):
+        if symmetrize is not None and not _same_group(symmetrize, spec):
             name = symmetrize if isinstance(symmetrize, str) else getattr(symmetrize, "name", "a group")
             raise ValueError(f"symmetrize={name!r}: {path} was trained symmetrized over {trained} and stays so; "
                              f"leave symmetrize unset or pass {trained!r}")
         symmetrize = trained
         hidden_scheme = hidden_scheme or spec.hidden_scheme
     hidden_scheme = hidden_scheme or "average"
-    precision = precision or spec.precision
     if symmetrize is None or symmetrize == "none" or isinstance(symmetrize, PermutationGroup):
         group = None if symmetrize == "none" else symmetrize
     elif isinstance(symmetrize, str):
@@ -141,8 +143,17 @@ def load_policy(
     else:
         raise TypeError(f"symmetrize must be None, 'none', a group name {COLOUR_GROUP_NAMES} or a PermutationGroup, "
                         f"got {type(symmetrize).__name__}")
-    agent = make_agent(network, spec.rules(), group, hidden_scheme=hidden_scheme, precision=precision)
+    used = resolve_precision(precision, device, trained=spec.precision).used
+    agent = make_agent(network, spec.rules(), group, hidden_scheme=hidden_scheme, precision=used)
     return TrainedPolicy(agent, spec, trained_moves, device, trained_with)
+
+
+def _same_group(symmetrize: str | PermutationGroup, spec: AgentSpec) -> bool:
+    """Whether ``symmetrize`` (a name, or a group compared by its elements) is the group ``spec`` was trained symmetrized over."""
+    if isinstance(symmetrize, PermutationGroup):
+        trained = spec.group()
+        return trained is not None and symmetrize.degree == trained.degree and symmetrize == trained
+    return symmetrize == spec.symmetrize
 
 
 def _load_network(path: str | Path, device: torch.device) -> tuple[QNetwork, AgentSpec, int, dict]:
@@ -150,7 +161,7 @@ def _load_network(path: str | Path, device: torch.device) -> tuple[QNetwork, Age
     ``.pthw`` file (0 moves, no training config)."""
     if is_policy_dir(path) or Path(path).name in (POLICY_JSON, POLICY_WEIGHTS):
         network, spec, record = read_policy(path, device)
-        return network, spec, int(record["moves"]), record["config"]
+        return network, spec, int(record["moves"]), _with_precision(record["config"], spec)
     try:
         data = load_checkpoint(path, map_location=device)
     except CheckpointError as not_eqc:
@@ -162,4 +173,10 @@ def _load_network(path: str | Path, device: torch.device) -> tuple[QNetwork, Age
             raise CheckpointError(f"{not_eqc}; nor is it an OBL model file: {not_obl}") from None
         return network, obl_spec(network), 0, {}
     network, spec, counters = checkpoint_network(data, str(path))
-    return network.to(device), spec, counters["moves"], data["config"]
+    return network.to(device), spec, counters["moves"], _with_precision(data["config"], spec)
+
+
+def _with_precision(config: dict, spec: AgentSpec) -> dict:
+    """A recorded training ``config`` with the ``[run] precision`` its agent was trained in (``spec``'s), which a
+    record from before the key existed leaves out (it trained in fp32; a config without the key now means "auto")."""
+    return {**config, "run": {**config.get("run", {}), "precision": spec.precision}}

@@ -88,7 +88,7 @@ class RuleAgent:
         hands = self._view(obs, "partner_hands").flatten(-2)  # [P-1, h, C*R]
         present = hands.any(-1).tolist()
         cards = hands.argmax(-1).tolist()
-        colour_hinted, rank_hinted = colour_hinted.tolist(), rank_hinted.tolist()
+        colour_hints, rank_hints = colour_hinted.tolist(), rank_hinted.tolist()
         playable_list = playable.flatten().tolist()
         if bool(self._view(obs, "information_tokens")[0] > 0.5):
             for k in range(self.num_players - 1):
@@ -96,13 +96,13 @@ class RuleAgent:
                     if not present[k][i] or not playable_list[cards[k][i]] or known[k + 1][i]:
                         continue
                     c, r = divmod(cards[k][i], R)
-                    if not rank_hinted[k + 1][i] and legal_list[rank0 + k * R + r]:
+                    if not rank_hints[k + 1][i] and legal_list[rank0 + k * R + r]:
                         return rank0 + k * R + r
-                    if not colour_hinted[k + 1][i] and legal_list[colour0 + k * C + c]:
+                    if not colour_hints[k + 1][i] and legal_list[colour0 + k * C + c]:
                         return colour0 + k * C + c
         discards = [i for i in range(h) if legal_list[i]]
         if discards:
-            unhinted = [i for i in discards if not (colour_hinted[0][i] or rank_hinted[0][i])]
+            unhinted = [i for i in discards if not (colour_hints[0][i] or rank_hints[0][i])]
             return (unhinted or discards)[0]
         if present[0][0] and legal_list[rank0 + cards[0][0] % R]:
             return rank0 + cards[0][0] % R

@@ -3,7 +3,8 @@
 An :class:`AgentSpec` is the game an agent plays (``[game]``: the rules and the observation
 variant), its network (``[network]``), the colour group it was trained symmetrized over and the
 recurrent symmetrizer's hidden-state scheme (``[rule] symmetrize``, ``[rule] hidden_scheme``) and
-the precision its network runs in (``[run] precision``). It is what a loaded policy carries; the
+the precision its network runs in (``[run] precision``, one of :data:`~.precision.PRECISIONS`). It is what a
+loaded policy carries; the
 training config (``eqc.domains.hanabi.training.config``) holds the same sections, in the same
 file format, beside those that only training reads, and gives its spec as ``config.agent``.
 
@@ -16,18 +17,18 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints
+from typing import Any, get_origin, get_type_hints
 
+from eqc.domains.hanabi.agent.precision import PRECISIONS
 from eqc.domains.hanabi.rules import KNOWLEDGE, PRESETS, SAD_VARIANTS, SHAPE_FIELDS, HanabiRules
 from eqc.domains.hanabi.symmetry import colour_group, colour_group_names
 from eqc.groups import PermutationGroup
 
 __all__ = [
-    "HIDDEN_SCHEMES", "PRECISIONS", "AgentSpec", "ConfigError", "GameConfig", "NetworkConfig", "check_section", "config_field",
-    "read_section", "require",
+    "HIDDEN_SCHEMES", "AgentSpec", "ConfigError", "GameConfig", "NetworkConfig", "check_agent_sections", "check_section",
+    "config_field", "read_section", "require",
 ]
 
-PRECISIONS = ("fp32", "bf16")
 HIDDEN_SCHEMES = ("average", "identity")
 DUELING_CENTRES = ("legal", "all")
 
@@ -101,6 +102,11 @@ def read_section(cls: type, values: dict[str, Any], where: str) -> Any:
         if key not in hints:
             raise ConfigError(f"{where}: unknown key {key!r}; allowed: {sorted(hints)}")
         expected = hints[key]
+        if get_origin(expected) is tuple:  # a TOML array of ints (``tuple[int, ...]``)
+            if not _is_int_sequence(value):
+                raise ConfigError(f"{where}: key {key!r} must be an array of integers, got {type(value).__name__} {value!r}")
+            values = {**values, key: tuple(value)}
+            continue
         ok = isinstance(value, expected) and not (expected is int and isinstance(value, bool))
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             values = {**values, key: float(value)}
@@ -110,11 +116,18 @@ def read_section(cls: type, values: dict[str, Any], where: str) -> Any:
     return cls(**values)
 
 
+def _is_int_sequence(value: object) -> bool:
+    return isinstance(value, list | tuple) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+
+
 def check_section(name: str, section: object) -> None:
     """Every field of ``section`` (a config dataclass) has its declared type and floats are finite."""
     hints = get_type_hints(type(section))
     for f in dataclasses.fields(section):  # type: ignore[arg-type]
         v, expected = getattr(section, f.name), hints[f.name]
+        if get_origin(expected) is tuple:
+            require(isinstance(v, tuple) and _is_int_sequence(v), f"[{name}] {f.name}", f"must be an array of integers, got {v!r}")
+            continue
         ok = isinstance(v, expected) and not (expected is not bool and isinstance(v, bool))
         ok = ok or (expected is float and isinstance(v, int) and not isinstance(v, bool))
         require(ok, f"[{name}] {f.name}", f"must be {expected.__name__}, got {type(v).__name__} {v!r}")
@@ -147,6 +160,20 @@ def _check_network(n: NetworkConfig) -> None:
     require(n.dueling_centre in DUELING_CENTRES, "[network] dueling_centre", centres)
 
 
+def check_agent_sections(game: GameConfig, network: NetworkConfig, symmetrize: str | None, hidden_scheme: str) -> HanabiRules:
+    """Validate the agent's sections but its precision (``[game]``, ``[network]``, ``[rule] symmetrize`` and
+    ``hidden_scheme``, as :class:`AgentSpec` holds them); the game's rules."""
+    require(isinstance(game, GameConfig), "[game]", f"must be a GameConfig, got {type(game).__name__}")
+    require(isinstance(network, NetworkConfig), "[network]", f"must be a NetworkConfig, got {type(network).__name__}")
+    rules = _check_game(game)
+    _check_network(network)
+    groups = colour_group_names(rules.num_colours)
+    require(symmetrize is None or symmetrize in groups, "[rule] symmetrize",
+            f"must be 'none' or one of {groups} (the game has {rules.num_colours} colours), got {symmetrize!r}")
+    require(hidden_scheme in HIDDEN_SCHEMES, "[rule] hidden_scheme", f"must be one of {HIDDEN_SCHEMES}, got {hidden_scheme!r}")
+    return rules
+
+
 @dataclass(frozen=True)
 class AgentSpec:
     """What playing a trained agent needs (see the module docstring); validated on construction.
@@ -157,7 +184,8 @@ class AgentSpec:
         symmetrize: the colour group (a name of ``colour_group_names`` of the game's colours) the network
             was trained symmetrized over, or None for a plain network (``[rule] symmetrize``).
         hidden_scheme: the recurrent symmetrizer's hidden-state scheme, one of :data:`HIDDEN_SCHEMES`.
-        precision: where the network runs, one of :data:`PRECISIONS` (``[run] precision``).
+        precision: what the network runs in, one of :data:`~.precision.PRECISIONS` (``[run] precision``; a
+            training config's "auto" is resolved when it trains, and its run records the precision used).
     """
 
     game: GameConfig = field(default_factory=GameConfig)
@@ -167,15 +195,7 @@ class AgentSpec:
     precision: str = "fp32"
 
     def __post_init__(self) -> None:
-        require(isinstance(self.game, GameConfig), "[game]", f"must be a GameConfig, got {type(self.game).__name__}")
-        require(isinstance(self.network, NetworkConfig), "[network]", f"must be a NetworkConfig, got {type(self.network).__name__}")
-        colours = _check_game(self.game).num_colours
-        _check_network(self.network)
-        groups = colour_group_names(colours)
-        require(self.symmetrize is None or self.symmetrize in groups, "[rule] symmetrize",
-                f"must be 'none' or one of {groups} (the game has {colours} colours), got {self.symmetrize!r}")
-        require(self.hidden_scheme in HIDDEN_SCHEMES, "[rule] hidden_scheme",
-                f"must be one of {HIDDEN_SCHEMES}, got {self.hidden_scheme!r}")
+        check_agent_sections(self.game, self.network, self.symmetrize, self.hidden_scheme)
         require(self.precision in PRECISIONS, "[run] precision", f"must be one of {PRECISIONS}, got {self.precision!r}")
 
     def rules(self) -> HanabiRules:

@@ -26,18 +26,18 @@ def _check_shape_device(value: torch.Tensor, name: str, shape: tuple[int, ...], 
 
 def as_long_tensor(value: object, name: str, shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
     """Check that ``value`` is an integer tensor of ``shape`` on ``device``; return it as long."""
-    check_tensor(value, name)
-    if value.dtype not in _INTEGER_DTYPES:
-        raise TypeError(f"{name} must have an integer dtype (torch.long), got {value.dtype}")
-    _check_shape_device(value, name, shape, device)
-    return value.long()
+    tensor = check_tensor(value, name)
+    if tensor.dtype not in _INTEGER_DTYPES:
+        raise TypeError(f"{name} must have an integer dtype (torch.long), got {tensor.dtype}")
+    _check_shape_device(tensor, name, shape, device)
+    return tensor.long()
 
 
 def check_out(value: object, name: str, dtype: torch.dtype, shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
     """Check a caller-owned output buffer: a ``dtype`` tensor of ``shape`` on ``device``."""
-    check_tensor(value, name, dtypes=(dtype,))
-    _check_shape_device(value, name, shape, device)
-    return value
+    tensor = check_tensor(value, name, dtypes=(dtype,))
+    _check_shape_device(tensor, name, shape, device)
+    return tensor
 
 
 def _games(rows: torch.Tensor) -> str:

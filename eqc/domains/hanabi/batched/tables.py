@@ -168,7 +168,6 @@ class HanabiTables:
         self.last_action_len = self.layout.last_action_len
         self.num_hint_codes = (p - 1) * (nc + nr) << h
         self.num_codes = self.num_hint_codes + 2 * h * (n + 1) * 3
-        to = {"device": device}
 
         info = []
         for uid, mv in enumerate(moves):
@@ -181,28 +180,28 @@ class HanabiTables:
                 info.append([mv.kind, mv.slot, mv.offset, ~attribute, bit | flag, ~bit, bit, code])
             else:
                 info.append([mv.kind, mv.slot, mv.offset, -1, 0, -1, 0, self.num_hint_codes + uid * (n + 1) * 3])
-        self.move_info = torch.tensor(info, dtype=torch.long, **to)
+        self.move_info = torch.tensor(info, dtype=torch.long, device=device)
         self.move_info_rows = self.move_info.t().contiguous()
         cards = [[c // nr, c % nr, (1 << (c // nr)) | (1 << (RANK_SHIFT + c % nr)), self.discard_radix[c % nr]] for c in range(n)]
         cards.append([nc, nr, 0, 0])
-        self.card_info = torch.tensor(cards, dtype=torch.long, **to)
+        self.card_info = torch.tensor(cards, dtype=torch.long, device=device)
         self.card_bits = self.card_info[:, BITS].contiguous()
         self.card_info_rows = self.card_info.t().contiguous()
         shift = [[j if j < s else min(j + 1, h - 1) for j in range(h)] for s in range(h)] + [list(range(h))]
-        self.shift = torch.tensor(shift, dtype=torch.long, **to)
-        self.rotation = torch.tensor([[(o + k) % p for k in range(p)] for o in range(p)], dtype=torch.long, **to)
+        self.shift = torch.tensor(shift, dtype=torch.long, device=device)
+        self.rotation = torch.tensor([[(o + k) % p for k in range(p)] for o in range(p)], dtype=torch.long, device=device)
         self.others = self.rotation[:, 1:].reshape(-1).contiguous()
         self.rotation_flat = self.rotation.reshape(-1).contiguous()
-        self.arange_players = torch.arange(p, **to)
+        self.arange_players = torch.arange(p, device=device)
         self.targets_of = (self.rotation[:, 1:]).contiguous()
-        self.slot_bits = torch.tensor([1 << j for j in range(h)], dtype=torch.long, **to)
-        self.card_totals = torch.tensor(counts * nc, dtype=torch.long, **to)  # copies of each card id
-        self.rank_range = torch.arange(nr, **to)
-        self.initial_deck = torch.tensor(standard_deck(nc, nr), dtype=torch.long, **to)
+        self.slot_bits = torch.tensor([1 << j for j in range(h)], dtype=torch.long, device=device)
+        self.card_totals = torch.tensor(counts * nc, dtype=torch.long, device=device)  # copies of each card id
+        self.rank_range = torch.arange(nr, device=device)
+        self.initial_deck = torch.tensor(standard_deck(nc, nr), dtype=torch.long, device=device)
         self.discard_counts = torch.tensor(
             [[code // self.discard_radix[r] % (counts[r] + 1) for r in range(nr)] for code in range(self.num_discard_codes)],
             dtype=torch.long,
-            **to,
+            device=device,
         )
 
         # Observation rows.
@@ -240,7 +239,7 @@ class HanabiTables:
         self.discard_rows = _bit_rows(self.num_discard_codes, sum(counts), discard_bits).to(device)
         self.last_action_rows = self._last_action_rows(moves).to(device)
         base = [[p * self.num_codes] * p] + [[(a - o) % p * self.num_codes for o in range(p)] for a in range(p)]
-        self.last_action_base = torch.tensor(base, dtype=torch.long, **to)
+        self.last_action_base = torch.tensor(base, dtype=torch.long, device=device)
         self.onehot_rows = _bit_rows(m + 1, m, [[u] for u in range(m)] + [[]]).to(device)
 
         # Legal-move rows: plays/discards by (cards in hand, discard allowed) plus an all-False

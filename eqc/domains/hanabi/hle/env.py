@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy as _copy
 import math
 from collections.abc import Mapping, Sequence
+from typing import NoReturn
 
 import numpy as np
 import torch
@@ -73,7 +74,7 @@ class HanabiEnv:
         self._deck: tuple[int, ...] = ()
         self._dealt = 0
         self._moves_made = 0
-        self._sad: tuple[int, object] | None = None  # (actor, greedy uid or [P, E] rows) for the SAD block
+        self._sad: tuple[int, int | torch.Tensor] | None = None  # (actor, greedy uid or [P, E] rows) for the SAD block
         self._obs_cache: torch.Tensor | None = None
         self.last_outcome: object = None
         self.last_outcome_probability: float = 1.0
@@ -293,7 +294,7 @@ class HanabiEnv:
         new.last_outcome = _copy.deepcopy(self.last_outcome, memo)
         return new
 
-    def __reduce__(self) -> object:
+    def __reduce__(self) -> NoReturn:
         raise TypeError(
             "HanabiEnv holds HLE's C++ state and cannot be pickled; save env.rules.to_dict(), env.deck and the "
             "moves made, and replay them (copy.copy(env) gives an independent copy in memory)"
@@ -313,8 +314,8 @@ class HanabiEnv:
         if not self.uses_sad:
             raise ValueError(f"{name} is only accepted with a SAD observation (rules.sad != 'off')")
 
-    def _check_move(self, move: object, name: str, actor: int) -> int:
-        check_int(move, name, low=0, high=self.num_moves - 1)
+    def _check_move(self, value: object, name: str, actor: int) -> int:
+        move = check_int(value, name, low=0, high=self.num_moves - 1)
         if not self._hle.lib.MoveIsLegal(self._state, self._hle.moves[move]):
             raise ValueError(f"{name} = {move} is not legal for player {actor}; legal move uids: {self.legal_move_uids()}")
         return move
@@ -352,6 +353,8 @@ class HanabiEnv:
         while lib.StateCurPlayer(state) == CHANCE:
             if self._dealt >= len(self._deck):
                 raise RuntimeError("HLE asked for a card after the whole deck was dealt")
+            if self._hle.deals is None:
+                raise RuntimeError("HLE's game was freed")
             move = self._hle.deals[self._deck[self._dealt]]
             if not lib.MoveIsLegal(state, move):
                 raise RuntimeError(f"deck[{self._dealt}] = {self._deck[self._dealt]} is not in HLE's remaining deck")

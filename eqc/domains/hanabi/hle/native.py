@@ -8,9 +8,14 @@ states are owned by the envs. Card ids and move uids: see :mod:`eqc.domains.hana
 
 from __future__ import annotations
 
+from typing import Any
+
 from eqc.domains.hanabi.rules import HanabiRules
 
-__all__ = ["OBSERVATION_TYPES", "DealMoves", "HLEGame", "load_pyhanabi"]
+__all__ = ["OBSERVATION_TYPES", "CData", "DealMoves", "HLEGame", "load_pyhanabi"]
+
+#: HLE's cffi objects (its ``ffi``, ``lib``, and the C structs they make): cffi gives them no static type.
+CData = Any
 
 OBSERVATION_TYPES: dict[str, int] = {"minimal": 0, "full": 1}
 """eqc name -> HLE AgentObservationType (MINIMAL, CARD_KNOWLEDGE)."""
@@ -19,8 +24,8 @@ CHANCE = -1
 """HLE's current player at a chance node (a card is to be dealt)."""
 
 
-def load_pyhanabi() -> tuple[object, object]:
-    """Return HLE's (ffi, lib); ImportError with an install hint if HLE is missing."""
+def load_pyhanabi() -> tuple[CData, CData]:
+    """Return HLE's (ffi, lib), cffi objects without type information; ImportError with an install hint if HLE is missing."""
     try:
         from hanabi_learning_environment import pyhanabi
     except ImportError as err:  # pragma: no cover - exercised only without HLE
@@ -52,10 +57,10 @@ class HLEGame:
             "seed": 1,
         }
         keep = [ffi.new("char[]", str(x).encode("ascii")) for kv in params.items() for x in kv]
-        self.moves: list[object] = []
+        self.moves: list[CData] = []
         self.deals: DealMoves | None = None
-        self.encoder = None
-        self.game = ffi.new("pyhanabi_game_t*")
+        self.encoder: CData = None
+        self.game: CData = ffi.new("pyhanabi_game_t*")
         lib.NewGame(self.game, len(keep), ffi.new("char*[]", keep))
         self.encoder = ffi.new("pyhanabi_observation_encoder_t*")
         lib.NewObservationEncoder(self.encoder, self.game, 0)
@@ -68,7 +73,7 @@ class HLEGame:
             self.moves.append(m)
         self.deals = DealMoves(ffi, lib, self.game, rules.num_colours, rules.num_ranks, rules.hand_size)
 
-    def new_state(self, source: object = None) -> object:
+    def new_state(self, source: CData = None) -> CData:
         """A new C++ state: the initial state, or a copy of ``source`` (a state of this game)."""
         state = self.ffi.new("pyhanabi_state_t*")
         if source is None:
@@ -77,7 +82,7 @@ class HLEGame:
             self.lib.CopyState(source, state)
         return state
 
-    def encode(self, state: object, player: int) -> bytes:
+    def encode(self, state: CData, player: int) -> bytes:
         """HLE's canonical encoding of ``player``'s observation of ``state``, as b"0,1,..."."""
         ffi, lib = self.ffi, self.lib
         obs = ffi.new("pyhanabi_observation_t*")
@@ -98,8 +103,9 @@ class HLEGame:
         if getattr(self, "encoder", None) is not None:
             lib.DeleteObservationEncoder(self.encoder)
             self.encoder = None
-        if getattr(self, "deals", None) is not None:
-            self.deals.close()
+        deals = getattr(self, "deals", None)
+        if deals is not None:
+            deals.close()
             self.deals = None
         if getattr(self, "game", None) is not None:
             lib.DeleteGame(self.game)
@@ -119,9 +125,9 @@ class DealMoves:
 
     DEAL = 5  # HanabiMove::kDeal
 
-    def __init__(self, ffi: object, lib: object, c_game: object, num_colours: int, num_ranks: int, hand_size: int) -> None:
+    def __init__(self, ffi: CData, lib: CData, c_game: CData, num_colours: int, num_ranks: int, hand_size: int) -> None:
         self._lib = lib
-        self._moves: list[object | None] = [None] * (num_colours * num_ranks)
+        self._moves: list[CData | None] = [None] * (num_colours * num_ranks)
         state = ffi.new("pyhanabi_state_t*")
         lib.NewState(c_game, state)
         uid_moves = []
@@ -166,7 +172,7 @@ class DealMoves:
                 self.close()
                 raise RuntimeError(f"HLE deal move for card {card} reads back as (type, colour, rank) = {got}")
 
-    def __getitem__(self, card: int) -> object:
+    def __getitem__(self, card: int) -> CData:
         move = self._moves[card]
         if move is None:
             raise RuntimeError("DealMoves was closed")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -24,6 +25,9 @@ from eqc.domains.hanabi.dealing import as_deck, random_deck
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.evaluation.action_matrix import action_pair_counts
 from eqc.evaluation.cross_play import CrossPlayResult, GameResults, cross_play
+
+if TYPE_CHECKING:  # HLE is imported only when a game is played
+    from eqc.domains.hanabi.hle import HanabiEnv
 
 __all__ = [
     "HanabiGames",
@@ -70,7 +74,7 @@ def _rules(rules: object) -> HanabiRules:
     return rules
 
 
-def _default_env(rules: HanabiRules | None = None) -> object:
+def _default_env(rules: HanabiRules | None = None) -> HanabiEnv:
     from eqc.domains.hanabi.hle import HanabiEnv
 
     return HanabiEnv(HanabiRules() if rules is None else _rules(rules))
@@ -81,7 +85,7 @@ def _check_policy(policy: object, name: str) -> None:
         raise TypeError(f"{name} must be callable (obs, legal) -> move uid, got {type(policy).__name__}")
 
 
-def _play_one(env: object, seats: tuple[Policy, Policy], deck: tuple[int, ...], names: tuple[str, str]) -> tuple[list[int], list[int]]:
+def _play_one(env: HanabiEnv, seats: tuple[Policy, Policy], deck: tuple[int, ...], names: tuple[str, str]) -> tuple[list[int], list[int]]:
     for policy in dict.fromkeys(seats):  # each distinct object once
         reset = getattr(policy, "reset", None)
         if callable(reset):
@@ -112,7 +116,7 @@ def play_games(
     policy_b: Policy,
     decks: Sequence[Sequence[int]],
     *,
-    env: object | None = None,
+    env: HanabiEnv | None = None,
     alternate_seats: bool = True,
     rules: HanabiRules | None = None,
 ) -> HanabiGames:
@@ -128,7 +132,11 @@ def play_games(
     _check_policy(policy_a, "policy_a")
     _check_policy(policy_b, "policy_b")
     named = (("policy_a", policy_a), ("policy_b", policy_b))
-    declared = {name: p.rules for name, p in named if isinstance(getattr(p, "rules", None), HanabiRules)}
+    declared: dict[str, HanabiRules] = {}
+    for name, p in named:
+        declared_rules = getattr(p, "rules", None)  # a trained policy's game and observation variant
+        if isinstance(declared_rules, HanabiRules):
+            declared[name] = declared_rules
     if env is None and rules is None and declared:
         rules = next(iter(declared.values()))
     if not isinstance(alternate_seats, bool):
@@ -170,7 +178,7 @@ def play_games(
 
 
 def hanabi_cross_play(
-    policies: Sequence[Policy], decks: Sequence[Sequence[int]], *, env: object | None = None, rules: HanabiRules | None = None
+    policies: Sequence[Policy], decks: Sequence[Sequence[int]], *, env: HanabiEnv | None = None, rules: HanabiRules | None = None
 ) -> CrossPlayResult:
     """:func:`eqc.evaluation.cross_play` of ``policies``, every ordered pair on the same ``decks``
     (on ``env``, or a ``HanabiEnv`` of ``rules``)."""

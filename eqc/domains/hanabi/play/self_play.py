@@ -9,7 +9,8 @@ from typing import NamedTuple
 
 import torch
 
-from eqc.domains.hanabi.agent.network import Agent
+from eqc._checks import check_int
+from eqc.domains.hanabi.agent.network import Agent, State
 from eqc.domains.hanabi.agent.policy import TrainedPolicy
 from eqc.domains.hanabi.hle import HanabiEnv
 from eqc.domains.hanabi.play.batched import play_seats
@@ -63,7 +64,7 @@ def greedy_games(
     ``common_decks(games, deck_seed, rules=rules)``: the decks HLE evaluation and cross-play deal for that
     deck seed (:func:`~eqc.domains.hanabi.play.batched.play_seats` with the agent in every seat)."""
     if decks is None:
-        decks = torch.tensor(common_decks(games, deck_seed, rules=rules))
+        decks = torch.tensor(common_decks(check_int(games, "games", low=1), deck_seed, rules=rules))
     n = decks.shape[0]
     seats = torch.zeros(n, rules.num_players, dtype=torch.long, device=device)
     scores, bombed, moves = play_seats([agent], [rules], seats, decks.to(device), device, keep=n)
@@ -115,11 +116,14 @@ class _Comparing:
         self.decisions = torch.zeros((), dtype=torch.long, device=device)
         self.differing = torch.zeros((), dtype=torch.long, device=device)
 
-    def initial_state(self, rows: int, device: torch.device) -> object:
+    def initial_state(self, rows: int, device: torch.device) -> tuple[State, State] | None:
         state = self.agent.initial_state(rows, device)
         return None if state is None else (state, state)
 
-    def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: object) -> tuple[torch.Tensor, object]:
+    def step(self, obs: torch.Tensor, legal: torch.Tensor | None,
+             state: tuple[State, State] | None) -> tuple[torch.Tensor, tuple[State, State] | None]:
+        if legal is None:
+            raise ValueError("counting greedy decisions needs the legal moves")
         mine, theirs = (None, None) if state is None else state
         q, mine = self.agent.step(obs, legal, mine)
         q_other, theirs = self.other.step(obs, legal, theirs)
@@ -154,4 +158,6 @@ def evaluate_in_hle(policy: TrainedPolicy, games: int, deck_seed: int) -> EvalRe
     decks = common_decks(games, deck_seed, rules=policy.rules)
     partner = copy.copy(policy)  # its own recurrent state
     results = play_games(policy, partner, decks, env=hle_env_for(policy))
+    if results.bombed_out is None:  # play_games flags every game it plays
+        raise RuntimeError("play_games returned no bomb-out flags")
     return summarize(results.scores.long(), results.bombed_out, policy.rules.max_score)

@@ -35,19 +35,20 @@ def render_markdown(record: dict[str, Any]) -> str:
         f"# {record['table']}: {record['title']}",
         "",
         f"Scale `{record['scale']}`; agents ({record['agents_source']}): {sizes}. {record['games_per_pair']} games per ordered pair "
-        "of distinct agents on common decks, seats alternating. XP is the mean over pairs of distinct agents, with its standard "
-        "error over ordered pairs (the paper's convention, for comparison) and over unordered pairs (i with j and j with i "
-        "averaged: the unit of evidence).",
+        "of distinct agents on common decks, seats alternating. XP is the mean over ordered pairs of distinct agents. The unit "
+        "of evidence is the agent (the pairs of one agent share its conventions), so its standard error is a jackknife over "
+        "agents (SE; n/a with fewer than 3 agents); beside it the SEM over ordered pairs as if they were independent, the "
+        "paper's convention, to compare with its numbers.",
         "",
-        "| cell | pool | agents | eqc self-play | eqc XP | SEM (ordered) | SEM (unordered) | eqc bomb-out | pool's relabelled-partner "
-        "loss | paper XP | paper bomb-out |",
+        "| cell | pool | agents | eqc self-play | eqc XP | SE (jackknife over agents) | SEM (ordered pairs, as the paper) | eqc bomb-out "
+        "| pool's relabelled-partner loss | paper XP | paper bomb-out |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     labels = [*record["paper"], *(label for label in record["cells"] if label not in record["paper"])]
     for label in labels:
         r, paper = record["cells"].get(label), record["paper"].get(label)
         ours = ("n/a",) * 7 if r is None else (
-            str(r["agents"]), *(format_number(r[k]) for k in ("sp_mean", "xp_mean", "xp_sem", "xp_sem_unordered")),
+            str(r["agents"]), *(format_number(r[k]) for k in ("sp_mean", "xp_mean", "xp_sem", "xp_sem_ordered_pairs")),
             _rate(r["bomb_out_rate"]), _pool_loss(record["relabelled"].get(r["pool"])))
         theirs = ("n/a", "n/a") if paper is None else (
             f"{format_number(paper['xp_mean'])} ± {format_number(paper['xp_sem'])}", _rate(paper.get("bomb_out_rate")))
@@ -108,27 +109,36 @@ def _breaking_verdict(relabelled: dict[str, Any]) -> str:
 
 
 def _test_lines(record: dict[str, Any]) -> list[str]:
-    lines = ["", "Tests (`eqc.evaluation.compare_pools`, H1: the first cell is higher). The unit is the unordered pair of "
-             "agents; cells of the same agents are compared paired (sign flips of per-pair differences), cells of different "
-             "pools by a permutation test of pair means. With few agents the smallest attainable p is large whatever the "
-             "games per pair; it is given beside each p (for Monte Carlo tests, no smaller than 1 / (draws + 1)). Verdict: "
+    lines = ["", "Tests (`eqc.evaluation.compare_pools`). The unit is the agent: each test runs on the cross-play matrix over "
+             "every agent of both cells, the pairs between the cells included, and relabels agents over it: splits of the agents "
+             "of two pools (unpaired), or swaps of each agent's two forms when both cells hold the same agents, plain and "
+             "symmetrized (paired). Exact when the arrangements number at most the draws, else Monte Carlo (seeded). With few "
+             "agents the smallest attainable p is large whatever the games per pair; it is given beside each p. The interval "
+             "for the difference is a 95% t interval on a jackknife over agents (n/a with fewer than 3 agents per cell). "
+             "*Primary* tests are the paper's claims for this table; their p-values are adjusted together (Holm) and their "
+             "verdicts read the adjusted p. *Exploratory* tests (the rest, and every bomb-out test) are unadjusted. Verdict: "
              f"'does not hold' when the difference is on the other side, 'holds' when p < {ALPHA:g}, else 'cannot tell'.", ""]
     if not record["tests"]:
         return [*lines, "No test: too few cells with at least 2 agents."]
+    lines += ["On XP (H1: the first cell is higher):", ""]
     lines += _test_table(record["tests"], lambda d: f"{d:+.2f}")
-    lines += ["", "The same tests on bomb-out rates (H1: the first cell's pairs bomb out less often; difference in "
-              "percentage points, first minus second):", ""]
+    lines += ["", "On bomb-out rates (H1: the first cell's pairs bomb out less often; differences in percentage points, first "
+              "minus second):", ""]
     return lines + _test_table(record.get("bomb_out_tests", {}), lambda d: f"{100 * d:+.1f}")
 
 
 def _test_table(tests: dict[str, dict[str, Any]], difference: Callable[[float], str]) -> list[str]:
-    lines = [f"| test | kind | pairs | difference | p | how | smallest attainable p | verdict (p < {ALPHA:g}) |",
-             "|---|---|---:|---:|---:|---|---:|---|"]
+    lines = ["| test | role | kind | agents | difference [95% interval] | SE (jackknife) | p | Holm-adjusted p | how | "
+             f"smallest attainable p | verdict (p < {ALPHA:g}) |", "|---|---|---|---:|---:|---:|---:|---:|---|---:|---|"]
     for name, t in tests.items():
-        kind = "paired" if t["paired"] else "unpaired"
-        how = "exact" if t["exact"] else f"Monte Carlo {t['resamples']:,}, 99% [{_p(t['interval'][0])}, {_p(t['interval'][1])}]"
-        units = f"{t['units'][0]}" if t["paired"] else f"{t['units'][0]} vs {t['units'][1]}"
-        floor = t["min_p"] if t["exact"] else max(t["min_p"], 1 / (t["resamples"] + 1))  # Monte Carlo: (0 + 1) / (draws + 1)
-        said = verdict(t["difference"], t["p_value"], t["alternative"], ALPHA)
-        lines.append(f"| {name} | {kind} | {units} | {difference(t['difference'])} | {_p(t['p_value'])} | {how} | {_p(floor)} | {said} |")
+        low, high = t["interval"]
+        interval = "n/a" if math.isnan(low) else f"[{difference(low)}, {difference(high)}]"
+        se = "n/a" if math.isnan(t["se"]) else difference(t["se"]).lstrip("+")
+        kind, agents = ("paired", f"{t['agents'][0]} x 2 forms") if t["paired"] else ("unpaired", f"{t['agents'][0]} vs {t['agents'][1]}")
+        unit = "swaps" if t["paired"] else "splits"
+        how = f"exact, {t['arrangements']:,} {unit}" if t["exact"] else f"Monte Carlo, {t['resamples']:,} of {t['arrangements']:,} {unit}"
+        adjusted = t["adjusted_p"]
+        said = verdict(t["difference"], t["p_value"] if adjusted is None else adjusted, t["alternative"], ALPHA)
+        lines.append(f"| {name} | {t['role']} | {kind} | {agents} | {difference(t['difference'])} {interval} | {se} | {_p(t['p_value'])} | "
+                     f"{'-' if adjusted is None else _p(adjusted)} | {how} | {_p(t['min_p'])} | {said} |")
     return lines

@@ -1,4 +1,4 @@
-"""``reproduce``: a table's pools (shipped, or trained), their cross-play, pair-level tests, beside the paper's.
+"""``reproduce``: a table's pools (shipped, or trained), their cross-play, agent-level tests, beside the paper's.
 
 Pools. At the scales with shipped agents (``cpu``: ``results/cpu/agents``; ``induced``:
 ``results/induced/agents``; ``<pool>/seed_<n>/`` policy directories) the agents are read from there, or
@@ -10,13 +10,14 @@ Outputs. ``DIR/xp/<table>/<cell>/`` each cell's cross-play (``xp.json`` keeps th
 matrix; ``cell.json`` the cell's per-pair score, bomb-out and perfect-score matrices and the numbers
 derived from them, which ``reuse=True`` derives again from the saved matrices, of the cell's shape,
 instead of playing again when the agents' files, games and decks are the same: :mod:`.reuse`); ``DIR/relabelled/<pool>/`` each
-agent's relabelled self-play; ``DIR/<table>.md`` and ``.json`` the table: XP mean with its SEM over ordered pairs (the
-paper's convention) and over unordered pairs (the unit of evidence), bomb-out rate, the paper's
-numbers, each pool's relabelled-partner loss (:mod:`eqc.domains.hanabi.xp.relabelled`), and the
-table's tests by :func:`eqc.evaluation.compare_pools`: paired sign flips when both cells hold the
-same agents (plain against symmetrized), else a permutation test of unordered-pair means, each
-with the smallest p its sample sizes allow. Each test is run twice: on XP (``tests``, H1: the first
-cell is higher) and on per-pair bomb-out rates (``bomb_out_tests``, H1: the first cell bombs out less).
+agent's relabelled self-play; ``DIR/xp/between/`` the cross-play between the agents of two cells a test
+compares (:mod:`.between`, reused likewise); ``DIR/<table>.md`` and ``.json`` the table: XP mean over
+ordered pairs with its jackknife SE over agents (``xp_sem``, the unit of evidence) and the SEM over ordered
+pairs as if independent (``xp_sem_ordered_pairs``, the paper's convention, for comparison with its
+numbers), bomb-out rate, the paper's numbers, each pool's relabelled-partner loss
+(:mod:`eqc.domains.hanabi.xp.relabelled`), and the table's tests (:mod:`.comparisons`: agent-level, on
+the matrix over both cells' agents, kept as ``test_matrices``), on XP (``tests``) and on bomb-out rates
+(``bomb_out_tests``), primary ones Holm-adjusted.
 """
 
 from __future__ import annotations
@@ -28,15 +29,20 @@ from typing import Any
 
 import torch
 
+from eqc._checks import check_choice
 from eqc.domains.hanabi.agent.files import versions
 from eqc.domains.hanabi.agent.policy import load_policy
+from eqc.domains.hanabi.agent.precision import REQUESTED_PRECISIONS
+from eqc.domains.hanabi.reproduce.between import play_between
+from eqc.domains.hanabi.reproduce.comparisons import table_tests
+from eqc.domains.hanabi.reproduce.loaded import LoadedPolicies
 from eqc.domains.hanabi.reproduce.render import format_number, render_markdown
 from eqc.domains.hanabi.reproduce.reuse import agent_digests, check_result_path, load_result, save_result
 from eqc.domains.hanabi.reproduce.specs import SCALES, Cell, Scale, describe_pool, paper_numbers, pool_config, table_spec
 from eqc.domains.hanabi.training.config import TrainConfig, with_overrides
 from eqc.domains.hanabi.training.pool import seed_dir, train_pool
 from eqc.domains.hanabi.xp import PoolError, cross_play_games, describe_policy, pool_runs, relabelled_self_play, write_xp
-from eqc.evaluation import compare_pools, mean_sem, pair_summary
+from eqc.evaluation import mean_sem, pool_summary
 from eqc.io import json_safe, recorded_path, write_json_atomic, write_text_atomic
 
 __all__ = ["REPOSITORY", "reproduce", "shipped_agents", "shipped_pools"]
@@ -62,7 +68,7 @@ def reproduce(
     agents: str | Path | None = None,
     retrain: bool = False,
     device: str = "cpu",
-    precision: str | None = None,
+    precision: str = "auto",
     ray_address: str | None = None,
     use_ray: bool | None = None,
     obl: list[Path] | None = None,
@@ -77,12 +83,14 @@ def reproduce(
     ``agents``: the pools to read at a scale with shipped agents (default :func:`shipped_agents`);
     ``retrain``: train the pools instead, their configs changed by ``overrides`` (``section.key=value``).
     ``obl``: public OBL agent files (``model0.pthw``), added to Table 2 as a column of their own (read
-    before anything is trained). ``precision``: "fp32" or "bf16" for every agent's network in cross-play and
-relabelled self-play (None: each agent's training precision). ``reuse``: take cells and relabelled self-play already computed in
+    before anything is trained). ``precision``: the requested precision of every agent's network in cross-play and
+relabelled self-play (see :func:`load_policy`; "auto": its training precision where ``device`` runs it natively, else
+fp32). ``reuse``: take cells and relabelled self-play already computed in
 ``out`` for the same agent files, games and decks (see :mod:`.reuse`). ``command``: the command line
 to record (the CLI passes its own).
     """
-    _check_names(table, scale, obl)
+    _check_names(table, scale, obl, retrain)
+    check_choice(precision, "precision", REQUESTED_PRECISIONS)
     spec, sc, out = table_spec(table, scale), SCALES[scale], Path(out)
     obl_policies = [load_policy(p, device=device) for p in obl] if obl else []  # a bad file fails before any work
     cells = [c for c in spec.cells if scale == "paper" or c.pool not in spec.paper_only_pools]
@@ -91,26 +99,29 @@ to record (the CLI passes its own).
     trained = retrain or sc.shipped is None
     if overrides and not trained:
         raise ValueError(f"overrides change the configs of trained pools; at scale {scale!r} they need retrain=True")
-    configs = {p: with_overrides(pool_config(p, sc), overrides) for p in pools} if trained else {}
+    configs = {p: {s: with_overrides(pool_config(p, sc, s), overrides) for s in sc.seeds} for p in pools} if trained else {}
     shipped = {} if trained else shipped_pools(table, scale, agents, obl=bool(obl))
     runs = {p: _trained_pool(p, configs[p], sc, out, device, ray_address, use_ray, log) if trained else shipped[p] for p in pools}
-    results, matrices = _play_cells(cells, runs, sc.games, device, precision, out / "xp" / table, log, reuse)
+    loaded = LoadedPolicies(device, precision)
+    results = _play_cells(cells, runs, sc.games, device, precision, out / "xp" / table, log, reuse, loaded)
     if obl_policies:
         for cell in (Cell("OBL", "obl"), Cell("OBL C5-symmetrized", "obl", "C5"), Cell("OBL D10-symmetrized", "obl", "D10")):
             policies = [load_policy(p, device=device, symmetrize=cell.symmetrize, precision=precision) for p in obl]
             where = out / "xp" / table / _slug(cell.label)
-            results[cell.label], matrices[cell.label] = _cross_play(cell, obl, sc.games, device, precision, where, policies)
+            results[cell.label], _ = _cross_play(cell, obl, sc.games, device, precision, where, policies)
+    tests = table_tests(spec, results, _between_cells(spec.tests, cells, runs, results, sc.games, loaded, out / "xp" / "between", log,
+                                                      reuse))
     relabelled = {p: _relabelled(runs[p], sc, device, precision, out / "relabelled" / p, log, reuse) for p in pools if runs[p]}
     record = {
-        "table": table, "title": spec.title, "scale": scale, "games_per_pair": sc.games, "precision": precision or "as trained",
+        "table": table, "title": spec.title, "scale": scale, "games_per_pair": sc.games, "precision": precision,
         "agents_per_pool": {p: len(r) for p, r in runs.items()},
         "agents_source": "trained" if trained else (recorded_path(agents) if agents else f"{sc.shipped}, shipped"),
         "cells": results,
         "paper": {k: dict(zip(("xp_mean", "xp_sem", "bomb_out_rate"), v, strict=True)) for k, v in paper_numbers(table, scale).items()},
-        "tests": _tests(spec.tests, results, matrices),
-        "bomb_out_tests": _tests(spec.tests, results, matrices, "bomb_out"), "relabelled": relabelled, "paper_only_pools_skipped": skipped,
+        "tests": tests.xp, "bomb_out_tests": tests.bomb_out, "test_matrices": tests.matrices,
+        "relabelled": relabelled, "paper_only_pools_skipped": skipped,
         "pools": {p: describe_pool(p, sc) for p in pools},
-        "pool_configs": {p: (configs[p] if trained else TrainConfig.from_dict(load_policy(r[0]).trained_with)).to_dict()
+        "pool_configs": {p: (configs[p][sc.seeds[0]] if trained else TrainConfig.from_dict(load_policy(r[0]).trained_with)).to_dict()
                          for p, r in runs.items() if r},
         "command": None if command is None else " ".join(command),
         "versions": versions(),
@@ -120,48 +131,46 @@ to record (the CLI passes its own).
     return record
 
 
-def _check_names(table: str, scale: str, obl: list[Path] | None) -> None:
+def _check_names(table: str, scale: str, obl: list[Path] | None, retrain: bool) -> None:
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {sorted(SCALES)}, got {scale!r}")
     table_spec(table, scale)
+    if retrain and scale == "colour":
+        raise ValueError("the colour testbed's agents differ in their colour-to-slot map, not their seed: train them with "
+                         "scripts/colour_testbed.py (colour_agent_config) and pass agents=DIR")
     if obl and table != "table2":
         raise ValueError(f"obl agents are a column of table2 only, not of {table}")
 
 
-def _play_cells(cells: list[Cell], runs: dict[str, list[Path]], games: int, device: str, precision: str | None, where: Path,
-                log: Callable[[str], None], reuse: bool) -> tuple[dict[str, dict[str, Any]], dict[str, torch.Tensor]]:
-    """Cross-play of every cell whose pool holds at least 2 agents: results and per-pair matrices by label."""
+def _play_cells(cells: list[Cell], runs: dict[str, list[Path]], games: int, device: str, precision: str, where: Path,
+                log: Callable[[str], None], reuse: bool, loaded: LoadedPolicies) -> dict[str, dict[str, Any]]:
+    """Cross-play of every cell whose pool holds at least 2 agents: results by label."""
     results: dict[str, dict[str, Any]] = {}
-    matrices: dict[str, torch.Tensor] = {}
     for cell in cells:
         if len(runs[cell.pool]) < 2:
             log(f"{cell.label}: pool {cell.pool!r} has {len(runs[cell.pool])} agents; cross-play needs 2")
             continue
-        result, matrices[cell.label] = _cross_play(cell, runs[cell.pool], games, device, precision, where / _slug(cell.label),
-                                                   reuse=reuse, log=log)
+        result, _ = _cross_play(cell, runs[cell.pool], games, device, precision, where / _slug(cell.label),
+                                loaded.of(cell, runs[cell.pool]), reuse=reuse, log=log)
         results[cell.label] = result
         reused = " (reused)" if result.get("reused") else ""
-        log(f"{cell.label}{reused}: XP {result['xp_mean']:.2f} ± {format_number(result['xp_sem_unordered'])} (unordered pairs)")
-    return results, matrices
+        log(f"{cell.label}{reused}: XP {result['xp_mean']:.2f} ± {format_number(result['xp_sem'])} (jackknife over agents)")
+    return results
 
 
-def _tests(pairs: tuple[tuple[str, str], ...], results: dict[str, dict[str, Any]], matrices: dict[str, torch.Tensor],
-           measure: str = "xp") -> dict[str, dict]:
-    """The table's one-sided tests between cells that were played: paired when both cells hold the same agents.
-    ``measure``: "xp" (``"better > worse"``, H1: better cross-plays higher) or "bomb_out" (``"better < worse"``,
-    H1: better's pairs bomb out less often, from the cells' per-pair bomb-out rates)."""
-    tests = {}
-    for better, worse in pairs:
-        if better in matrices and worse in matrices:
-            paired = results[better]["pool"] == results[worse]["pool"]
-            if measure == "xp":
-                a, b, alternative = matrices[better], matrices[worse], "greater"
-            else:
-                a, b = (torch.tensor(results[c]["bomb_out_matrix"], dtype=torch.float64) for c in (better, worse))
-                alternative = "less"
-            test = compare_pools(a, b, paired=paired, alternative=alternative, generator=torch.Generator().manual_seed(0))
-            tests[f"{better} {'>' if measure == 'xp' else '<'} {worse}"] = test.as_dict()
-    return tests
+def _between_cells(tests: tuple[tuple[str, str], ...], cells: list[Cell], runs: dict[str, list[Path]], results: dict[str, dict[str, Any]],
+                   games: int, loaded: LoadedPolicies, where: Path, log: Callable[[str], None], reuse: bool
+                   ) -> dict[tuple[str, str], dict[str, torch.Tensor]]:
+    """The cross-play between the two cells of every test whose cells were both played (:mod:`.between`), by test."""
+    by_label = {c.label: c for c in cells}
+    between = {}
+    for better, worse in tests:
+        if better in results and worse in results:
+            a, b = by_label[better], by_label[worse]
+            policies_a, policies_b = loaded.of(a, runs[a.pool]), loaded.of(b, runs[b.pool])
+            between[(better, worse)] = play_between(a, runs[a.pool], policies_a, b, runs[b.pool], policies_b, games, DECK_SEED, where,
+                                                    _precision_key(policies_a + policies_b), reuse=reuse, log=log)
+    return between
 
 
 def shipped_pools(table: str, scale: str, agents: str | Path | None, *, obl: bool = False) -> dict[str, list[Path]]:
@@ -190,27 +199,30 @@ def shipped_pools(table: str, scale: str, agents: str | Path | None, *, obl: boo
     return found
 
 
-def _trained_pool(pool: str, config, scale, out: Path, device: str, ray_address: str | None, use_ray: bool | None, log) -> list[Path]:
-    seeds = list(scale.seeds)
-    log(f"pool {pool!r}: {len(seeds)} seeds at scale {scale.name!r}")
-    train_pool(config, seeds, out / "pools" / pool, device=device, ray_address=ray_address, use_ray=use_ray, log=log)
-    return [seed_dir(out / "pools" / pool, s) for s in seeds]
+def _trained_pool(pool: str, configs, scale, out: Path, device: str, ray_address: str | None, use_ray: bool | None, log) -> list[Path]:
+    log(f"pool {pool!r}: {len(configs)} seeds at scale {scale.name!r}")
+    train_pool(configs, out / "pools" / pool, device=device, ray_address=ray_address, use_ray=use_ray, log=log)
+    return [seed_dir(out / "pools" / pool, s) for s in configs]
 
 
-def _precision_key(precision: str | None) -> dict[str, str]:
-    """The cache-key entry of a precision other than the agents' own (none: cells computed as trained keep their keys)."""
-    return {} if precision is None else {"precision": precision}
+def _precision_key(policies: list) -> dict[str, list[str]]:
+    """The cache-key entry of the precisions the agents run in when one is not the agent's training precision (none:
+    results computed as trained keep their keys); a result is never reused for agents run in other precisions."""
+    used = [p.agent.precision for p in policies]
+    return {} if used == [p.spec.precision for p in policies] else {"precision": used}
 
 
 #: Seed of the common decks of every cell.
 DECK_SEED = 1
 
 
-def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, precision: str | None, where: Path,
+def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, precision: str, where: Path,
                 policies: list | None = None, *, reuse: bool = False, log: Callable[[str], None] = print
                 ) -> tuple[dict[str, Any], torch.Tensor]:
+    policies = policies or [load_policy(r, device=device, symmetrize=cell.symmetrize, hidden_scheme=cell.hidden_scheme, precision=precision)
+                            for r in runs]
     key = {"cell": cell.label, "pool": cell.pool, "symmetrize": cell.symmetrize, "hidden_scheme": cell.hidden_scheme, "games": games,
-           "deck_seed": DECK_SEED, "agents": agent_digests(runs), **_precision_key(precision)}
+           "deck_seed": DECK_SEED, "agents": agent_digests(runs), **_precision_key(policies)}
     path = where / "cell.json"
     check_result_path(path)
     saved = load_result(path, key) if reuse else None
@@ -221,8 +233,6 @@ def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, precision
             log(f"{cell.label}: {path} cannot be reused ({exc}); playing the cell again")
         else:
             return {**_cell_result(cell, *matrices), "reused": True}, matrices[0]
-    policies = policies or [load_policy(r, device=device, symmetrize=cell.symmetrize, hidden_scheme=cell.hidden_scheme, precision=precision)
-                            for r in runs]
     played = cross_play_games(policies, games, deck_seed=DECK_SEED)
     agents = [describe_policy(p, r, cell.symmetrize) for p, r in zip(policies, runs, strict=True)]
     write_xp(where, played, agents, extra={"cell": cell.label, "hidden_scheme": cell.hidden_scheme})
@@ -259,22 +269,23 @@ def _cell_result(cell: Cell, mean: torch.Tensor, bomb_out: torch.Tensor, perfect
     """A cell's numbers, all derived from its per-pair matrices (mean score, bomb-out and perfect-score rates;
     every ordered pair plays the same number of games, so a pooled rate is the mean of the pair rates)."""
     off = ~torch.eye(mean.shape[0], dtype=torch.bool)
-    pairs = pair_summary(mean)
+    summary = pool_summary(mean)
     return {
-        "xp_mean": pairs.ordered.mean, "xp_sem": pairs.ordered.sem, "xp_sem_unordered": pairs.unordered.sem,
-        "ordered_pairs": pairs.ordered.n, "unordered_pairs": pairs.unordered.n, "bomb_out_rate": float(bomb_out[off].mean()),
-        "perfect_rate": float(perfect[off].mean()), "sp_mean": float(mean.diagonal().mean()), "agents": mean.shape[0],
+        "xp_mean": summary.mean, "xp_sem": summary.sem, "xp_sem_ordered_pairs": mean_sem(mean[off], "pair means").sem,
+        "ordered_pairs": summary.ordered_pairs, "bomb_out_rate": float(bomb_out[off].mean()),
+        "perfect_rate": float(perfect[off].mean()), "sp_mean": float(mean.diagonal().mean()), "agents": summary.agents,
         "symmetrize": cell.symmetrize, "hidden_scheme": cell.hidden_scheme, "pool": cell.pool, "matrix": mean.tolist(),
         "bomb_out_matrix": bomb_out.tolist(), "perfect_matrix": perfect.tolist(),
     }
 
 
-def _relabelled(runs: list[Path], scale, device: str, precision: str | None, where: Path, log: Callable[[str], None],
+def _relabelled(runs: list[Path], scale, device: str, precision: str, where: Path, log: Callable[[str], None],
                 reuse: bool) -> dict[str, Any]:
     """Relabelled self-play of every plain agent of a pool: per-agent results and the pool's mean loss ± SEM over agents."""
     rows = []
     for run, digest in zip(runs, agent_digests(runs), strict=True):
-        key = {"elements": scale.relabel_elements, "games": scale.relabel_games, "agent": digest, **_precision_key(precision)}
+        policy = load_policy(run, device=device, precision=precision)
+        key = {"elements": scale.relabel_elements, "games": scale.relabel_games, "agent": digest, **_precision_key([policy])}
         path = where / f"{digest[:16]}.json"
         check_result_path(path)
         if reuse and (saved := load_result(path, key)) is not None:
@@ -284,7 +295,6 @@ def _relabelled(runs: list[Path], scale, device: str, precision: str | None, whe
                 log(f"{run}: relabelled self-play reused from {path}")
                 continue
             log(f"{run}: {path} cannot be reused ({problem}); playing it again")
-        policy = load_policy(run, device=device, precision=precision)
         result = relabelled_self_play(policy, elements=scale.relabel_elements, games=scale.relabel_games)
         rows.append({"agent": recorded_path(run), **result.as_dict(), "max_score": policy.rules.max_score})
         save_result(path, key, rows[-1])

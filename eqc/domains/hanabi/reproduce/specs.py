@@ -29,8 +29,10 @@ from typing import Any
 
 from eqc.domains.hanabi.training.config import TrainConfig, load_config
 
-__all__ = ["INDUCED_TABLES", "PAPER", "SCALES", "TABLES", "Cell", "Scale", "Table", "describe_pool", "paper_numbers", "pool_config",
-           "table_spec"]
+__all__ = [
+    "COLOUR_POOLS", "COLOUR_TABLES", "INDUCED_SLOTS", "INDUCED_TABLES", "PAPER", "SCALES", "TABLES",
+    "Cell", "Scale", "Table", "colour_agent_config", "describe_pool", "paper_numbers", "pool_config", "table_spec",
+]
 
 
 
@@ -55,6 +57,10 @@ SCALES = {
                  shipped="results/cpu/agents"),
     "induced": Scale("induced", seeds=tuple(range(8)), games=1000, feedforward_moves=8_000_000, recurrent_moves=0, relabel_elements=5,
                      shipped="results/induced/agents"),
+    # the colour testbed: agents are named by their colour-to-slot map (slots_<pi>), not by seed; its pools are
+    # trained by scripts/colour_testbed.py (COLOUR_POOLS), so ``seeds`` is unused here
+    "colour": Scale("colour", seeds=(), games=1000, feedforward_moves=8_000_000, recurrent_moves=0, relabel_elements=5,
+                    shipped="results/colour/agents"),
     "paper": Scale("paper", seeds=tuple(range(10)), games=5000, feedforward_moves=0, recurrent_moves=0),
 }
 
@@ -78,15 +84,36 @@ INDUCED_POOLS: dict[str, dict[str, str]] = {
     "sym_s3": {"objective": "sp", "symmetrize": "S3"},
 }
 
-#: The induced colour convention every ``induced`` pool starts from (``[bootstrap]``).
+#: The induced colour convention every ``induced`` pool starts from (``[bootstrap]``; the slots are each seed's).
 INDUCED_BOOTSTRAP = {"convention": "colour_to_slot", "bonus": 2.0, "moves": 4_000_000}
+
+#: pi of each ``induced`` seed: drawn from the seed by a former version of eqc (``randperm`` on ``seed +
+#: 4_000_037``), kept so that ``--retrain`` trains the shipped agents. The draws collide: seeds 0, 2, 3, 5
+#: and 6 share [2, 0, 1], so these pools do not cover the six conventions (the ``colour`` testbed does).
+INDUCED_SLOTS: dict[int, tuple[int, ...]] = {
+    0: (2, 0, 1), 1: (1, 2, 0), 2: (2, 0, 1), 3: (2, 0, 1), 4: (1, 0, 2), 5: (2, 0, 1), 6: (2, 0, 1), 7: (0, 2, 1),
+}
+
+#: The colour testbed (scale ``colour``): pools of one stream seed (initial weights, deals, exploration)
+#: and each of the six colour-to-slot maps pi of Mini-Hanabi (``[bootstrap] slots``), one agent each, so that
+#: the agents of a pool differ in their induced colour convention alone. Pool name -> (``[rule]``,
+#: ``[bootstrap] convention``, stream seed). ``sp_stream1`` repeats ``sp`` on another stream: cross-play
+#: across the two streams separates the colour factor from the seed factor.
+COLOUR_POOLS: dict[str, tuple[dict[str, str], str, int]] = {
+    "sp": ({"objective": "sp"}, "colour_to_slot", 0),
+    "op": ({"objective": "op"}, "colour_to_slot", 0),
+    "gop_c3": ({"objective": "gop", "group": "C3"}, "colour_to_slot", 0),
+    "gop_c2": ({"objective": "gop", "group": "C2"}, "colour_to_slot", 0),
+    "touched": ({"objective": "sp"}, "colour_to_touched_slot", 0),
+    "sp_stream1": ({"objective": "sp"}, "colour_to_slot", 1),
+}
 
 
 #: Where ``vdn_cpu.toml`` has moved on since a scale's pools were trained and shipped, what they were
 #: trained with, so that ``--retrain`` trains what was shipped (tested against the shipped configs).
 SHIPPED_LEARNER: dict[str, dict[str, dict[str, Any]]] = {
     "cpu": {"run": {"precision": "fp32"}, "pqn": {"epochs": 2}},
-    "induced": {"pqn": {"epochs": 2}},
+    "induced": {"run": {"precision": "bf16"}, "pqn": {"epochs": 2}},
 }
 
 
@@ -95,13 +122,31 @@ def _learner(scale: Scale) -> TrainConfig:
     return load_config("vdn_cpu").replace(**SHIPPED_LEARNER.get(scale.name, {}))
 
 
-def pool_config(pool: str, scale: Scale) -> TrainConfig:
-    """The training config of ``pool`` at ``scale``."""
+def colour_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
+    """The training config of the ``colour`` testbed's agent of ``pool`` taught the colour-to-slot map ``slots``:
+    the ``induced`` recipe (Mini-Hanabi, vdn_cpu.toml with two passes, bonus 2 for 4M of 8M moves) in fp32 on
+    every machine (trained with ``seed`` = the pool's stream seed)."""
+    if pool not in COLOUR_POOLS:
+        raise ValueError(f"pool {pool!r} is not a pool of scale 'colour' (pools: {sorted(COLOUR_POOLS)})")
+    rule, convention, _ = COLOUR_POOLS[pool]
+    return _learner(SCALES["induced"]).replace(
+        game={"preset": "mini"}, rule=rule, bootstrap={**INDUCED_BOOTSTRAP, "convention": convention, "slots": list(slots)},
+        run={"total_moves": SCALES["induced"].feedforward_moves, "precision": "fp32"})
+
+
+def pool_config(pool: str, scale: Scale, seed: int | None = None) -> TrainConfig:
+    """The training config of ``pool`` at ``scale``; at scale ``induced`` that of ``seed`` (its pi). The ``colour`` scale's
+    agents differ in their pi, not their seed: :func:`colour_agent_config`."""
+    if scale.name == "colour":
+        raise ValueError("the colour testbed's agents are not a seed pool: each has its own pi (colour_agent_config(pool, slots); "
+                         "trained by scripts/colour_testbed.py)")
     if scale.name == "induced":
         if pool not in INDUCED_POOLS:
             raise ValueError(f"pool {pool!r} is not a pool of scale 'induced' (pools: {sorted(INDUCED_POOLS)})")
-        return _learner(scale).replace(game={"preset": "mini"}, bootstrap=INDUCED_BOOTSTRAP, rule=INDUCED_POOLS[pool],
-                                       run={"total_moves": scale.feedforward_moves})
+        if seed not in INDUCED_SLOTS:
+            raise ValueError(f"scale 'induced' has the seeds {sorted(INDUCED_SLOTS)}, got seed {seed!r}")
+        return _learner(scale).replace(game={"preset": "mini"}, bootstrap={**INDUCED_BOOTSTRAP, "slots": list(INDUCED_SLOTS[seed])},
+                                       rule=INDUCED_POOLS[pool], run={"total_moves": scale.feedforward_moves})
     rule, group, paper_file = POOLS[pool]
     if scale.name == "paper":
         return load_config(paper_file)
@@ -120,6 +165,14 @@ def pool_config(pool: str, scale: Scale) -> TrainConfig:
 
 def describe_pool(pool: str, scale: Scale) -> str:
     """One line saying what a pool's agents are at ``scale`` (printed under each table)."""
+    if scale.name == "colour":
+        rule, convention, stream = COLOUR_POOLS[pool]
+        trained = {"sp": "self-play", "op": "Other-Play over S3", "gop": f"G-OP over {rule.get('group')}"}[rule["objective"]]
+        taught = {"colour_to_slot": "'colour c means play slot pi(c)'",
+                  "colour_to_touched_slot": "'colour c, touching slot pi(c), means play it'"}[convention]
+        return (f"Mini-Hanabi, the induced recipe in fp32, stream seed {stream}, one agent per pi (all six), INDUCED convention "
+                f"{taught} (bonus {INDUCED_BOOTSTRAP['bonus']:g} for the first {INDUCED_BOOTSTRAP['moves']:,} moves), {trained}, "
+                f"{scale.feedforward_moves:,} moves per agent")
     if scale.name == "induced":
         rules = {"sp": "self-play", "op": "Other-Play over S3", "gop_c2": "G-OP over C2 (swaps colours 0 and 1)",
                  "gop_c3": "G-OP over C3", "sym_s3": "self-play, the network symmetrized over S3 while it trains"}
@@ -169,13 +222,15 @@ class Cell:
 
 @dataclass(frozen=True)
 class Table:
-    """A table: its cells, which pools exist at which scale, and the permutation tests (better, worse)."""
+    """A table: its cells, which pools exist at which scale, and its tests (better, worse). The ``primary`` tests are
+    the paper's claims for the table, adjusted together for multiplicity; the other tests are exploratory."""
 
     name: str
     title: str
     cells: tuple[Cell, ...]
     tests: tuple[tuple[str, str], ...]
     paper_only_pools: tuple[str, ...] = ()
+    primary: tuple[tuple[str, str], ...] = ()
 
 
 def _symmetrized(pool: str, name: str) -> tuple[Cell, ...]:
@@ -187,12 +242,14 @@ TABLES = {
         "table1", "OP against G-OP agents symmetrized at test time (XP)",
         (Cell("OP", "op"), Cell("C5-equivariant", "gop_c5", "C5"), Cell("D10-equivariant", "gop_d10", "D10")),
         (("D10-equivariant", "OP"), ("C5-equivariant", "OP"), ("D10-equivariant", "C5-equivariant")),
+        primary=(("D10-equivariant", "OP"), ("C5-equivariant", "OP")),
     ),
     "table2": Table(
         "table2", "Symmetrizing self-play and OP agents at test time (XP)",
         _symmetrized("sp", "SAD") + _symmetrized("iql", "IQL") + _symmetrized("op", "OP"),
         (*((f"{n} {g}-symmetrized", n) for g in ("D10", "C5") for n in ("SAD", "IQL", "OP")), ("OP", "SAD")),
         paper_only_pools=("iql",),
+        primary=tuple((f"{n} D10-symmetrized", n) for n in ("SAD", "IQL", "OP")),
     ),
     "table3": Table(
         "table3", "Hidden-state schemes of the recurrent symmetrizer, D10 (XP)",
@@ -202,6 +259,7 @@ TABLES = {
             Cell("average", "recurrent", "D10", "average"),
         ),
         (("average", "w/o symmetrizer"), ("identity", "w/o symmetrizer"), ("average", "identity")),
+        primary=(("average", "w/o symmetrizer"), ("identity", "w/o symmetrizer")),
     ),
 }
 
@@ -212,6 +270,7 @@ INDUCED_TABLES = {
          Cell("S3-equivariant (OP symmetrized)", "op", "S3"), Cell("trained S3-symmetrized", "sym_s3")),
         (("C3-equivariant", "OP"), ("C2-equivariant", "OP"), ("S3-equivariant (OP symmetrized)", "OP"),
          ("C3-equivariant", "C2-equivariant"), ("trained S3-symmetrized", "OP")),
+        primary=(("C3-equivariant", "OP"), ("C2-equivariant", "OP"), ("S3-equivariant (OP symmetrized)", "OP")),
     ),
     "table2": Table(
         "table2", "Symmetrizing self-play and OP agents at test time (XP), Mini-Hanabi with INDUCED colour conventions",
@@ -220,25 +279,53 @@ INDUCED_TABLES = {
          Cell("trained S3-symmetrized", "sym_s3")),
         (("SP S3-symmetrized", "SP"), ("SP C3-symmetrized", "SP"), ("OP S3-symmetrized", "OP"), ("OP C3-symmetrized", "OP"),
          ("OP", "SP"), ("trained S3-symmetrized", "SP"), ("trained S3-symmetrized", "SP S3-symmetrized")),
+        primary=(("SP S3-symmetrized", "SP"), ("OP S3-symmetrized", "OP")),
     ),
 }
 """The tables at scale ``induced``: the paper's Tables 1 and 2 with Mini-Hanabi's colour groups, and the pool trained
 symmetrized beside them (Table 3 compares hidden-state schemes of recurrent agents; this scale has none)."""
 
 
+COLOUR_TABLES = {
+    "table1": Table(
+        "table1", "OP against equivariant agents (XP), the colour testbed: one stream seed, the six induced colour conventions",
+        (Cell("OP", "op"), Cell("C2-equivariant", "gop_c2", "C2"), Cell("C3-equivariant", "gop_c3", "C3"),
+         Cell("S3-equivariant (OP symmetrized)", "op", "S3")),
+        (("C3-equivariant", "OP"), ("C2-equivariant", "OP"), ("S3-equivariant (OP symmetrized)", "OP"),
+         ("C3-equivariant", "C2-equivariant")),
+        primary=(("C3-equivariant", "OP"), ("C2-equivariant", "OP"), ("S3-equivariant (OP symmetrized)", "OP")),
+    ),
+    "table2": Table(
+        "table2", "Symmetrizing self-play and OP agents at test time (XP), the colour testbed",
+        (Cell("SP", "sp"), Cell("SP C3-symmetrized", "sp", "C3"), Cell("SP S3-symmetrized", "sp", "S3"),
+         Cell("OP", "op"), Cell("OP S3-symmetrized", "op", "S3"),
+         Cell("SP touched", "touched"), Cell("SP touched S3-symmetrized", "touched", "S3"),
+         Cell("SP stream 1", "sp_stream1"), Cell("SP stream 1 S3-symmetrized", "sp_stream1", "S3")),
+        (("SP S3-symmetrized", "SP"), ("SP C3-symmetrized", "SP"), ("OP S3-symmetrized", "OP"), ("OP", "SP"),
+         ("SP touched S3-symmetrized", "SP touched"), ("SP stream 1 S3-symmetrized", "SP stream 1")),
+        primary=(("SP S3-symmetrized", "SP"), ("SP C3-symmetrized", "SP")),
+    ),
+}
+"""The tables at scale ``colour`` (:data:`COLOUR_POOLS`): the paper's Tables 1 and 2 on pools whose agents differ in
+their induced colour convention alone, beside the grounded convention (``touched``) and a second stream seed."""
+
+_SCALE_TABLES = {"induced": INDUCED_TABLES, "colour": COLOUR_TABLES}
+
+
 def table_spec(table: str, scale: str) -> Table:
     """What ``table`` compares at ``scale``; ``ValueError`` naming the tables a scale has."""
-    tables = INDUCED_TABLES if scale == "induced" else TABLES
+    tables = _SCALE_TABLES.get(scale, TABLES)
     if table not in tables:
         raise ValueError(f"table must be one of {sorted(tables)} at scale {scale!r}, got {table!r}"
-                         + (" (table3 compares hidden-state schemes of recurrent agents; the induced pools are feed-forward)"
-                            if scale == "induced" and table in TABLES else ""))
+                         + (f" (table3 compares hidden-state schemes of recurrent agents; the {scale} pools are feed-forward)"
+                            if scale in _SCALE_TABLES and table in TABLES else ""))
     return tables[table]
 
 
 def paper_numbers(table: str, scale: str) -> dict[str, tuple[float, float, float]]:
-    """The paper's (XP mean, SEM, bomb-out rate) by cell of ``table``; none at scale ``induced`` (a game the paper did not play)."""
-    return {} if scale == "induced" else PAPER[table]
+    """The paper's (XP mean, SEM, bomb-out rate) by cell of ``table``; none at scales ``induced`` and ``colour`` (Mini-Hanabi,
+    a game the paper did not play)."""
+    return {} if scale in _SCALE_TABLES else PAPER[table]
 
 
 #: The paper's numbers (XP mean, SEM, bomb-out rate) by table and cell label.

@@ -8,7 +8,10 @@ is the one-line documentation of the key (``eqc hanabi config`` prints them all)
 
 The agent's sections (``[game]``, ``[network]``, and ``[rule] symmetrize``/``hidden_scheme``, ``[run]
 precision``) are defined and validated in :mod:`eqc.domains.hanabi.agent.spec`; ``config.agent`` is
-the :class:`~eqc.domains.hanabi.agent.spec.AgentSpec` a trained policy carries.
+the :class:`~eqc.domains.hanabi.agent.spec.AgentSpec` a trained policy carries. ``[run] precision`` is a
+requested precision (:data:`~eqc.domains.hanabi.agent.precision.REQUESTED_PRECISIONS`); "auto" is resolved on
+the device that trains (:func:`~eqc.domains.hanabi.agent.precision.resolve_precision`), and the config a run
+stores holds the precision it used.
 
 Counting convention: a *move* is one action in one game; a *step* is one batched step, a move in
 each of the ``num_envs`` games at once. Keys ending in ``_moves`` count moves (summed over games),
@@ -22,11 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eqc.domains.hanabi.agent.precision import REQUESTED_PRECISIONS
 from eqc.domains.hanabi.agent.spec import (
     AgentSpec,
     ConfigError,
     GameConfig,
     NetworkConfig,
+    check_agent_sections,
     check_section,
     config_field,
     read_section,
@@ -52,7 +57,7 @@ ALGORITHMS = ("pqn", "r2d2")
 RULES = ("sp", "op", "gop")
 OPTIMIZERS = ("adam", "radam")
 EXPLORATIONS = ("decay", "ladder")
-CONVENTIONS = ("none", "colour_to_slot")
+CONVENTIONS = ("none", "colour_to_slot", "colour_to_touched_slot")
 
 
 @dataclass(frozen=True)
@@ -65,9 +70,12 @@ class RunConfig:
     eval_games: int = config_field("games per greedy evaluation, on fixed seeded decks", 1000)
     deck_seed: int = config_field("seed of the decks every evaluation during training plays, the same decks each time", 1)
     checkpoint_minutes: float = config_field("write a checkpoint at least this often (wall-clock minutes)", 5.0)
-    precision: str = config_field("'fp32', or 'bf16': the networks' matrix products in bfloat16 autocast (acting, learning, "
-                           "evaluation); heads, Q-values, losses, targets and optimizer state stay float32", "fp32")
-    threads: int = config_field("torch CPU threads (1 is fastest for eqc's small networks on a busy machine; see the README)", 1)
+    precision: str = config_field("'auto', 'fp32' or 'bf16': 'bf16' runs the networks' matrix products in bfloat16 autocast "
+                                  "(acting, learning, evaluation; heads, Q-values, losses, targets and optimizer state stay "
+                                  "float32); 'auto' trains in bf16 where the device computes it natively (a CPU with "
+                                  "avx512_bf16/AMX/aarch64 bf16, CUDA capability >= 8.0), else fp32. The run records the "
+                                  "precision used and why, and keeps it on resume", "auto")
+    threads: int = config_field("torch CPU threads (1 is fastest for eqc's small networks on a busy machine; benchmarks/RESULTS.md)", 1)
     tensorboard: bool = config_field("also write TensorBoard scalars to DIR/tensorboard (needs the tensorboard package)", False)
 
 
@@ -132,8 +140,11 @@ class R2D2Config:
 
 @dataclass(frozen=True)
 class BootstrapConfig:
-    convention: str = config_field("'none', or 'colour_to_slot': induce the convention 'a colour hint c means play slot pi(c)' "
-                            "(pi drawn from the seed) by a shaping reward (eqc.domains.hanabi.training.bootstrap)", "none")
+    convention: str = config_field("'none'; 'colour_to_slot': induce the convention 'a colour hint c means play slot pi(c)' by a "
+                                   "shaping reward; 'colour_to_touched_slot': the same, paid only when the hint touched slot "
+                                   "pi(c) (eqc.domains.hanabi.training.bootstrap)", "none")
+    slots: tuple[int, ...] = config_field("pi: the hand slot a hint of colour c asks to play, slots[c], one distinct slot per "
+                                          "colour (e.g. [2, 0, 1]); required by a convention, empty without one", ())
     bonus: float = config_field("shaping reward of a scoring play of slot pi(c) right after the partner revealed colour c", 1.0)
     moves: int = config_field("moves (summed over games) the shaping lasts; then the game's reward alone trains", 0)
 
@@ -155,7 +166,11 @@ class TrainConfig:
     @property
     def agent(self) -> AgentSpec:
         """The spec of the agent this config trains: ``[game]``, ``[network]``, ``[rule] symmetrize`` and
-        ``hidden_scheme``, ``[run] precision`` (validated by ``AgentSpec``)."""
+        ``hidden_scheme``, ``[run] precision`` (validated by ``AgentSpec``). A ``[run] precision`` of "auto" is
+        refused: resolve it on the training device first (``make_learner`` and ``train`` do)."""
+        require(self.run.precision != "auto", "[run] precision",
+                "is 'auto', which is resolved on the device that trains: replace it by the precision used "
+                "(eqc.domains.hanabi.agent.precision.resolve_precision) before asking for the agent's spec")
         return AgentSpec(self.game, self.network, self.rule.symmetrize_group, self.rule.hidden_scheme, self.run.precision)
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
@@ -208,7 +223,9 @@ def _validate(c: TrainConfig) -> None:
     require(r.num_envs <= 2**20, "[run] num_envs", f"must be <= {2**20}, got {r.num_envs}")
     require(0 <= r.deck_seed < 2**63, "[run] deck_seed", f"must be in [0, 2**63), got {r.deck_seed}")
     require(r.checkpoint_minutes > 0, "[run] checkpoint_minutes", f"must be > 0, got {r.checkpoint_minutes}")
-    colours = c.agent.rules().num_colours  # the agent's sections: [game], [network], [rule] symmetrize/hidden_scheme, [run] precision
+    rules = check_agent_sections(g, n, ru.symmetrize_group, ru.hidden_scheme)  # [game], [network], [rule] symmetrize/hidden_scheme
+    require(r.precision in REQUESTED_PRECISIONS, "[run] precision", f"must be one of {REQUESTED_PRECISIONS}, got {r.precision!r}")
+    colours = rules.num_colours
     require(ru.objective in RULES, "[rule] objective", f"must be one of {RULES}, got {ru.objective!r}")
     require(ru.group in COLOUR_GROUP_NAMES, "[rule] group", f"must be one of {COLOUR_GROUP_NAMES}, got {ru.group!r}")
     groups = colour_group_names(colours)
@@ -249,8 +266,16 @@ def _validate(c: TrainConfig) -> None:
     require(b.convention in CONVENTIONS, "[bootstrap] convention", f"must be one of {CONVENTIONS}, got {b.convention!r}")
     require(b.bonus >= 0, "[bootstrap] bonus", f"must be >= 0, got {b.bonus}")
     require(b.moves >= 0, "[bootstrap] moves", f"must be >= 0, got {b.moves}")
-    two = f"'colour_to_slot' needs 2 players (the hint's receiver moves next), got [game] num_players = {g.num_players}"
+    two = f"{b.convention!r} needs 2 players (the hint's receiver moves next), got [game] num_players = {g.num_players}"
     require(b.convention == "none" or g.num_players == 2, "[bootstrap] convention", two)
+    if b.convention == "none":
+        empty = f"must be empty without a convention ([bootstrap] convention = 'none'), got {list(b.slots)}"
+        require(b.slots == (), "[bootstrap] slots", empty)
+    else:
+        allowed = (f"one distinct hand slot in 0..{rules.hand_size - 1} per colour ({rules.num_colours} colours), "
+                   f"e.g. {list(range(rules.num_colours))[::-1]}")
+        require(len(b.slots) == rules.num_colours and len(set(b.slots)) == len(b.slots)
+                and all(0 <= s < rules.hand_size for s in b.slots), "[bootstrap] slots", f"must hold {allowed}, got {list(b.slots)}")
 
 
 def _toml_value(value: object) -> str:
@@ -258,6 +283,8 @@ def _toml_value(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)):  # a TOML array ([bootstrap] slots)
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     return repr(value)
 
 

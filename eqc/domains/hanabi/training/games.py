@@ -19,7 +19,7 @@ import torch
 from eqc.domains.hanabi.batched import HanabiBatch
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
-from eqc.domains.hanabi.training.bootstrap import NO_HINT, colour_to_slot, convention_bonus
+from eqc.domains.hanabi.training.bootstrap import NO_HINT, convention_bonus, touched_hint
 from eqc.domains.hanabi.training.config import BootstrapConfig, RuleConfig
 from eqc.domains.hanabi.training.setup import make_batch
 from eqc.groups import symmetric
@@ -44,7 +44,7 @@ class TrainingGames:
     ``rule``: the objective (sp, or Other-Play / G-OP over ``rule.group``, which relabels every player's
     game); ``keep_identity``: under Other-Play / G-OP one random player per game keeps the identity
     (VDN's team), else every player draws. ``seed`` seeds the deals, the relabellings (``seed +
-    3_000_017``) and the bootstrap's colour-to-slot map.
+    3_000_017``); the bootstrap's colour-to-slot map is ``[bootstrap] slots``.
     """
 
     def __init__(self, rules: HanabiRules, rule: RuleConfig, bootstrap: BootstrapConfig, *, num_envs: int, seed: int,
@@ -54,7 +54,8 @@ class TrainingGames:
         self.num_envs, self.num_players, self.device = num_envs, rules.num_players, device
         self.rows = torch.arange(num_envs, device=device)  # [B]: one index per game
         self.bootstrap = bootstrap
-        self.slot_of_colour = colour_to_slot(self.env.rules, seed).to(device) if bootstrap.convention == "colour_to_slot" else None
+        self.slot_of_colour = (torch.tensor(bootstrap.slots, dtype=torch.long, device=device)
+                               if bootstrap.convention != "none" else None)
         self.hinted = torch.full((num_envs,), NO_HINT, dtype=torch.long, device=device)
         self.relabel_generator = torch.Generator(device=device).manual_seed(seed + 3_000_017)
         self.keep_identity = keep_identity
@@ -122,15 +123,19 @@ class TrainingGames:
         the others. ``shaping``: add the bootstrap convention's bonus (its first ``[bootstrap] moves``).
         Players of games that ended draw new relabellings; finished games are counted."""
         move = action if acting is None else acting.to_env_actions(action, check=False)
+        shaped = shaping and self.slot_of_colour is not None
+        pays = None
+        if shaped and self.bootstrap.convention == "colour_to_touched_slot":
+            pays = touched_hint(self.env.rules, self.slot_of_colour, self.env.state.hands, self.env.state.current, move)
         if greedy is None:
             reward = self.env.step(move)
         else:
             greedy = greedy if acting is None else acting.to_env_actions(greedy, check=False)
             reward = self.env.step(move, greedy=greedy)
         ended = self.env.state.ended
-        if shaping and self.slot_of_colour is not None:
+        if shaped:
             bonus, self.hinted = convention_bonus(self.env.rules, self.slot_of_colour, self.hinted, move, reward, ended,
-                                                  self.bootstrap.bonus)
+                                                  self.bootstrap.bonus, pays)
             reward = reward + bonus
         self.episodes += ended.sum()
         self.score_sum += torch.where(ended, self.env.state.final_score, 0).sum()

@@ -31,7 +31,7 @@ import os
 import socket
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,10 +60,10 @@ def _finished(run: Path, config: TrainConfig) -> dict[str, Any] | None:
     return rows[-1] if rows else {}
 
 
-def pool_status(out: Path, config: TrainConfig, seeds: Sequence[int]) -> dict[str, Any]:
-    """Each seed's state (``finished``, ``partial`` or ``new``) and last evaluation."""
+def pool_status(out: Path, configs: Mapping[int, TrainConfig]) -> dict[str, Any]:
+    """Each seed's state (``finished``, ``partial`` or ``new``) and last evaluation (``configs``: as :func:`train_pool`)."""
     status = {}
-    for seed in seeds:
+    for seed, config in sorted(configs.items()):
         run = seed_dir(out, seed)
         row = _finished(run, config)
         if row is not None:
@@ -118,8 +118,7 @@ def _train_seed_on_ray(config_dict: dict[str, Any], seed: int, run: str, device:
 
 
 def train_pool(
-    config: TrainConfig,
-    seeds: Sequence[int],
+    configs: Mapping[int, TrainConfig],
     out: str | Path,
     *,
     device: str = "cpu",
@@ -132,27 +131,38 @@ def train_pool(
 ) -> dict[str, Any]:
     """Train every unfinished seed of the pool in ``out``; return and write ``out/pool.json``.
 
+    ``configs``: the training config of each seed (the keys), e.g. ``{s: config for s in range(8)}``; seeds of one
+    pool may differ in what they are taught (``[bootstrap] slots``).
+
     ``use_ray``: None = Ray when installed (or required when ``ray_address`` is given), False = one
     after another in this process. ``max_minutes`` bounds each seed's run (it resumes next time).
     ``gpus_per_seed`` (in (0, 1]): the share of a GPU each Ray task asks for with a CUDA ``device``.
     """
     check_float(gpus_per_seed, "gpus_per_seed", low=0, high=1, low_open=True)
+    if not isinstance(configs, Mapping) or not configs:
+        raise TypeError(f"configs must map each seed to its TrainConfig (at least one), got {configs!r}")
+    for seed, config in configs.items():
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0 or not isinstance(config, TrainConfig):
+            what = f"{seed!r}: {type(config).__name__}"
+            raise TypeError(f"configs must map seeds (ints >= 0) to TrainConfig objects, got {what}")
+    seeds = sorted(configs)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    todo = [s for s in seeds if _finished(seed_dir(out, s), config) is None]
+    todo = [s for s in seeds if _finished(seed_dir(out, s), configs[s]) is None]
     done = len(seeds) - len(todo)
     if done:
         log(f"{done} of {len(seeds)} seeds already finished; training {len(todo)}")
     if use_ray is None:
         use_ray = ray_address is not None or _ray_installed()
     if use_ray and todo:
-        _run_with_ray(config, todo, out, device, max_minutes, ray_address, max_retries, gpus_per_seed, log)
+        _run_with_ray({s: configs[s] for s in todo}, out, device, max_minutes, ray_address, max_retries, gpus_per_seed, log)
     else:
         for seed in todo:
             log(f"seed {seed}: training in this process")
-            _train_seed(config.to_dict(), seed, str(seed_dir(out, seed)), device, max_minutes)
-    status = pool_status(out, config, seeds)
-    record = {"config": config.to_dict(), "seeds": list(seeds), "device": device, "status": status, "versions": versions()}
+            _train_seed(configs[seed].to_dict(), seed, str(seed_dir(out, seed)), device, max_minutes)
+    status = pool_status(out, configs)
+    record = {"configs": {str(s): configs[s].to_dict() for s in seeds}, "seeds": seeds, "device": device, "status": status,
+              "versions": versions()}
     write_json_atomic(out / "pool.json", json_safe(record))
     return record
 
@@ -166,7 +176,7 @@ def _ray_installed() -> bool:
 
 
 def _run_with_ray(
-    config: TrainConfig, seeds: list[int], out: Path, device: str, max_minutes: float | None,
+    configs: Mapping[int, TrainConfig], out: Path, device: str, max_minutes: float | None,
     address: str | None, max_retries: int, gpus_per_seed: float, log: Any,
 ) -> None:
     try:
@@ -184,10 +194,12 @@ def _run_with_ray(
         if gpu and not ray.cluster_resources().get("GPU", 0):
             raise ValueError(f"device {device!r} but the Ray cluster has no GPU; use --device cpu or add GPU nodes")
         task = ray.remote(_train_seed_on_ray).options(
-            num_cpus=0 if gpu else config.run.threads, num_gpus=gpus_per_seed if gpu else 0, max_retries=max_retries,
+            num_cpus=0 if gpu else max(c.run.threads for c in configs.values()), num_gpus=gpus_per_seed if gpu else 0,
+            max_retries=max_retries,
             retry_exceptions=False,  # an exception would recur on a retry; a lost worker is retried (see the module docstring)
         )
-        refs = {task.remote(config.to_dict(), seed, str(seed_dir(out, seed).resolve()), device, max_minutes): seed for seed in seeds}
+        refs = {task.remote(config.to_dict(), seed, str(seed_dir(out, seed).resolve()), device, max_minutes): seed
+                for seed, config in configs.items()}
         log(f"{len(refs)} seeds submitted to Ray ({ray.cluster_resources().get('CPU', 0):.0f} CPUs in the cluster)")
         pending = list(refs)
         while pending:

@@ -83,7 +83,7 @@ class PQNLearner(Learner):
         self._buf_ended = torch.empty(T, B, dtype=torch.bool, device=device)
         self._buf_value = torch.empty(T, B, device=device)
 
-    def iteration(self) -> dict[str, float]:
+    def iteration(self) -> dict[str, torch.Tensor | float]:
         p = self.pqn
         T, B = p.rollout_steps, self.num_envs
         epsilon = exploration_epsilon(p, self.moves_played, B, self.device)

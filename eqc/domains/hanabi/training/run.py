@@ -2,8 +2,9 @@
 
 Run directory ``DIR``:
 
-- ``config.json``: the resolved config and seed (every key, defaults included);
-- ``checkpoint.pt``: the latest checkpoint (see ``checkpoint``), written every
+- ``config.json``: the resolved config and seed (every key, defaults included; ``[run] precision`` the
+  precision used) and ``precision``: the one requested, the one used and why;
+- ``checkpoint.pt``: the latest checkpoint (format: :mod:`eqc.domains.hanabi.agent.files`), written every
   ``[run] checkpoint_minutes`` and at the end;
 - ``metrics.csv``: one row per evaluation (``moves, updates, wall_s, eval_score, ...``);
 - ``learning_curve.png``: greedy evaluation score against wall-clock minutes and moves;
@@ -13,6 +14,13 @@ Running ``train`` again on the same directory resumes from the checkpoint (netwo
 generators, counters; games in progress restart). A directory holding a run of another config
 or seed is refused, naming the keys that differ; keys that do not change what is learned
 (``[run] total_moves, checkpoint_minutes, threads, tensorboard``) may change on resume.
+
+Precision: ``[run] precision`` is resolved once, when the run starts, on its device
+(:func:`~eqc.domains.hanabi.agent.precision.resolve_precision`: "auto" is bf16 where the device computes it
+natively, else fp32); the run trains in it, says so in its first log line, and its config, checkpoint and
+exported policy record it. A resumed run keeps the precision it started with: "auto" is not resolved again
+(on another machine it would answer differently), and another explicit precision is a change of config,
+refused like any other.
 """
 
 from __future__ import annotations
@@ -28,7 +36,8 @@ from typing import Any
 import torch
 
 from eqc._checks import check_device, check_float, check_int
-from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, POLICY_JSON, load_checkpoint, save_checkpoint
+from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, POLICY_JSON, checkpoint_precision, load_checkpoint, save_checkpoint
+from eqc.domains.hanabi.agent.precision import Precision, resolve_precision
 from eqc.domains.hanabi.agent.spec import ConfigError
 from eqc.domains.hanabi.play.self_play import evaluate_agent
 from eqc.domains.hanabi.training.config import TrainConfig
@@ -54,14 +63,18 @@ class TrainingDiverged(RuntimeError):
 
 def learner_sections(config: TrainConfig) -> dict[str, Any]:
     """The sections of ``config`` its algorithm's learner takes: the agent's spec, ``rule``, ``optim``,
-    ``bootstrap``, its own section (``pqn`` or ``r2d2``) and ``num_envs``."""
+    ``bootstrap``, its own section (``pqn`` or ``r2d2``) and ``num_envs``. ``[run] precision`` must be
+    "fp32" or "bf16" ("auto" is resolved on a device: :func:`make_learner`)."""
     own = {"pqn": config.pqn} if config.run.algorithm == "pqn" else {"r2d2": config.r2d2}
     return {"spec": config.agent, "rule": config.rule, "optim": config.optim, "bootstrap": config.bootstrap, **own,
             "num_envs": config.run.num_envs}
 
 
 def make_learner(config: TrainConfig, seed: int, device: torch.device) -> Learner:
-    """The learner of ``config``'s ``[run] algorithm``: PQN (recurrent when ``[network] lstm_layers >= 1``) or R2D2."""
+    """The learner of ``config``'s ``[run] algorithm``: PQN (recurrent when ``[network] lstm_layers >= 1``) or R2D2,
+    in ``[run] precision`` ("auto" resolved on ``device``)."""
+    if config.run.precision == "auto":
+        config = config.replace(run={"precision": resolve_precision("auto", device).used})
     sections = learner_sections(config)
     if config.run.algorithm == "pqn" and config.network.lstm_layers > 0:
         from eqc.domains.hanabi.training.pqn_rnn import RecurrentPQNLearner
@@ -105,26 +118,36 @@ def _config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[
     return diffs
 
 
-def _prepare_dir(out: Path, config: TrainConfig, seed: int) -> dict[str, Any] | None:
-    """Check that ``out`` is new or holds a checkpoint of this run; write ``config.json``; return the checkpoint.
+def _run_precision(requested: str, checkpoint: dict[str, Any] | None, device: torch.device) -> Precision:
+    """The precision the run trains in: resolved on ``device`` when it starts; a resumed run keeps the one it started
+    with for "auto" or that same precision (another one is left to :func:`_prepare_dir` to refuse, as any change)."""
+    if checkpoint is None:
+        return resolve_precision(requested, device)
+    started = checkpoint_precision(checkpoint)
+    return started if requested in ("auto", started.used) else Precision(requested, requested, "requested on resume")
+
+
+def _prepare_dir(out: Path, config: TrainConfig, seed: int, checkpoint: dict[str, Any] | None, precision: Precision) -> None:
+    """Check that ``out`` is new or holds ``checkpoint`` of this run (``config`` in the precision it uses); write
+    ``config.json``.
 
     The checkpoint decides: a ``config.json`` without one (a start that failed before saving) is
     simply replaced. Keys added to the schema since the checkpoint was written take their defaults.
     """
-    record = {"seed": seed, "config": config.to_dict()}
-    checkpoint = load_checkpoint(out) if (out / CHECKPOINT_NAME).exists() else None
+    record = {"seed": seed, "config": config.to_dict(), "precision": precision.as_dict()}
     if checkpoint is not None:
         if checkpoint["seed"] != seed:
             raise RunDirectoryError(f"out {str(out)!r} holds a run with seed {checkpoint['seed']}, not {seed}: use another directory")
-        try:
-            saved = TrainConfig.from_dict(checkpoint["config"], f"{out / CHECKPOINT_NAME}").to_dict()
+        saved = checkpoint["config"]
+        try:  # a run from before [run] precision existed trained in fp32 (a config without the key now means "auto")
+            started = checkpoint_precision(checkpoint).used
+            saved = TrainConfig.from_dict(saved, f"{out / CHECKPOINT_NAME}").replace(run={"precision": started}).to_dict()
         except ConfigError:
-            saved = checkpoint["config"]
+            pass
         diffs = _config_differences(saved, record["config"])
         if diffs:
             raise RunDirectoryError(f"out {str(out)!r} holds a run of another config; differences: " + "; ".join(diffs))
     write_json_atomic(out / "config.json", record)
-    return checkpoint
 
 
 def train(
@@ -177,7 +200,11 @@ def _train_locked(
     """``train`` once the run directory is locked: iterate; evaluate when due; checkpoint when due."""
     device = torch.device(device)
     torch.set_num_threads(config.run.threads)
-    checkpoint = _prepare_dir(out, config, seed)
+    checkpoint = load_checkpoint(out) if (out / CHECKPOINT_NAME).exists() else None
+    precision = _run_precision(config.run.precision, checkpoint, device)
+    config = config.replace(run={"precision": precision.used})
+    _prepare_dir(out, config, seed, checkpoint, precision)
+    log(f"precision {precision.used}{', as the run started' if checkpoint is not None else ''}: {precision.reason}")
     learner = make_learner(config, seed, device)
     rows, wall_before = _restore(learner, checkpoint, out, log)
     clock = _Clock(wall_before, max_minutes)
@@ -203,11 +230,11 @@ def _train_locked(
                 run_log.evaluated(_evaluate(learner, config, stats, window, clock, device))
                 next_eval = (learner.moves_played // every + 1) * every
             if time.monotonic() - last_save >= 60 * config.run.checkpoint_minutes:
-                _save(out, config, seed, learner, run_log.rows, clock)
+                _save(out, config, seed, precision, learner, run_log.rows, clock)
                 last_save = time.monotonic()
         if run_log.rows[-1]["moves"] != learner.moves_played:
             run_log.evaluated(_evaluate(learner, config, stats, window, clock, device))
-        _save(out, config, seed, learner, run_log.rows, clock)
+        _save(out, config, seed, precision, learner, run_log.rows, clock)
     finally:
         run_log.close()
     last = run_log.rows[-1]
@@ -275,10 +302,12 @@ def _evaluate(learner: Learner, config: TrainConfig, stats: dict[str, Any], wind
     }
 
 
-def _save(out: Path, config: TrainConfig, seed: int, learner: Learner, rows: Sequence[dict[str, Any]], clock: _Clock) -> None:
+def _save(out: Path, config: TrainConfig, seed: int, precision: Precision, learner: Learner, rows: Sequence[dict[str, Any]],
+          clock: _Clock) -> None:
     state = learner.state_dict()
     state["counters"]["wall_s"] = clock.wall()
-    save_checkpoint(out / CHECKPOINT_NAME, {"config": config.to_dict(), "seed": seed, "learner": state, "metrics": list(rows)})
+    save_checkpoint(out / CHECKPOINT_NAME, {"config": config.to_dict(), "seed": seed, "precision": precision.as_dict(), "learner": state,
+                                            "metrics": list(rows)})
 
 
 def _tensorboard_writer() -> type:

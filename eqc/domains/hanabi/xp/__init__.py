@@ -19,13 +19,14 @@ Example::
 from eqc.domains.hanabi.xp.actions import ActionMatrices, action_matrices, paper_order, plot_action_matrices
 from eqc.domains.hanabi.xp.conventions import hint_slot_counts, slot_dependence
 from eqc.domains.hanabi.xp.play import XPGames, cross_play_games, play_pairs
-from eqc.domains.hanabi.xp.pools import PoolAgent, PoolError, describe_policy, load_pools, pool_runs
+from eqc.domains.hanabi.xp.pools import DuplicateAgentError, PoolAgent, PoolError, describe_policy, load_pools, pool_runs
 from eqc.domains.hanabi.xp.relabelled import RelabelledAgent, RelabelledSelfPlay, breaks_colour_symmetry, relabelled_self_play
 from eqc.domains.hanabi.xp.report import plot_xp, write_xp, xp_record
 from eqc.domains.hanabi.xp.verify import HLEMismatchError, verify_hle
 
 __all__ = [
     "ActionMatrices",
+    "DuplicateAgentError",
     "HLEMismatchError",
     "PoolAgent",
     "PoolError",

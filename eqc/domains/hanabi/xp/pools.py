@@ -1,5 +1,8 @@
-"""Pools of trained agents: directories ``seed_<n>/`` (each a run holding ``checkpoint.pt`` or a shipped policy
-directory holding ``policy.json``), loaded as policies."""
+"""Pools of trained agents, loaded as policies. A pool directory holds one directory per agent (each a run
+holding ``checkpoint.pt`` or a shipped policy directory holding ``policy.json``), named by what varies
+between its agents: ``seed_<n>/`` (seed pools: one agent per training seed, in order of n) or
+``slots_<pi>/`` (convention pools: one stream seed, one agent per colour-to-slot map ``pi`` written as
+its digits, e.g. ``slots_201`` for ``[bootstrap] slots = [2, 0, 1]``, in lexicographic order)."""
 
 from __future__ import annotations
 
@@ -13,17 +16,31 @@ import torch
 from eqc._checks import check_choice, check_list
 from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, POLICY_JSON, CheckpointError, is_policy_dir
 from eqc.domains.hanabi.agent.policy import TrainedPolicy, load_policy
+from eqc.domains.hanabi.agent.precision import REQUESTED_PRECISIONS
 from eqc.domains.hanabi.agent.spec import HIDDEN_SCHEMES
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group_name
 from eqc.io import recorded_path
 
-__all__ = ["PoolAgent", "PoolError", "describe_policy", "load_pools", "pool_runs"]
+__all__ = ["DuplicateAgentError", "PoolAgent", "PoolError", "describe_policy", "load_pools", "pool_runs"]
 
-_SEED_DIR = re.compile(r"seed_(\d+)")
+_AGENT_DIR = re.compile(r"seed_(\d+)|slots_(\d+)")
+
+
+def _agent_key(match: re.Match[str]) -> tuple[int, str]:
+    """Order of a pool's agent directories: seeds by number, colour-to-slot maps by their digits."""
+    return (int(match.group(1)), "") if match.group(1) is not None else (0, match.group(2))
 
 
 class PoolError(ValueError):
     """A pool that holds no usable agents (no checkpoints, or a file that is not an eqc checkpoint)."""
+
+
+class DuplicateAgentError(PoolError):
+    """An agent listed twice among the pools: ``run``, also listed as ``first``."""
+
+    def __init__(self, run: Path, first: Path) -> None:
+        super().__init__(f"{str(run)!r} is listed twice (also through {str(first)!r}); an agent cannot cross-play itself")
+        self.run, self.first = run, first
 
 
 @dataclass(frozen=True)
@@ -47,7 +64,7 @@ def _is_agent_dir(path: Path) -> bool:
 
 
 def pool_runs(pool: str | Path) -> list[Path]:
-    """The agents of ``pool``: its ``seed_<n>/`` directories in order of n, or ``[pool]`` when it is one agent
+    """The agents of ``pool``: its agent directories (module docstring) in order, or ``[pool]`` when it is one agent
     (a run directory holding ``checkpoint.pt``, a policy directory holding ``policy.json``, a checkpoint or OBL
     file), or the OBL ``*.pthw`` files in it (or in its subdirectories). Raises :class:`PoolError` otherwise."""
     pool = Path(pool)
@@ -55,11 +72,13 @@ def pool_runs(pool: str | Path) -> list[Path]:
         return [pool]
     if not pool.is_dir():
         raise PoolError(f"{str(pool)!r} is neither a pool directory, a run directory nor a checkpoint file")
-    runs = sorted((int(m.group(1)), p) for p in pool.iterdir() if p.is_dir() and (m := _SEED_DIR.fullmatch(p.name)))
+    runs = sorted((_agent_key(m), p) for p in pool.iterdir() if p.is_dir() and (m := _AGENT_DIR.fullmatch(p.name)))
+    if len({p.name.split("_")[0] for _, p in runs}) > 1:
+        raise PoolError(f"{str(pool)!r} mixes seed_<n>/ and slots_<pi>/ agent directories; a pool varies one thing")
     if not runs and (obl := sorted(pool.glob("*.pthw")) or sorted(pool.glob("*/*.pthw"))):
         return obl  # public OBL agents (model0.pthw files), as off-belief-learning lays them out
     if not runs:
-        raise PoolError(f"{str(pool)!r} holds no agent directories seed_<n>/, no {CHECKPOINT_NAME} and no {POLICY_JSON}")
+        raise PoolError(f"{str(pool)!r} holds no agent directories seed_<n>/ or slots_<pi>/, no {CHECKPOINT_NAME} and no {POLICY_JSON}")
     missing = [p.name for _, p in runs if not _is_agent_dir(p)]
     if missing:
         raise PoolError(f"{str(pool)!r}: {', '.join(missing)} hold neither {CHECKPOINT_NAME} nor {POLICY_JSON} (not trained yet?)")
@@ -71,12 +90,13 @@ def load_pools(
     symmetrize: str | Sequence[str | None] | None = None,
     hidden_scheme: str | None = None,
     device: torch.device | str = "cpu",
-    precision: str | None = None,
+    precision: str = "auto",
 ) -> list[PoolAgent]:
     """Every agent of every pool, in order. ``symmetrize``: for all pools or one per pool, a colour group name
     (``COLOUR_GROUP_NAMES``), "none" (the plain network) or None (as trained; see :func:`load_policy`).
-    ``precision``: "fp32" or "bf16" for every agent (None: each agent's training precision). A run listed twice, or agents of different
-    games (deck shape, hand, tokens: ``HanabiRules.game``), are refused."""
+    ``precision``: the requested precision of every agent (see :func:`load_policy`; "auto": each agent's training
+    precision where the device runs it natively, else fp32). A run listed twice (:class:`DuplicateAgentError`), or
+    agents of different games (deck shape, hand, tokens: ``HanabiRules.game``), are refused."""
     pools = check_list(pools, "pools", item="pool directories")
     if not pools:
         raise ValueError("pools must name at least one pool directory")
@@ -88,13 +108,14 @@ def load_pools(
             check_choice(group, "symmetrize", ("none", *COLOUR_GROUP_NAMES))
     if hidden_scheme is not None:
         check_choice(hidden_scheme, "hidden_scheme", HIDDEN_SCHEMES)
+    check_choice(precision, "precision", REQUESTED_PRECISIONS)
     agents: list[PoolAgent] = []
     seen: dict[Path, Path] = {}
     for pool, group in zip(pools, groups, strict=True):
         for run in pool_runs(pool):
             key = (run / CHECKPOINT_NAME if (run / CHECKPOINT_NAME).is_file() else run).resolve()
             if key in seen:
-                raise PoolError(f"{str(run)!r} is listed twice (also through {str(seen[key])!r}); an agent cannot cross-play itself")
+                raise DuplicateAgentError(run, seen[key])
             seen[key] = run
             try:
                 policy = load_policy(run, device=device, symmetrize=group, hidden_scheme=hidden_scheme, precision=precision)

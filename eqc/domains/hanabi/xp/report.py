@@ -13,6 +13,7 @@ import io
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -20,6 +21,9 @@ from eqc._checks import check_list
 from eqc.domains.hanabi.agent.files import versions
 from eqc.domains.hanabi.xp.play import XPGames
 from eqc.io import atomic_write, json_safe, write_json_atomic
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["FORMAT", "plot_xp", "write_xp", "xp_record"]
 
@@ -45,7 +49,7 @@ def _nonzero_means(games: XPGames) -> torch.Tensor:
     return (sums / positive.sum(1)).view(games.num_agents, games.num_agents)  # NaN where every game scored 0
 
 
-def xp_record(games: XPGames, agents: Sequence[Mapping], extra: Mapping | None = None) -> dict[str, object]:
+def xp_record(games: XPGames, agents: Sequence[Mapping], extra: Mapping | None = None) -> dict[str, Any]:
     """The contents of ``xp.json`` (see the module docstring); ``extra`` (e.g. the command) is merged in."""
     agents = _check(games, agents)
     summary = games.summary()
@@ -69,7 +73,7 @@ def xp_record(games: XPGames, agents: Sequence[Mapping], extra: Mapping | None =
     return json_safe({**record, **(dict(extra) if extra else {})})
 
 
-def plot_xp(matrix: torch.Tensor, labels: Sequence[str], *, title: str | None = None) -> object:
+def plot_xp(matrix: torch.Tensor, labels: Sequence[str], *, title: str | None = None) -> Figure:
     """Heatmap of pair means ``[A, A]`` (row: first agent, column: partner; SP on the diagonal); a matplotlib Figure."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure

@@ -7,8 +7,10 @@ from collections.abc import Sequence
 
 from eqc._checks import check_int, check_list
 from eqc.domains.hanabi.agent.policy import TrainedPolicy
+from eqc.domains.hanabi.hle import HanabiEnv
 from eqc.domains.hanabi.play.hle import play_games
 from eqc.domains.hanabi.play.self_play import hle_env_for
+from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.xp.play import XPGames
 
 __all__ = ["HLEMismatchError", "verify_hle"]
@@ -41,7 +43,7 @@ def verify_hle(games: XPGames, policies: Sequence[TrainedPolicy], k: int, names:
     if games.moves.shape[2] < k:
         raise ValueError(f"games recorded the moves of {games.moves.shape[2]} games per pair; play with record_moves >= {k}")
     decks = [tuple(d) for d in games.decks[:k].tolist()]
-    envs = {}
+    envs: dict[HanabiRules, HanabiEnv] = {}
     for p, (i, j) in enumerate(games.pairs):
         env = envs.setdefault(variants[i], hle_env_for(policies[i]))
         hle = play_games(copy.copy(policies[i]), copy.copy(policies[j]), decks, env=env)

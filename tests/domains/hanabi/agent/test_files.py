@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[4]
 
 
 def reseal(folder: Path, record: dict) -> None:
-    """Write ``record`` as ``folder``'s policy.json, sealed to its weights as ``save_policy`` would: the
+    """Write ``record`` as ``folder``'s policy.json, sealed to its weights as ``export_policy`` would: the
     edits a test makes then reach the checks behind the seal."""
     (folder / POLICY_JSON).write_text(json.dumps(seal_record(record, (folder / POLICY_WEIGHTS).read_bytes())))
 
@@ -59,6 +59,20 @@ def test_exported_policy_plays_the_same_games_as_its_checkpoint(run_dir: Path, t
     b = greedy_games(from_file.agent, from_file.rules, CPU, decks=decks)
     assert torch.equal(a.moves, b.moves) and torch.equal(a.scores, b.scores)
     assert load_policy(shipped / POLICY_WEIGHTS).trained_moves == from_file.trained_moves  # either file names the directory
+
+
+def test_a_policy_records_what_the_run_that_trained_its_network_recorded(run_dir: Path, tmp_path: Path) -> None:
+    """A policy is written only from its run's checkpoint (no public call pairs a network with another config: a
+    v0_belief network sealed as canonical reads the same 658 floats and plays 0); a record contradicting itself is refused."""
+    assert not hasattr(files, "save_policy") and "save_policy" not in files.__all__
+    shipped = export_policy(run_dir, tmp_path / "p")
+    record, data = json.loads((shipped / POLICY_JSON).read_text()), load_checkpoint(run_dir)
+    assert record["config"] == json.loads(json.dumps(data["config"])) and record["config"]["game"]["knowledge"] == "v0_belief"
+    assert record["precision"] == data["precision"] and record["precision"]["used"] == record["config"]["run"]["precision"] == "fp32"
+    reseal(shipped, {**record, "precision": {**record["precision"], "used": "bf16"}})
+    with pytest.raises(CheckpointError, match=r"its precision record says the network was trained in 'bf16', its config's "
+                                              r"\[run\] precision says 'fp32'; export the policy again"):
+        read_policy(shipped)
 
 
 def _migration_script():

@@ -12,7 +12,7 @@ from eqc.domains.hanabi import load_policy
 from eqc.domains.hanabi.play.hle import common_decks, play_games
 from eqc.domains.hanabi.play.self_play import greedy_games
 from eqc.domains.hanabi.training.run import train
-from eqc.groups import dihedral
+from eqc.groups import cyclic, dihedral
 
 CPU = torch.device("cpu")
 
@@ -72,6 +72,17 @@ def test_symmetrize_at_test_time_and_bad_arguments(tmp_path: Path, tiny_config) 
         policy(torch.zeros(658), legal)
     legal[3] = True
     assert policy(torch.zeros(658), legal) == 3
+
+
+def test_a_group_object_is_compared_by_its_elements_not_its_name(tmp_path: Path, tiny_config) -> None:
+    """Before, ``dihedral(5)`` was refused for an agent trained over D10: its name is "dihedral(5)", not "D10"."""
+    out = _train(tmp_path, tiny_config(rule={"symmetrize": "D10"}))
+    assert load_policy(out, symmetrize=dihedral(5)).agent.group == dihedral(5)
+    assert load_policy(out, symmetrize="D10").agent.group == dihedral(5)
+    with pytest.raises(ValueError, match=r"symmetrize='cyclic\(5\)': .* was trained symmetrized over D10 and stays so"):
+        load_policy(out, symmetrize=cyclic(5))
+    with pytest.raises(ValueError, match="trained symmetrized over D10"):
+        load_policy(out, symmetrize=dihedral(4))  # another number of colours
 
 
 def test_eval_on_hanabibatch_and_in_hle_report_the_same_games(tmp_path: Path, tiny_config) -> None:

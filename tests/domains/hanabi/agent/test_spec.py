@@ -20,10 +20,20 @@ def test_a_training_config_gives_the_spec_of_its_agent() -> None:
 
 
 def test_the_spec_ignores_what_only_training_reads() -> None:
-    data = TrainConfig().to_dict()
+    config = TrainConfig().replace(run={"precision": "fp32"})
+    data = config.to_dict()
     data["optim"]["lr"] = -1.0  # training's to refuse, not the agent's
     data["future_section"] = {"anything": 1}
-    assert AgentSpec.from_config(data) == TrainConfig().agent
+    assert AgentSpec.from_config(data) == config.agent
+
+
+def test_an_auto_precision_is_resolved_before_a_spec_is_made() -> None:
+    """A spec is what an agent runs in; "auto" is a request, resolved on the training device (``make_learner``, ``train``)."""
+    assert TrainConfig().run.precision == "auto"
+    with pytest.raises(ConfigError, match=r"\[run\] precision is 'auto', which is resolved on the device that trains"):
+        _ = TrainConfig().agent
+    with pytest.raises(ConfigError, match=r"\[run\] precision must be one of \('fp32', 'bf16'\), got 'auto'"):
+        AgentSpec.from_config(TrainConfig().to_dict())
 
 
 @pytest.mark.parametrize(("change", "message"), [

@@ -26,3 +26,28 @@ def test_a_share_of_self_play_breaks_it_only_in_a_smaller_game() -> None:
     assert not breaks_colour_symmetry(1.1, 8.0, 9) and breaks_colour_symmetry(2.0, 20.0, 25)
     text = _breaking_verdict({"sp": _pool(1.3, self_play=8.0, max_score=9)})
     assert text.startswith("Pools with an agent that breaks") and "`sp`" in text
+
+
+def _test(paired: bool, p: float, adjusted: float | None, agents: int = 3) -> dict:
+    import numpy as np
+
+    from eqc.evaluation import compare_pools
+
+    rng = np.random.default_rng(0)
+    xp = rng.normal(10, 1, (2 * agents, 2 * agents))
+    xp[:agents, :agents] += 1
+    result = compare_pools(xp, range(agents), range(agents, 2 * agents), paired=paired).as_dict()
+    return {**result, "p_value": p, "role": "exploratory" if adjusted is None else "primary", "adjusted_p": adjusted}
+
+
+def test_the_tests_say_their_role_sizes_interval_and_verdict_on_the_adjusted_p() -> None:
+    from eqc.domains.hanabi.reproduce.render import _test_table
+
+    tests = {"X sym > X": _test(True, 0.03, 0.06), "X > Y": _test(False, 0.03, None), "Z > Y": _test(False, 0.03, 0.03, agents=2)}
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in _test_table(tests, lambda d: f"{d:+.2f}")[2:]}
+    paired, unpaired, small = rows["X sym > X"], rows["X > Y"], rows["Z > Y"]
+    assert "| primary | paired | 3 x 2 forms |" in paired and "| 0.0600 |" in paired and "exact, 8 swaps" in paired
+    assert paired.endswith("| 0.1250 | cannot tell |")  # raw p 0.03, Holm-adjusted 0.06: not below 0.05
+    assert "| exploratory | unpaired | 3 vs 3 |" in unpaired and "| - |" in unpaired and unpaired.endswith("| holds |")
+    assert "exact, 20 splits" in unpaired and "[" in unpaired.split(" | ")[4]
+    assert "| 2 vs 2 |" in small and " n/a | n/a |" in small  # 2 agents per pool: no jackknife interval or SE

@@ -17,21 +17,28 @@ def test_table1_then_table2_reuse_pools(tmp_path: Path) -> None:
     record = reproduce("table1", "smoke", tmp_path, use_ray=False, log=messages.append)
     assert set(record["cells"]) == set(PAPER["table1"])
     assert set(record["tests"]) == {"D10-equivariant > OP", "C5-equivariant > OP", "D10-equivariant > C5-equivariant"}
-    for test in record["tests"].values():  # different pools, 1 unordered pair each: 2 arrangements, exact
-        assert not test["paired"] and test["units"] == [1, 1] and test["exact"] and test["min_p"] == 0.5
+    for test in record["tests"].values():  # different pools, 2 agents each: C(4, 2) = 6 splits of the agents, exact
+        assert not test["paired"] and test["agents"] == [2, 2] and test["exact"] and test["min_p"] == pytest.approx(1 / 6)
+    roles = {name: (t["role"], t["adjusted_p"] is not None) for name, t in record["tests"].items()}
+    assert roles == {"D10-equivariant > OP": ("primary", True), "C5-equivariant > OP": ("primary", True),
+                     "D10-equivariant > C5-equivariant": ("exploratory", False)}
+    union = record["test_matrices"]["C5-equivariant vs OP"]
+    assert [row[:2] for row in union["matrix"][:2]] == record["cells"]["C5-equivariant"]["matrix"] and len(union["matrix"]) == 4
+    assert (tmp_path / "xp" / "between" / "gop_c5_c5_average--op.json").is_file()  # the pairs between the two cells
     assert set(record["bomb_out_tests"]) == {"D10-equivariant < OP", "C5-equivariant < OP", "D10-equivariant < C5-equivariant"}
     test, cells = record["bomb_out_tests"]["C5-equivariant < OP"], record["cells"]
-    pair_rate = {label: (cells[label]["bomb_out_matrix"][0][1] + cells[label]["bomb_out_matrix"][1][0]) / 2 for label in cells}
-    assert test["alternative"] == "less" and test["difference"] == pytest.approx(pair_rate["C5-equivariant"] - pair_rate["OP"])
+    pool_rate = {label: (cells[label]["bomb_out_matrix"][0][1] + cells[label]["bomb_out_matrix"][1][0]) / 2 for label in cells}
+    assert test["alternative"] == "less" and test["difference"] == pytest.approx(pool_rate["C5-equivariant"] - pool_rate["OP"])
+    assert test["role"] == "exploratory" and test["adjusted_p"] is None
     for cell in record["cells"].values():
-        assert cell["agents"] == 2 and 0 <= cell["xp_mean"] <= 25 and cell["unordered_pairs"] == 1 and cell["ordered_pairs"] == 2
+        assert cell["agents"] == 2 and 0 <= cell["xp_mean"] <= 25 and cell["ordered_pairs"] == 2 and cell["xp_sem"] != cell["xp_sem"]
     assert set(record["relabelled"]) == {"op", "gop_c5", "gop_d10"} and len(record["relabelled"]["op"]["agents"]) == 2
     saved = json.loads((tmp_path / "table1.json").read_text())
     assert saved["games_per_pair"] == 64 and saved["paper"]["OP"]["xp_mean"] == 15.32
     text = (tmp_path / "table1.md").read_text()
     assert "| D10-equivariant |" in text and "16.08 ± 0.42" in text
     assert "smallest attainable p" in text and "relabelled-partner loss" in text
-    assert "| D10-equivariant < OP | unpaired | 1 vs 1 |" in text  # the bomb-out tests
+    assert "| D10-equivariant < OP | exploratory | unpaired | 2 vs 2 |" in text  # the bomb-out tests
     assert (tmp_path / "xp" / "table1" / "op" / "xp.json").exists()
 
     messages.clear()
@@ -40,8 +47,9 @@ def test_table1_then_table2_reuse_pools(tmp_path: Path) -> None:
     assert record["paper_only_pools_skipped"] == ["iql"]
     assert {"SAD", "SAD D10-symmetrized", "OP C5-symmetrized"} <= set(record["cells"])
     assert record["cells"]["SAD D10-symmetrized"]["symmetrize"] == "D10"
-    assert record["tests"]["SAD D10-symmetrized > SAD"]["paired"]  # the same agents, plain and symmetrized
-    assert not record["tests"]["OP > SAD"]["paired"]  # Other-Play against self-play: two pools, pair means permuted
+    paired = record["tests"]["SAD D10-symmetrized > SAD"]  # the same agents, plain and symmetrized: 2^2 swaps of forms
+    assert paired["paired"] and paired["arrangements"] == 4 and paired["role"] == "primary"
+    assert not record["tests"]["OP > SAD"]["paired"]  # Other-Play against self-play: two pools, their agents split
     assert record["bomb_out_tests"]["SAD D10-symmetrized < SAD"]["paired"]
 
 
@@ -58,7 +66,8 @@ def test_reuse_takes_only_results_of_the_same_agents(tmp_path: Path) -> None:
     again = reproduce("table1", "cpu", tmp_path / "cpu", agents=agents, reuse=True, log=messages.append)
     assert all(cell.pop("reused") for cell in again["cells"].values())
     assert json_safe(again["cells"]) == json_safe(first["cells"])  # NaN is saved as null
-    assert again["tests"] == first["tests"] and sum("reused" in m for m in messages) == 3 + 6  # 3 cells, 6 agents
+    assert json_safe(again["tests"]) == json_safe(first["tests"])  # 2 agents per pool: NaN jackknife SE
+    assert sum("reused" in m for m in messages) == 3 + 3 + 6  # 3 cells, the pairs between the cells of 3 tests, 6 agents
     assert "taken from an earlier run of this eqc on the same agent files (`--reuse`): OP, C5-equivariant" in (
         tmp_path / "cpu" / "table1.md").read_text()
     (agents / "op" / "seed_1").rename(tmp_path / "moved")  # another agent in the pool: its cell is played again
@@ -67,7 +76,12 @@ def test_reuse_takes_only_results_of_the_same_agents(tmp_path: Path) -> None:
     changed = reproduce("table1", "cpu", tmp_path / "cpu", agents=agents, reuse=True, log=messages.append)
     assert "reused" not in changed["cells"]["OP"] and changed["cells"]["C5-equivariant"]["reused"]
     assert sum("relabelled self-play reused" in m for m in messages) == 5  # all but the new agent
-    assert changed["cells"]["OP"]["matrix"] != first["cells"]["OP"]["matrix"]
+    assert any(m.startswith(f"{agents / 'op' / 'seed_1'}: self-play") for m in messages)  # the new agent played again
+    from eqc.domains.hanabi.reproduce.reuse import agent_digests
+
+    op = json.loads((tmp_path / "cpu" / "xp" / "table1" / "op" / "cell.json").read_text())
+    assert op["key"]["agents"] == agent_digests([agents / "op" / "seed_0", agents / "op" / "seed_1"]) != agent_digests(
+        [agents / "op" / "seed_0", tmp_path / "moved"])  # the OP cell was played again with the new agent's files
 
 
 def test_table3_compares_hidden_schemes_of_recurrent_agents(tmp_path: Path) -> None:
@@ -179,7 +193,7 @@ def test_reuse_derives_every_number_from_a_cached_matrix_of_the_right_shape(tmp_
         " cannot be reused (its 'matrix' has shape [3, 3], the cell has 2 agents); playing the cell again") in messages
     assert any("cannot be reused (it lacks 'matrix')" in m for m in messages)
     assert any(f"{relabelled} cannot be reused ('loss' is missing or not a finite number)" in m for m in messages)
-    assert json_safe(again["cells"]) == json_safe(first["cells"]) and again["tests"] == first["tests"]
+    assert json_safe(again["cells"]) == json_safe(first["cells"]) and json_safe(again["tests"]) == json_safe(first["tests"])
     assert again["relabelled"] == json.loads(json.dumps(json_safe(first["relabelled"])))
     (cells / "op" / "cell.json").unlink()
     (cells / "op" / "cell.json").mkdir()
@@ -226,7 +240,8 @@ def test_pools_are_the_configs_their_shipped_agents_were_trained_by(scale_name: 
         if where.is_dir():
             for run in pool_runs(where):
                 policy = load_policy(run)
-                assert TrainConfig.from_dict(policy.trained_with).to_dict() == pool_config(pool, scale).to_dict(), run
+                seed = int(run.name.removeprefix("seed_"))  # the induced seeds differ in their slots
+                assert TrainConfig.from_dict(policy.trained_with).to_dict() == pool_config(pool, scale, seed).to_dict(), run
                 checked += 1
     assert checked >= 25
 
@@ -247,6 +262,34 @@ def test_induced_scale_reads_its_own_agents_and_groups(tmp_path: Path, monkeypat
     assert all(a["max_score"] == 9 for r in record["relabelled"].values() for a in r["agents"])
     text = (tmp_path / "table2.md").read_text()
     assert "INDUCED colour conventions" in text and "| SP S3-symmetrized | sp | 8 |" in text
+
+
+def test_colour_scale_reads_pools_of_colour_to_slot_maps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Scale colour: pools of slots_<pi>/ agents; cells whose pools are missing are left out; --retrain is refused (its
+    agents are not a seed pool); the conventions report reads the same pools and the tables' cells."""
+    import dataclasses
+    import shutil
+
+    from eqc.domains.hanabi.reproduce import SCALES
+    from eqc.domains.hanabi.reproduce.conventions import reproduce_conventions
+
+    agents = tmp_path / "agents"
+    for seed, pi in ((0, "201"), (1, "120"), (4, "102")):  # shipped induced agents stand in, named by their pi
+        shutil.copytree(f"results/induced/agents/sp/seed_{seed}", agents / "sp" / f"slots_{pi}")
+    monkeypatch.setitem(SCALES, "colour", dataclasses.replace(SCALES["colour"], games=8, relabel_elements=1, relabel_games=8))
+    record = reproduce("table2", "colour", tmp_path / "out", agents=agents, log=lambda _: None)
+    assert set(record["cells"]) == {"SP", "SP C3-symmetrized", "SP S3-symmetrized"} and record["paper"] == {}
+    assert record["tests"]["SP S3-symmetrized > SP"]["role"] == "primary"
+    assert [a["agent"].split("/")[-1] for a in record["relabelled"]["sp"]["agents"]] == ["slots_102", "slots_120", "slots_201"]
+    with pytest.raises(ValueError, match="not their seed"):
+        reproduce("table2", "colour", tmp_path / "retrained", retrain=True)
+    with pytest.raises(SystemExit) as info:
+        main(["hanabi", "reproduce", "table1", "--scale", "colour", "--retrain", "--out", str(tmp_path / "r")])
+    assert info.value.code == 2 and "--retrain: the colour testbed's agents differ" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+    report = reproduce_conventions("colour", tmp_path / "out", agents=agents, games=8, log=lambda _: None)
+    assert set(report["gap_share"]["cells"]) == set(record["cells"]) and (tmp_path / "out" / "conventions.md").is_file()
 
 
 def test_table3_is_refused_at_scale_induced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,4 @@
-"""Induced colour conventions: the shaping reward of ``[bootstrap] convention = "colour_to_slot"``."""
+"""Induced colour conventions: the shaping reward of ``[bootstrap] convention`` and its ``slots``."""
 
 from __future__ import annotations
 
@@ -7,19 +7,18 @@ import torch
 
 from eqc.domains.hanabi.agent.spec import ConfigError
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.training.bootstrap import NO_HINT, colour_to_slot, convention_bonus
+from eqc.domains.hanabi.training.bootstrap import NO_HINT, colour_slot_maps, convention_bonus, touched_hint
 from eqc.domains.hanabi.training.run import make_learner
 
 RULES = HanabiRules(num_players=2)  # hand 5: discard 0-4, play 5-9, reveal colour 10-14, rank 15-19
 
 
-def test_each_seed_draws_an_injective_map_and_seeds_differ() -> None:
-    maps = [colour_to_slot(RULES, seed) for seed in range(20)]
-    assert all(sorted(m.tolist()) == list(range(5)) for m in maps)
-    assert torch.equal(colour_to_slot(RULES, 3), colour_to_slot(RULES, 3))
-    assert len({tuple(m.tolist()) for m in maps}) > 10
-    with pytest.raises(ValueError, match=r"at most hand_size \(2\) colours, got 5"):
-        colour_to_slot(HanabiRules(num_players=2, hand_size=2), 0)
+def test_colour_slot_maps_are_every_injective_map_once() -> None:
+    maps = colour_slot_maps(3, 3)
+    assert maps == [(0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)]
+    assert len(colour_slot_maps(2, 3)) == 6 and len(set(colour_slot_maps(5, 5))) == 120
+    with pytest.raises(ValueError, match=r"1 <= colours <= hand_size, got 5 colours, hand 2"):
+        colour_slot_maps(5, 2)
 
 
 def test_bonus_by_hand() -> None:
@@ -37,10 +36,31 @@ def test_bonus_by_hand() -> None:
     assert after.tolist() == [0, 4, NO_HINT, NO_HINT, NO_HINT, 2]  # colour hints remember their colour only
 
 
-def test_learner_pays_the_bonus_during_the_bootstrap_only(tiny_config) -> None:
-    config = tiny_config(bootstrap={"convention": "colour_to_slot", "bonus": 100.0, "moves": 1024})
+def test_a_touched_hint_pays_only_when_it_touched_the_asked_slot() -> None:
+    mini = HanabiRules.preset("mini", num_players=2)  # 3 colours x 3 ranks (card id 3c + r), hand 3: reveal colour 6-8
+    pi = torch.tensor([2, 0, 1])  # colour 0 -> slot 2, colour 1 -> slot 0, colour 2 -> slot 1
+    empty = mini.num_colours * mini.num_ranks
+    hands = torch.tensor([
+        [[0, 0, 0], [4, 5, 1]],  # player 1's slot 2 holds colour 0 (card 1): a colour-0 hint to it touches slot 2
+        [[0, 0, 0], [4, 5, 4]],  # slot 2 holds colour 1: the colour-0 hint does not touch it
+        [[3, 8, 0], [0, 0, 0]],  # player 1 hints player 0 colour 2: slot 1 holds card 8 (colour 2)
+        [[0, empty, 0], [0, 0, 0]],  # an empty slot is touched by nothing
+        [[0, 0, 0], [1, 1, 1]],  # a rank hint
+    ])
+    current = torch.tensor([0, 0, 1, 1, 0])
+    move = torch.tensor([6, 6, 8, 7, 9])
+    assert touched_hint(mini, pi, hands, current, move).tolist() == [True, False, True, False, False]
+    reward, ended = torch.zeros(5), torch.zeros(5, dtype=torch.bool)
+    pays = touched_hint(mini, pi, hands, current, move)
+    _, after = convention_bonus(mini, pi, torch.full((5,), NO_HINT), move, reward, ended, 1.0, pays)
+    assert after.tolist() == [0, NO_HINT, 2, NO_HINT, NO_HINT]  # only touching hints can pay the next move
+
+
+@pytest.mark.parametrize("convention", ["colour_to_slot", "colour_to_touched_slot"])
+def test_learner_pays_the_bonus_during_the_bootstrap_only(tiny_config, convention: str) -> None:
+    config = tiny_config(bootstrap={"convention": convention, "slots": [4, 3, 2, 1, 0], "bonus": 100.0, "moves": 1024})
     learner = make_learner(config, 0, torch.device("cpu"))
-    assert torch.equal(learner.games.slot_of_colour, colour_to_slot(learner.games.env.rules, 0))
+    assert learner.games.slot_of_colour.tolist() == [4, 3, 2, 1, 0]
     paid = []
     for _ in range(8):  # 8 x 64 games x 8 moves: the bootstrap ends after the second rollout
         learner.iteration()
@@ -49,9 +69,17 @@ def test_learner_pays_the_bonus_during_the_bootstrap_only(tiny_config) -> None:
 
 
 def test_bootstrap_keys_are_validated(tiny_config) -> None:
-    with pytest.raises(ConfigError, match=r"\[bootstrap\] convention must be one of \('none', 'colour_to_slot'\)"):
+    conventions = r"\('none', 'colour_to_slot', 'colour_to_touched_slot'\)"
+    with pytest.raises(ConfigError, match=r"\[bootstrap\] convention must be one of " + conventions):
         tiny_config(bootstrap={"convention": "red_means_play"})
     with pytest.raises(ConfigError, match=r"\[bootstrap\] convention 'colour_to_slot' needs 2 players"):
-        tiny_config(bootstrap={"convention": "colour_to_slot"}, game={"num_players": 3})
+        tiny_config(bootstrap={"convention": "colour_to_slot", "slots": [0, 1, 2, 3, 4]}, game={"num_players": 3})
+    for slots in ([], [0, 1, 2, 3], [0, 0, 1, 2, 3], [0, 1, 2, 3, 5]):
+        with pytest.raises(ConfigError, match=r"\[bootstrap\] slots must hold one distinct hand slot in 0\.\.4 per colour"):
+            tiny_config(bootstrap={"convention": "colour_to_slot", "slots": slots})
+    with pytest.raises(ConfigError, match=r"\[bootstrap\] slots must be empty without a convention"):
+        tiny_config(bootstrap={"slots": [0, 1, 2, 3, 4]})
+    with pytest.raises(ConfigError, match=r"key 'slots' must be an array of integers, got str"):
+        tiny_config(bootstrap={"convention": "colour_to_slot", "slots": "01234"})
     with pytest.raises(ConfigError, match=r"\[bootstrap\] moves must be >= 0"):
         tiny_config(bootstrap={"moves": -1})

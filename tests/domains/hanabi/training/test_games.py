@@ -66,7 +66,8 @@ def test_player_views_give_the_waiting_players_only_the_no_op(tiny_config) -> No
 
 
 def test_episodes_are_counted_once_and_unshaped_rewards_are_the_games(tiny_config) -> None:
-    games = TrainingGames(tiny_config().game.rules(), RuleConfig(), BootstrapConfig(convention="colour_to_slot", bonus=5.0),
+    bootstrap = BootstrapConfig(convention="colour_to_slot", slots=(0, 1, 2, 3, 4), bonus=5.0)
+    games = TrainingGames(tiny_config().game.rules(), RuleConfig(), bootstrap,
                           num_envs=32, seed=0, device=CPU)
     obs_buffer, legal_buffer = games.env.observations(), games.env.legal_move_mask()
     rewards = {True: [], False: []}

@@ -19,16 +19,24 @@ from eqc.domains.hanabi.training.pool import seed_dir, train_pool
 
 def test_local_pool_trains_each_seed_once(tmp_path: Path, tiny_config) -> None:
     config = tiny_config(run={"total_moves": 2048, "eval_every_moves": 2048, "eval_games": 16})
-    record = train_pool(config, [0, 1], tmp_path, use_ray=False, log=lambda _: None)
+    record = train_pool({s: config for s in (0, 1)}, tmp_path, use_ray=False, log=lambda _: None)
     assert {s["state"] for s in record["status"].values()} == {"finished"}
+    assert record["seeds"] == [0, 1] and record["configs"]["1"] == config.to_dict()
     stamps = {s: (seed_dir(tmp_path, s) / "checkpoint.pt").stat().st_mtime_ns for s in (0, 1)}
     weights = [load_checkpoint(seed_dir(tmp_path, s))["learner"]["modules"]["network"]["head.weight"] for s in (0, 1)]
     assert not bool((weights[0] == weights[1]).all())  # different seeds, different agents
     messages: list[str] = []
-    train_pool(config, [0, 1, 2], tmp_path, use_ray=False, log=messages.append)
+    train_pool({s: config for s in (0, 1, 2)}, tmp_path, use_ray=False, log=messages.append)
     assert messages[0] == "2 of 3 seeds already finished; training 1"
     assert {s: (seed_dir(tmp_path, s) / "checkpoint.pt").stat().st_mtime_ns for s in (0, 1)} == stamps
     assert (tmp_path / "pool.json").exists()
+
+
+def test_pool_refuses_configs_that_are_not_a_config_per_seed(tmp_path: Path, tiny_config) -> None:
+    with pytest.raises(TypeError, match="configs must map each seed"):
+        train_pool(tiny_config(), tmp_path, use_ray=False)
+    with pytest.raises(TypeError, match=r"configs must map seeds \(ints >= 0\) to TrainConfig"):
+        train_pool({-1: tiny_config()}, tmp_path, use_ray=False)
 
 
 def test_ray_pool_survives_a_killed_worker(tmp_path: Path, tiny_config) -> None:
@@ -37,7 +45,7 @@ def test_ray_pool_survives_a_killed_worker(tmp_path: Path, tiny_config) -> None:
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         result: dict = {}
-        worker = threading.Thread(target=lambda: result.update(train_pool(config, [0, 1], tmp_path, log=lambda _: None)))
+        worker = threading.Thread(target=lambda: result.update(train_pool({s: config for s in (0, 1)}, tmp_path, log=lambda _: None)))
         worker.start()
         run = seed_dir(tmp_path, 0)
         deadline = time.monotonic() + 300  # Ray's start-up is slow on a loaded 2-core machine
@@ -133,7 +141,7 @@ def test_cuda_seeds_share_gpus_and_train_on_the_task_gpu(tmp_path: Path, tiny_co
     devices: list[str] = []
     monkeypatch.setattr(pool, "_train_seed", lambda config, seed, run, device, minutes: devices.append(device) or {
         "moves": 0, "eval_score": 0.0})
-    train_pool(tiny_config(), [0, 1, 2, 3], tmp_path, device="cuda:1", use_ray=True, gpus_per_seed=0.25, log=lambda _: None)
+    train_pool({s: tiny_config() for s in (0, 1, 2, 3)}, tmp_path, device="cuda:1", use_ray=True, gpus_per_seed=0.25, log=lambda _: None)
     assert [(o["num_gpus"], o["retry_exceptions"]) for o in fake.options] == [(0.25, False)]
     assert fake.submitted == 4 and devices == ["cuda:0"] * 4
 
@@ -141,13 +149,13 @@ def test_cuda_seeds_share_gpus_and_train_on_the_task_gpu(tmp_path: Path, tiny_co
 def test_cuda_seeds_on_a_cluster_without_gpus_are_refused(tmp_path: Path, tiny_config, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", FakeRay(0, monkeypatch))
     with pytest.raises(ValueError, match="the Ray cluster has no GPU"):
-        train_pool(tiny_config(), [0], tmp_path, device="cuda", use_ray=True, log=lambda _: None)
+        train_pool({s: tiny_config() for s in (0,)}, tmp_path, device="cuda", use_ray=True, log=lambda _: None)
 
 
 @pytest.mark.parametrize("share", [0.0, 1.5, -0.25])
 def test_gpus_per_seed_is_a_share_of_one_gpu(tmp_path: Path, tiny_config, share: float) -> None:
     with pytest.raises(ValueError, match="gpus_per_seed"):
-        train_pool(tiny_config(), [0], tmp_path, use_ray=False, gpus_per_seed=share, log=lambda _: None)
+        train_pool({s: tiny_config() for s in (0,)}, tmp_path, use_ray=False, gpus_per_seed=share, log=lambda _: None)
 
 
 def test_a_head_without_a_gpu_sends_cuda_seeds_to_a_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -176,7 +176,7 @@ def no_work(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
 def test_pool_refuses_a_stale_address_before_ray_init(ray_tmp: Path, dead_address: str, no_work: list[dict]) -> None:
     file = record_address(ray_tmp, dead_address)
     with pytest.raises(ValueError, match=re.escape(f"stale address in {file}")):
-        train_pool(TrainConfig(), [0], ray_tmp / "pool", ray_address="auto", log=lambda _: None)
+        train_pool({s: TrainConfig() for s in (0,)}, ray_tmp / "pool", ray_address="auto", log=lambda _: None)
     assert no_work == []
 
 
@@ -186,5 +186,5 @@ def test_pool_without_an_address_starts_a_local_instance_despite_a_stale_file(
     """ray.init(address=None) would join the recorded (dead) cluster; "local" always starts a new instance."""
     record_address(ray_tmp, dead_address)
     with pytest.raises(RuntimeError, match=r"ray\.init reached"):
-        train_pool(TrainConfig(), [0], ray_tmp / "pool", use_ray=True, log=lambda _: None)
+        train_pool({s: TrainConfig() for s in (0,)}, ray_tmp / "pool", use_ray=True, log=lambda _: None)
     assert [call["address"] for call in no_work] == ["local"]

@@ -1,5 +1,9 @@
 """Precision as a run option: bf16 autocast of the trunk, float32 Q-values, losses and optimizer state, in
-every learner, in evaluation and in loaded policies; the share of greedy moves another precision changes."""
+every learner, in evaluation and in loaded policies; "auto" resolved once when a run starts, recorded, kept on
+resume; the share of greedy moves another precision changes.
+
+Nothing here assumes bf16 is fast or bit-equal to fp32: where the processor matters, the CPU probe is
+simulated (``eqc.domains.hanabi.agent.precision.cpu_features``), so the tests hold on every processor."""
 
 from __future__ import annotations
 
@@ -11,9 +15,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from eqc.domains.hanabi.agent.files import load_checkpoint
+from eqc.cli import main
+from eqc.domains.hanabi.agent import precision as hardware
+from eqc.domains.hanabi.agent.files import export_policy, load_checkpoint
 from eqc.domains.hanabi.agent.network import Agent, QNetwork
 from eqc.domains.hanabi.agent.policy import load_policy
+from eqc.domains.hanabi.agent.precision import Bf16EmulatedWarning
 from eqc.domains.hanabi.agent.spec import ConfigError
 from eqc.domains.hanabi.play.self_play import precision_difference
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
@@ -21,6 +28,18 @@ from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.run import RunDirectoryError, make_learner, train
 
 CPU = torch.device("cpu")
+AVX2 = frozenset({"avx", "avx2", "fma"})
+NATIVE_BF16 = frozenset({"avx2", "avx512f", "avx512_bf16"})
+QUIET = {"progress": False, "log": lambda _: None}
+
+
+@pytest.fixture
+def cpu(monkeypatch: pytest.MonkeyPatch):
+    """``cpu(features)``: the CPU probe answers ``features`` from now on (simulates another processor)."""
+    def simulate(features: frozenset[str]) -> None:
+        monkeypatch.setattr(hardware, "cpu_features", lambda: features)
+
+    return simulate
 
 
 def _network(config: TrainConfig, seed: int = 0) -> QNetwork:
@@ -63,7 +82,9 @@ def test_in_precision_shares_the_network_and_refuses_unknown_names(tiny_config) 
 
 
 def test_symmetrized_bf16_agent_stays_equivariant(tiny_config) -> None:
-    """The symmetrizer averages float32 outputs of bf16 copies: equivariant up to float32 summation order."""
+    """The symmetrizer averages float32 outputs of bf16 copies: equivariant up to rounding. Up to bf16's (not float32's):
+    a native bf16 matrix product may round a row differently by where it sits in the batch, and a relabelled input
+    reorders the copies."""
     config = tiny_config()
     sym = colour_symmetry(colour_group("D10"), config.game.rules())
     agent = Agent(_network(config), sym.observation_rep, sym.action_rep, precision="bf16")
@@ -72,11 +93,12 @@ def test_symmetrized_bf16_agent_stays_equivariant(tiny_config) -> None:
     for g in range(sym.observation_rep.group.order):
         moved, _ = agent.step(sym.observation_rep.act(obs, g), None)
         expected = torch.cat([sym.action_rep.act(q[:, :-1], g), q[:, -1:]], dim=-1)
-        torch.testing.assert_close(moved, expected, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(moved, expected, atol=1e-2, rtol=1e-2)
 
 
 def test_precision_key_is_validated() -> None:
-    with pytest.raises(ConfigError, match=r"\[run\] precision must be one of \('fp32', 'bf16'\), got 'float16'"):
+    assert TrainConfig().run.precision == "auto"
+    with pytest.raises(ConfigError, match=r"\[run\] precision must be one of \('auto', 'fp32', 'bf16'\), got 'float16'"):
         TrainConfig().replace(run={"precision": "float16"})
 
 
@@ -107,28 +129,114 @@ def test_every_learner_learns_in_bf16_with_float32_state(tiny_config, kind: str)
     assert any(not torch.equal(before[k], v) for k, v in learner.network.state_dict().items())
 
 
-def test_a_bf16_run_trains_resumes_records_and_evaluates(tmp_path: Path, tiny_config) -> None:
+def test_a_bf16_run_trains_resumes_records_and_evaluates(tmp_path: Path, tiny_config, cpu) -> None:
+    cpu(NATIVE_BF16)
     config = tiny_config(run={"precision": "bf16"})
-    train(config, tmp_path, seed=0, progress=False, log=lambda _: None)
-    summary = train(config.replace(run={"total_moves": 8192}), tmp_path, seed=0, progress=False, log=lambda _: None)
+    train(config, tmp_path, seed=0, **QUIET)
+    summary = train(config.replace(run={"total_moves": 8192}), tmp_path, seed=0, **QUIET)
     assert summary.resumed and summary.moves == 8192
     assert load_checkpoint(tmp_path)["config"]["run"]["precision"] == "bf16"
     with pytest.raises(RunDirectoryError, match=r"\[run\] precision: 'bf16' in the run, 'fp32' now"):
         train(tiny_config(run={"total_moves": 8192}), tmp_path, seed=0, progress=False)
-    assert load_policy(tmp_path).agent.precision == "bf16"  # evaluated as trained by default
+    assert load_policy(tmp_path).agent.precision == "bf16"  # evaluated as trained by default, where bf16 is native
     assert load_policy(tmp_path, precision="fp32").agent.precision == "fp32"
+    cpu(AVX2)
+    assert load_policy(tmp_path).agent.precision == "fp32"  # "auto" never runs emulated bf16
     with pytest.raises(ValueError, match="precision must be one of"):
         load_policy(tmp_path, precision="bfloat16")
 
 
+def test_a_run_records_the_precision_requested_used_and_why(tmp_path: Path, tiny_config, cpu) -> None:
+    """In its first log line, config.json, the checkpoint (config and record) and the exported policy."""
+    cpu(AVX2)
+    lines: list[str] = []
+    train(tiny_config(run={"precision": "auto"}), tmp_path / "run", seed=0, progress=False, log=lines.append)
+    expected = {"requested": "auto", "used": "fp32", "reason": "auto: fp32, this CPU has no native bf16 (AVX2)"}
+    assert lines[0] == "precision fp32: auto: fp32, this CPU has no native bf16 (AVX2)"
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())
+    checkpoint = load_checkpoint(tmp_path / "run")
+    assert saved["precision"] == checkpoint["precision"] == expected
+    assert saved["config"]["run"]["precision"] == checkpoint["config"]["run"]["precision"] == "fp32"
+    policy = export_policy(tmp_path / "run", tmp_path / "policy")
+    record = json.loads((policy / "policy.json").read_text())
+    assert record["precision"] == expected and record["config"]["run"]["precision"] == "fp32"
+    assert load_policy(policy).spec.precision == "fp32"  # a loaded agent's spec is concrete
+
+
+def test_a_resumed_run_keeps_the_precision_it_started_with(tmp_path: Path, tiny_config, cpu, monkeypatch) -> None:
+    """Resumed on a machine whose probe would answer otherwise, "auto" is not resolved again."""
+    cpu(AVX2)
+    config = tiny_config(run={"precision": "auto"})
+    train(config, tmp_path, seed=0, **QUIET)
+    started = load_checkpoint(tmp_path)["precision"]
+
+    def no_probe() -> frozenset[str]:
+        raise AssertionError("a resumed run does not resolve its precision again")
+
+    monkeypatch.setattr(hardware, "cpu_features", no_probe)  # and a bf16 machine would say bf16
+    lines: list[str] = []
+    summary = train(config.replace(run={"total_moves": 8192}), tmp_path, seed=0, progress=False, log=lines.append)
+    assert summary.resumed and summary.moves == 8192
+    assert lines[0] == "precision fp32, as the run started: auto: fp32, this CPU has no native bf16 (AVX2)"
+    checkpoint = load_checkpoint(tmp_path)
+    assert checkpoint["precision"] == started and checkpoint["config"]["run"]["precision"] == "fp32"
+    assert train(config.replace(run={"total_moves": 8192, "precision": "fp32"}), tmp_path, seed=0, **QUIET).resumed  # the same
+    with pytest.raises(RunDirectoryError, match=r"holds a run of another config; differences: \[run\] precision: 'fp32' in the run, "
+                                                r"'bf16' now"):
+        train(config.replace(run={"precision": "bf16"}), tmp_path, seed=0, **QUIET)
+
+
+def test_explicit_bf16_on_emulating_hardware_trains_with_one_warning(tmp_path: Path, tiny_config, cpu) -> None:
+    cpu(AVX2)
+    with pytest.warns(Bf16EmulatedWarning) as caught:
+        train(tiny_config(run={"precision": "bf16", "total_moves": 1024, "eval_every_moves": 1024}), tmp_path, seed=0, **QUIET)
+    assert [str(w.message) for w in caught if issubclass(w.category, Bf16EmulatedWarning)] == [
+        "precision 'bf16' on cpu: this CPU has no native bf16 (AVX2), so bf16 is emulated and runs slower than fp32 "
+        "('auto' or 'fp32' runs fp32 here)"]
+    assert load_checkpoint(tmp_path)["precision"]["used"] == "bf16"
+
+
+def test_make_learner_resolves_auto_on_its_device(tiny_config, cpu) -> None:
+    cpu(NATIVE_BF16)
+    assert make_learner(tiny_config(run={"precision": "auto"}), 0, CPU).agent.precision == "bf16"
+    cpu(AVX2)
+    assert make_learner(tiny_config(run={"precision": "auto"}), 0, CPU).agent.precision == "fp32"
+
+
+def test_the_cli_takes_auto_and_refuses_other_names(tmp_path: Path, cpu, capsys: pytest.CaptureFixture[str]) -> None:
+    cpu(AVX2)
+    config = ["--config", "vdn_cpu", *(f"--set={key}" for key in ("run.num_envs=32", "run.total_moves=1024", "run.eval_every_moves=1024",
+                                                                  "run.eval_games=16", "network.hidden_size=32", "network.mlp_layers=1"))]
+    out = tmp_path / "run"
+    assert main(["hanabi", "train", *config, "--out", str(out), "--precision", "auto", "--no-progress"]) == 0
+    assert "precision fp32: auto: fp32, this CPU has no native bf16 (AVX2)" in capsys.readouterr().out
+    assert load_checkpoint(out)["precision"]["requested"] == "auto"
+    assert main(["hanabi", "eval", "--checkpoint", str(out), "--games", "4", "--precision", "auto"]) == 0
+    assert "run in fp32" in capsys.readouterr().out
+    emulated = tmp_path / "emulated"
+    assert main(["hanabi", "train", *config, "--out", str(emulated), "--precision", "bf16", "--no-progress"]) == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert warned == ["eqc: warning: precision 'bf16' on cpu: this CPU has no native bf16 (AVX2), so bf16 is emulated and runs "
+                      "slower than fp32 ('auto' or 'fp32' runs fp32 here)"]  # one line, not Python's file, line and source
+    for command in (["train", *config, "--out", str(tmp_path / "x")], ["eval", "--checkpoint", str(out)],
+                    ["xp", "--pool", str(out), "--games", "2", "--out", str(tmp_path / "x")], ["relabelled", "--pool", str(out)],
+                    ["reproduce", "table1", "--scale", "smoke", "--out", str(tmp_path / "x")]):
+        with pytest.raises(SystemExit) as info:
+            main(["hanabi", *command, "--precision", "fp16"])
+        err = capsys.readouterr().err
+        refusal = err.partition("argument --precision: invalid choice: 'fp16' (choose from ")[2]
+        assert info.value.code == 2 and all(name in refusal for name in ("auto", "fp32", "bf16")), err
+    assert not (tmp_path / "x").exists()
+
+
 def test_precision_difference_counts_changed_greedy_moves(tmp_path: Path, tiny_config) -> None:
-    train(tiny_config(run={"total_moves": 8192}), tmp_path, seed=0, progress=False, log=lambda _: None)
+    train(tiny_config(run={"total_moves": 8192}), tmp_path, seed=0, **QUIET)
     policy = load_policy(tmp_path)
     same = precision_difference(policy.agent, "fp32", policy.rules, 50, 1, CPU)
     assert same.decisions > 100 and same.differing == 0 and same.share == 0.0
     other = precision_difference(policy.agent, "bf16", policy.rules, 50, 1, CPU)
     assert other.decisions == same.decisions  # played by the same fp32 agent on the same decks
-    assert 0 <= other.differing < other.decisions
+    assert 0 <= other.differing <= other.decisions  # how many depends on the processor's bf16 arithmetic
     assert "greedy moves" in str(other) and other.as_dict()["share"] == other.share
 
 

@@ -178,7 +178,8 @@ def test_a_diverging_loss_stops_the_run_with_a_message(tmp_path: Path, tiny_conf
 def test_without_a_terminal_progress_is_a_line_per_evaluation(tmp_path: Path, tiny_config) -> None:
     messages: list[str] = []
     train(tiny_config(), tmp_path, seed=0, progress=True, log=messages.append)  # pytest's stderr is not a terminal
-    assert [m.split()[1] for m in messages] == ["moves"] * 3 and "greedy score" in messages[-1]
+    assert messages[0].startswith("precision fp32: ")  # the precision the run trains in, and why
+    assert [m.split()[1] for m in messages[1:]] == ["moves"] * 3 and "greedy score" in messages[-1]
 
 
 def test_a_refused_run_leaves_no_trace(tmp_path: Path, tiny_config, monkeypatch) -> None:

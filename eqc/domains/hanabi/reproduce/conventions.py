@@ -1,0 +1,196 @@
+"""What explains cross-play in pools with induced colour conventions (``eqc hanabi reproduce conventions``).
+
+Reported beside the tables of the ``induced`` and ``colour`` scales, from the same shipped agents:
+
+- **hint maps**: per agent, the slot its partner plays right after each colour hint and each rank hint in
+  greedy self-play (:func:`~eqc.domains.hanabi.xp.conventions.hint_slot_counts`), the slot each hint
+  asks for most often, and the share of colour-hint plays that hit the taught slot ``pi(c)``
+  (``[bootstrap] slots``). A colour convention shows as different slots for different colours; a
+  hint-to-slot *code* no colour permutation maps shows as one slot for every colour hint.
+- **best-aligned cross-play** of each self-play pool (:mod:`eqc.domains.hanabi.xp.alignment`): plain
+  and aligned XP, and the alignable gap; every table cell's share of that gap is
+  ``(XP - plain) / (aligned - plain)`` with the reference pool's plain and aligned XP.
+- **the ceiling of test-time symmetrization**: per self-play agent, self-play, the mean score with
+  colour-relabelled copies of itself (a pool of those copies cross-plays at that), and the self-play of
+  the agent symmetrized over every colour permutation (the copies all symmetrize to this one agent, so
+  the symmetrized pool cross-plays at its self-play).
+- **shared-factor cross-play**: plain cross-play between two pools, split by whether the two agents share
+  a factor (the seed at scale ``induced``: the same stream and pi; at scale ``colour``: the same pi on
+  different streams, or different rules on the same stream and pi).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from eqc.domains.hanabi.agent.policy import TrainedPolicy, load_policy
+from eqc.domains.hanabi.xp.alignment import alignable_share, aligned_cross_play
+from eqc.domains.hanabi.xp.conventions import hint_slot_counts
+from eqc.domains.hanabi.xp.play import play_pairs
+from eqc.domains.hanabi.xp.relabelled import relabelled_self_play
+
+__all__ = ["ALIGNED_POOLS", "SHARED_FACTORS", "convention_report", "render_conventions", "reproduce_conventions"]
+
+#: Self-play pools whose best-aligned cross-play is measured, by scale; the first is the reference of the gap shares.
+ALIGNED_POOLS = {"induced": ("sp",), "colour": ("sp", "touched", "sp_stream1")}
+
+#: Pool pairs whose plain cross-play is split by a shared factor, by scale: (pool a, pool b, the factor).
+SHARED_FACTORS = {
+    "induced": (("sp", "op", "seed"), ("op", "gop_c3", "seed")),
+    "colour": (("sp", "sp_stream1", "pi"), ("sp", "op", "pi"), ("sp", "touched", "pi")),
+}
+
+
+def _agent_key(path: Path) -> str:
+    """What an agent directory shares with agents of another pool: its seed (``seed_<n>``) or its pi (``slots_<pi>``)."""
+    return path.name.split("_", 1)[1]
+
+
+def _hint_maps(policy: TrainedPolicy, games: int) -> dict[str, Any]:
+    scores, _, moves, _ = play_pairs([policy, policy], [(0, 0)], games, record_moves=games)
+    colour, colour_hints = hint_slot_counts(moves[0], policy.rules)
+    rank, rank_hints = hint_slot_counts(moves[0], policy.rules, hint="rank")
+    slots = policy.trained_with.get("bootstrap", {}).get("slots", [])
+    plays = int(colour.sum())
+    taught = int(colour[torch.arange(len(slots)), torch.tensor(slots)].sum()) if slots else 0
+    return {"pi": list(slots), "self_play": float(scores.double().mean()),
+            "colour_hint_slot_counts": colour.tolist(), "rank_hint_slot_counts": rank.tolist(),
+            "colour_hint_slot": [int(r.argmax()) if r.sum() else -1 for r in colour],
+            "rank_hint_slot": [int(r.argmax()) if r.sum() else -1 for r in rank],
+            "taught_slot_share": taught / plays if slots and plays else math.nan,
+            "colour_hints": colour_hints, "rank_hints": rank_hints}
+
+
+def _ceiling(policy: TrainedPolicy, path: Path, device: str, precision: str, games: int) -> dict[str, float]:
+    colours = policy.rules.num_colours
+    relabelled = relabelled_self_play(policy, elements=math.factorial(colours) - 1, games=games)
+    symmetrized = load_policy(path, device=device, symmetrize=f"S{colours}", precision=precision)
+    scores, _, _, _ = play_pairs([symmetrized, symmetrized], [(0, 0)], games)
+    return {"self_play": relabelled.self_play, "relabelled_copies": sum(relabelled.relabelled) / len(relabelled.relabelled),
+            "symmetrized_self_play": float(scores.double().mean())}
+
+
+def _shared_factor(a: list[Path], b: list[Path], factor: str, device: str, precision: str, games: int) -> dict[str, Any]:
+    policies = [load_policy(p, device=device, precision=precision) for p in (*a, *b)]
+    across = [(i, j) for i in range(len(a)) for j in range(len(b))]
+    pairs = [(i, len(a) + j) for i, j in across] + [(len(a) + j, i) for i, j in across]  # both seatings
+    scores, _, _, _ = play_pairs(policies, pairs, games)
+    means = scores.double().mean(1)
+    shared = torch.tensor([_agent_key(a[i]) == _agent_key(b[j]) for i, j in across] * 2)
+    return {"factor": factor, "games_per_pair": games, "shared_xp": float(means[shared].mean()) if bool(shared.any()) else math.nan,
+            "shared_pairs": int(shared.sum()), "other_xp": float(means[~shared].mean()) if bool((~shared).any()) else math.nan,
+            "other_pairs": int((~shared).sum())}
+
+
+def convention_report(scale: str, runs: dict[str, list[Path]], *, device: str = "cpu", precision: str = "auto", games: int = 400,
+                      cell_xp: dict[str, float] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """The report of the module docstring for the pools ``runs`` (pool name -> agent directories) of ``scale``
+    ("induced" or "colour"), ``games`` greedy games per measurement (alignment: per ordered pair and element, half
+    held out). ``cell_xp``: table cells' XP by label, whose shares of the alignable gap are reported."""
+    if scale not in ALIGNED_POOLS:
+        raise ValueError(f"scale must be one of {sorted(ALIGNED_POOLS)} (the scales with induced conventions), got {scale!r}")
+    report: dict[str, Any] = {"scale": scale, "games": games, "agents": {}, "alignment": {}, "ceiling": {}, "shared_factor": {}}
+    for pool, paths in runs.items():
+        log(f"hint maps: {pool} ({len(paths)} agents)")
+        report["agents"][pool] = {p.name: _hint_maps(load_policy(p, device=device, precision=precision), games) for p in paths}
+    for pool in ALIGNED_POOLS[scale]:
+        paths = runs.get(pool, [])
+        if len(paths) < 2:
+            continue
+        log(f"best-aligned cross-play and the symmetrization ceiling: {pool}")
+        policies = [load_policy(p, device=device, precision=precision) for p in paths]
+        report["alignment"][pool] = aligned_cross_play(policies, games=games).as_dict()
+        report["ceiling"][pool] = {p.name: _ceiling(q, p, device, precision, games) for p, q in zip(paths, policies, strict=True)}
+    for a, b, factor in SHARED_FACTORS[scale]:
+        if len(runs.get(a, [])) and len(runs.get(b, [])):
+            log(f"cross-play {a} x {b} by shared {factor}")
+            report["shared_factor"][f"{a} x {b}"] = _shared_factor(runs[a], runs[b], factor, device, precision, games)
+    reference = ALIGNED_POOLS[scale][0]
+    if cell_xp and reference in report["alignment"]:
+        plain, aligned = (report["alignment"][reference][k] for k in ("plain_xp", "aligned_xp"))
+        report["gap_share"] = {"reference": reference, "plain_xp": plain, "aligned_xp": aligned,
+                               "cells": {label: alignable_share(xp, plain, aligned) for label, xp in cell_xp.items()}}
+    return report
+
+
+def render_conventions(report: dict[str, Any]) -> str:
+    """The report as Markdown."""
+    lines = [f"# What explains cross-play: conventions at scale `{report['scale']}`", "",
+             f"{report['games']} greedy games per measurement (alignment: per ordered pair and colour permutation, "
+             "the element chosen on half of the decks and scored on the other half).", ""]
+    if report.get("gap_share"):
+        g = report["gap_share"]
+        lines += ["## Share of the colour-alignable gap", "",
+                  f"Reference: pool `{g['reference']}`, plain XP {g['plain_xp']:.2f}, best-aligned XP {g['aligned_xp']:.2f} "
+                  "(held-out decks). Share = (cell XP - plain) / (aligned - plain); 1 closes all that a colour relabelling "
+                  "can close, above 1 more than it.", "", "| cell | share |", "|---|---|"]
+        lines += [f"| {label} | {share:.2f} |" for label, share in g["cells"].items()]
+        lines.append("")
+    if report["alignment"]:
+        lines += ["## Best-aligned cross-play of self-play pools", "",
+                  "| pool | agents | plain XP | best-aligned XP |", "|---|---|---|---|"]
+        for pool, a in report["alignment"].items():
+            lines.append(f"| {pool} | {len(a['plain'])} | {a['plain_xp']:.2f} | {a['aligned_xp']:.2f} |")
+        lines.append("")
+    if report["ceiling"]:
+        lines += ["## The ceiling of test-time symmetrization", "",
+                  "A pool of an agent's colour-relabelled copies cross-plays at the mean with relabelled copies; symmetrized over "
+                  "every colour permutation the copies are one agent, which cross-plays at its self-play.", "",
+                  "| pool | agent | self-play | with relabelled copies | symmetrized self-play |", "|---|---|---|---|---|"]
+        for pool, agents in report["ceiling"].items():
+            lines += [f"| {pool} | {name} | {c['self_play']:.2f} | {c['relabelled_copies']:.2f} | {c['symmetrized_self_play']:.2f} |"
+                      for name, c in agents.items()]
+        lines.append("")
+    if report["shared_factor"]:
+        lines += ["## Cross-play between pools by shared factor", "",
+                  "| pools | factor | XP, shared (pairs) | XP, not shared (pairs) |", "|---|---|---|---|"]
+        for name, s in report["shared_factor"].items():
+            shared, other = f"{s['shared_xp']:.2f} ({s['shared_pairs']})", f"{s['other_xp']:.2f} ({s['other_pairs']})"
+            lines.append(f"| {name} | {s['factor']} | {shared} | {other} |")
+        lines.append("")
+    lines += ["## Hint maps", "", "The slot played most often right after each colour hint and each rank hint in greedy self-play "
+              "(-1: never answered by a play), and the share of colour-hint plays of the taught slot pi(c).", "",
+              "| pool | agent | pi | colour hint -> slot | rank hint -> slot | taught-slot share | self-play |",
+              "|---|---|---|---|---|---|---|"]
+    for pool, agents in report["agents"].items():
+        lines += [f"| {pool} | {name} | {a['pi']} | {a['colour_hint_slot']} | {a['rank_hint_slot']} | {a['taught_slot_share']:.2f} | "
+                  f"{a['self_play']:.2f} |" for name, a in agents.items()]
+    return "\n".join(lines) + "\n"
+
+
+def reproduce_conventions(scale: str, out: str | Path, *, agents: str | Path | None = None, device: str = "cpu",
+                          precision: str = "auto", games: int = 400, command: list[str] | None = None,
+                          log: Callable[[str], None] = print) -> dict[str, Any]:
+    """The report for every pool of ``scale``'s shipped agents (or ``agents``: a directory of pools), written to
+    ``out/conventions.json`` and ``.md``; the cells of ``out/table1.json`` and ``out/table2.json``, where they exist
+    (``eqc hanabi reproduce table1|table2`` into the same ``out``), get their share of the alignable gap."""
+    from eqc.domains.hanabi.reproduce.run import shipped_agents
+    from eqc.domains.hanabi.reproduce.specs import SCALES
+    from eqc.domains.hanabi.xp import pool_runs
+    from eqc.io import json_safe, write_json_atomic, write_text_atomic
+
+    if scale not in ALIGNED_POOLS:
+        raise ValueError(f"scale must be one of {sorted(ALIGNED_POOLS)} (the scales with induced conventions), got {scale!r}")
+    where = Path(agents) if agents is not None else shipped_agents(SCALES[scale])
+    if where is None or not where.is_dir():
+        raise ValueError(f"no pools at {str(where)!r}: pass agents=DIR (--agents), a directory of <pool>/ agent directories")
+    runs = {p.name: pool_runs(p) for p in sorted(where.iterdir()) if p.is_dir()}
+    out = Path(out)
+    cell_xp = {}
+    for table in ("table1", "table2"):
+        if (out / f"{table}.json").is_file():
+            cells = json.loads((out / f"{table}.json").read_text())["cells"]
+            cell_xp.update({label: cell["xp_mean"] for label, cell in cells.items()})
+    report = convention_report(scale, runs, device=device, precision=precision, games=games, cell_xp=cell_xp, log=log)
+    report["command"] = None if command is None else " ".join(command)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out / "conventions.json", json_safe(report))
+    write_text_atomic(out / "conventions.md", render_conventions(report))
+    return report
+

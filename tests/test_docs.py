@@ -1,0 +1,169 @@
+"""The documentation site says what the code does.
+
+- Every ```python and ```bash block of a page under ``docs/`` runs, in page order, as one script, in a
+  scratch directory where ``results/`` and ``configs/`` are the repository's: the Python blocks share one
+  namespace; a bash block of ``eqc`` command lines runs each through :func:`eqc.cli.main` in this process
+  (the code of the ``eqc`` executable, without starting an interpreter per line), any other bash block
+  runs with ``bash -euo pipefail``. A ```shell block is shown, not run (a long run); its ``eqc`` lines
+  are still parsed by ``eqc``'s own parser, as are those of the README.
+- The API reference documents every name in the ``__all__`` of each subpackage it covers.
+
+The site itself is built by ``make docs`` (``mkdocs build --strict``), not here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
+RUN = ("python", "bash")
+#: What each page's code needs beyond eqc's core (skipped without it).
+REQUIRES = {
+    "tutorials/declare-a-symmetry.md": ["hanabi_learning_environment", "pettingzoo", "mpe2", "pyspiel"],
+    "tutorials/train-hanabi.md": ["hanabi_learning_environment"],
+    "tutorials/reproduce-a-table.md": ["hanabi_learning_environment"],
+}
+
+
+def code_blocks(path: Path) -> list[tuple[str, str]]:
+    """The fenced blocks of a Markdown file as (language, code), in order."""
+    return FENCE.findall(path.read_text())
+
+
+def section_code(path: Path, heading: str, lang: str = "python") -> str:
+    """The first ``lang`` block after ``heading`` in ``path``."""
+    section = path.read_text().split(heading, 1)[1]
+    return next(code for language, code in FENCE.findall(section) if language == lang)
+
+
+PAGES = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md") if any(lang in RUN for lang, _ in code_blocks(p)))
+
+
+def test_the_tutorials_have_code_that_runs() -> None:
+    assert {f"tutorials/{name}.md" for name in ("declare-a-symmetry", "symmetrize-a-network", "train-hanabi",
+                                                "reproduce-a-table")} <= set(PAGES)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_runs(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for module in REQUIRES.get(page, []):
+        pytest.importorskip(module)
+    for name in ("results", "configs"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    monkeypatch.chdir(tmp_path)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    namespace: dict[str, object] = {"__name__": "__main__"}
+    for k, (lang, code) in enumerate(code_blocks(DOCS / page)):
+        if lang == "python":
+            exec(compile(code, f"docs/{page}, block {k}", "exec"), namespace)
+        elif lang == "bash" and all(line.startswith("eqc ") for line in _lines(code)):
+            for line in _lines(code):
+                assert _run_eqc(line) == 0, f"docs/{page}, block {k}: {line} failed"
+        elif lang == "bash":
+            done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], env=env, capture_output=True, text=True)
+            assert done.returncode == 0, f"docs/{page}, block {k}:\n{code}\n{done.stdout}\n{done.stderr}"
+
+
+def _lines(code: str) -> list[str]:
+    """The command lines of a shell block, continuations joined, comments and blank lines dropped."""
+    return [line.split(" #")[0].strip() for line in code.replace("\\\n", " ").splitlines() if line.strip() and not line.startswith("#")]
+
+
+def _run_eqc(line: str) -> int:
+    import torch
+
+    from eqc.cli import main
+
+    threads = torch.get_num_threads()
+    try:
+        return main(shlex.split(line)[1:])
+    finally:
+        torch.set_num_threads(threads)  # eqc sets its --threads in the process it runs in
+
+
+def _command_lines(text: str) -> list[str]:
+    lines = []
+    for lang, code in FENCE.findall(text):
+        if lang in ("bash", "shell"):
+            lines += [line for line in _lines(code) if line.startswith("eqc ")]
+    return lines
+
+
+COMMANDS = [(p.relative_to(ROOT).as_posix(), line) for p in [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+            for line in _command_lines(p.read_text())]
+
+
+def test_the_docs_show_commands() -> None:
+    assert len(COMMANDS) >= 30
+
+
+@pytest.mark.parametrize(("where", "line"), COMMANDS)
+def test_every_eqc_command_shown_is_valid(where: str, line: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ``eqc`` line of the README and the site is a valid command line (parsed, not run)."""
+    torch = pytest.importorskip("torch")
+    from eqc.cli import build_parser
+
+    monkeypatch.chdir(ROOT)
+    if not torch.cuda.is_available():
+        line = line.replace("--device cuda", "--device cpu")  # the flag is refused up front without CUDA
+    build_parser().parse_args(shlex.split(line)[1:])
+
+
+#: The subpackages whose ``__all__`` the API reference covers.
+REFERENCE = ("eqc.groups", "eqc.dec_pomdp", "eqc.symmetrize", "eqc.verification", "eqc.evaluation", "eqc.pettingzoo",
+             "eqc.domains.lever", "eqc.domains.hanabi", "eqc.domains.hanabi.hle", "eqc.domains.hanabi.batched",
+             "eqc.domains.hanabi.xp", "eqc.domains.hanabi.reproduce")
+DIRECTIVES = {d for page in sorted((DOCS / "reference").glob("*.md")) for d in re.findall(r"^::: ([\w.]+)", page.read_text(), re.M)}
+
+
+def _renders(directive: str, name: str, home: str) -> bool:
+    """Whether ``::: directive`` renders ``name`` defined in module ``home``: the object itself, its module, or a
+    package above it whose ``__all__`` (a literal list, which mkdocstrings reads) names it."""
+    if directive in (f"{home}.{name}", home):
+        return True
+    if not home.startswith(f"{directive}."):
+        return False
+    package = importlib.import_module(directive)
+    return "__all__ = [" in Path(package.__file__).read_text() and name in package.__all__
+
+
+@pytest.mark.parametrize("package", REFERENCE)
+def test_the_reference_documents_every_public_name(package: str) -> None:
+    """Each name of ``package.__all__`` is rendered by some page of ``docs/reference/``."""
+    if package == "eqc.pettingzoo":
+        pytest.importorskip("pettingzoo")
+    module = importlib.import_module(package)
+    missing = []
+    for name in module.__all__:
+        obj = getattr(module, name)
+        home = obj.__module__ if isinstance(obj, type) or callable(obj) else package
+        if not any(_renders(d, name, home) for d in DIRECTIVES):
+            missing.append(name)
+    assert not missing, f"docs/reference/ renders no {missing} of {package}"
+
+
+def test_the_agent_play_and_training_pages_render_every_module() -> None:
+    """Subpackages without an ``__all__`` of their own: every module has a directive."""
+    for package, page in (("agent", "hanabi_agent"), ("play", "hanabi_play"), ("training", "hanabi_training")):
+        directives = set(re.findall(r"^::: ([\w.]+)", (DOCS / "reference" / f"{page}.md").read_text(), re.M))
+        modules = {f"eqc.domains.hanabi.{package}.{p.stem}" for p in (ROOT / "eqc/domains/hanabi" / package).glob("*.py")
+                   if p.stem != "__init__"}
+        assert modules <= directives, f"docs/reference/{page}.md lacks {sorted(modules - directives)}"
+
+
+def test_the_citation_names_this_version_and_the_paper() -> None:
+    import eqc
+
+    cff = (ROOT / "CITATION.cff").read_text()
+    assert f'version: "{eqc.__version__}"' in cff
+    assert 'name: "eqc developers"' in cff and 'title: "Equivariant Networks for Zero-Shot Coordination"' in cff

@@ -326,7 +326,7 @@ def test_actions_of_an_agent_trained_symmetrized_show_the_agent_as_trained(tmp_p
     record = json.loads((tmp_path / "actions" / "actions.json").read_text())
     assert list(record["matrices"]) == ["D10"] and record["trained"] == "D10"
     policy = load_policy(run)
-    decks = torch.tensor(common_decks(12, 1, rules=policy.rules), dtype=torch.long)
+    decks = torch.tensor(common_decks(12, policy.rules, 1), dtype=torch.long)
     as_trained = greedy_games(policy.agent, policy.rules, policy.device, decks=decks)
     assert record["scores"]["D10"] == float(as_trained.scores.double().mean())
     with pytest.raises(ValueError, match="trained symmetrized over D10 and stays so; symmetrizing over C5 would replace its group"):

@@ -235,7 +235,7 @@ def test_action_matrices(tmp_path: Path, mixed: list) -> None:
     result = action_matrices(mixed[0], 60, deck_seed=2)
     assert result.labels[:6] == ("C1", "C2", "C3", "C4", "C5", "R1") and result.labels[10] == "P1" and result.labels[-1] == "D5"
     assert list(result.matrices) == ["none", "C5", "D10"]
-    alone = greedy_games(mixed[0].agent, mixed[0].rules, CPU, decks=torch.tensor(common_decks(60, 2)))
+    alone = greedy_games(mixed[0].agent, mixed[0].rules, CPU, decks=torch.tensor(common_decks(60, mixed[0].rules, 2)))
     moves = alone.moves
     counts = torch.zeros(20, 20, dtype=torch.long)
     for t in range(1, moves.shape[0]):

@@ -156,22 +156,25 @@ def _same_group(symmetrize: str | PermutationGroup, spec: AgentSpec) -> bool:
     return symmetrize == spec.symmetrize
 
 
+#: The suffix of public OBL model files (off-belief-learning's ``model0.pthw``).
+OBL_SUFFIX = ".pthw"
+
+
 def _load_network(path: str | Path, device: torch.device) -> tuple[QNetwork, AgentSpec, int, dict]:
-    """By content: a policy directory, an eqc checkpoint (network, spec, moves trained, training config), else an OBL
-    ``.pthw`` file (0 moves, no training config)."""
+    """By what ``path`` is, decided before reading it: a policy directory (or its ``policy.json`` /
+    ``policy.safetensors``), an OBL model file (suffix ``.pthw``: 0 moves, no training config), else an eqc
+    checkpoint or run directory (network, spec, moves trained, training config)."""
     if is_policy_dir(path) or Path(path).name in (POLICY_JSON, POLICY_WEIGHTS):
         network, spec, record = read_policy(path, device)
         return network, spec, int(record["moves"]), _with_precision(record["config"], spec)
+    if Path(path).suffix == OBL_SUFFIX:
+        network = load_obl_network(path, device, dtype=torch.float32)
+        return network, obl_spec(network), 0, {}
     try:
         data = load_checkpoint(path, map_location=device)
-    except CheckpointError as not_eqc:
-        if not Path(path).is_file():
-            raise CheckpointError(f"{not_eqc}; nor is it a policy directory (holding {POLICY_JSON})") from None
-        try:
-            network = load_obl_network(path, device, dtype=torch.float32)
-        except CheckpointError as not_obl:
-            raise CheckpointError(f"{not_eqc}; nor is it an OBL model file: {not_obl}") from None
-        return network, obl_spec(network), 0, {}
+    except CheckpointError as exc:
+        raise CheckpointError(f"{exc} (an agent is a policy directory holding {POLICY_JSON}, a run directory or checkpoint "
+                              f"file of eqc, or an OBL model file *{OBL_SUFFIX})") from None
     network, spec, counters = checkpoint_network(data, str(path))
     return network.to(device), spec, counters["moves"], _with_precision(data["config"], spec)
 

@@ -53,19 +53,13 @@ class HanabiGames(GameResults):
     a_seat: tuple[int, ...] = field(default=())
 
 
-def common_decks(
-    num_games: int, deck_seed: int | torch.Generator = 1, num_colours: int = 5, num_ranks: int = 5, *, rules: HanabiRules | None = None
-) -> list[tuple[int, ...]]:
-    """``num_games`` uniformly shuffled decks from a generator seeded with ``deck_seed`` (or ``deck_seed`` itself, a ``torch.Generator``),
-    for the deck of ``rules`` (or of ``num_colours`` x ``num_ranks``)."""
+def common_decks(num_games: int, rules: HanabiRules, deck_seed: int = 1) -> list[tuple[int, ...]]:
+    """``num_games`` uniformly shuffled decks of ``rules``' deck (its colours and ranks) from a generator seeded
+    with ``deck_seed``."""
     check_int(num_games, "num_games", low=1)
-    if rules is not None:
-        num_colours, num_ranks = _rules(rules).num_colours, rules.num_ranks
-    if isinstance(deck_seed, torch.Generator):
-        generator = deck_seed
-    else:
-        generator = torch.Generator().manual_seed(check_int(deck_seed, "deck_seed", low=0))
-    return [random_deck(generator, num_colours, num_ranks) for _ in range(num_games)]
+    rules = _rules(rules)
+    generator = torch.Generator().manual_seed(check_int(deck_seed, "deck_seed", low=0))
+    return [random_deck(generator, rules.num_colours, rules.num_ranks) for _ in range(num_games)]
 
 
 def _rules(rules: object) -> HanabiRules:

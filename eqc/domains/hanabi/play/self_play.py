@@ -61,10 +61,10 @@ def greedy_games(
     decks: torch.Tensor | None = None,
 ) -> GreedyGames:
     """Greedy self-play on ``decks`` (long ``[n, rules.deck_size]``) or on the ``games`` decks
-    ``common_decks(games, deck_seed, rules=rules)``: the decks HLE evaluation and cross-play deal for that
+    ``common_decks(games, rules, deck_seed)``: the decks HLE evaluation and cross-play deal for that
     deck seed (:func:`~eqc.domains.hanabi.play.batched.play_seats` with the agent in every seat)."""
     if decks is None:
-        decks = torch.tensor(common_decks(check_int(games, "games", low=1), deck_seed, rules=rules))
+        decks = torch.tensor(common_decks(check_int(games, "games", low=1), rules, deck_seed))
     n = decks.shape[0]
     seats = torch.zeros(n, rules.num_players, dtype=torch.long, device=device)
     scores, bombed, moves = play_seats([agent], [rules], seats, decks.to(device), device, keep=n)
@@ -72,7 +72,7 @@ def greedy_games(
 
 
 def evaluate_agent(agent: Agent, rules: HanabiRules, games: int, deck_seed: int, device: torch.device) -> EvalResult:
-    """Greedy self-play of ``agent`` on ``common_decks(games, deck_seed)``: mean ± SEM, bomb-out and perfect rates
+    """Greedy self-play of ``agent`` on ``common_decks(games, rules, deck_seed)``: mean ± SEM, bomb-out and perfect rates
     (the same games as ``eqc hanabi eval --hle`` plays in HLE for that deck seed)."""
     played = greedy_games(agent, rules, device, games=games, deck_seed=deck_seed)
     return summarize(played.scores, played.bombed_out, rules.max_score)
@@ -137,9 +137,9 @@ def precision_difference(
     agent: Agent, other: str, rules: HanabiRules, games: int, deck_seed: int, device: torch.device
 ) -> PrecisionDifference:
     """How many greedy moves of ``agent`` (in its own precision) the same agent in precision ``other`` would
-    change, over greedy self-play on ``common_decks(games, deck_seed)`` played by ``agent``."""
+    change, over greedy self-play on ``common_decks(games, rules, deck_seed)`` played by ``agent``."""
     comparing = _Comparing(agent, agent.in_precision(other), device)
-    decks = torch.tensor(common_decks(games, deck_seed))
+    decks = torch.tensor(common_decks(games, rules, deck_seed))
     seats = torch.zeros(games, rules.num_players, dtype=torch.long, device=device)
     play_seats([comparing], [rules], seats, decks.to(device), device)
     return PrecisionDifference(agent.precision, other, games, int(comparing.decisions), int(comparing.differing))
@@ -155,7 +155,7 @@ def hle_env_for(policy: TrainedPolicy) -> HanabiEnv:
 
 def evaluate_in_hle(policy: TrainedPolicy, games: int, deck_seed: int) -> EvalResult:
     """``games`` games of ``policy`` with a copy of itself in HLE, decks from ``deck_seed``."""
-    decks = common_decks(games, deck_seed, rules=policy.rules)
+    decks = common_decks(games, policy.rules, deck_seed)
     partner = copy.copy(policy)  # its own recurrent state
     results = play_games(policy, partner, decks, env=hle_env_for(policy))
     if results.bombed_out is None:  # play_games flags every game it plays

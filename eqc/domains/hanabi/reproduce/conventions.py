@@ -6,7 +6,9 @@ Reported beside the tables of the ``induced`` and ``colour`` scales, from the sa
   greedy self-play (:func:`~eqc.domains.hanabi.xp.conventions.hint_slot_counts`), the slot each hint
   asks for most often, and the share of colour-hint plays that hit the taught slot ``pi(c)``
   (``[bootstrap] slots``). A colour convention shows as different slots for different colours; a
-  hint-to-slot *code* no colour permutation maps shows as one slot for every colour hint.
+  hint-to-slot *code* no colour permutation maps shows as one slot for every colour hint. Beside them,
+  how equivariant the agent is: its greedy disagreement with itself in relabelled worlds
+  (:mod:`eqc.domains.hanabi.xp.equivariance`).
 - **best-aligned cross-play** of each self-play pool (:mod:`eqc.domains.hanabi.xp.alignment`): plain
   and aligned XP, and the alignable gap; every table cell's share of that gap is
   ``(XP - plain) / (aligned - plain)`` with the reference pool's plain and aligned XP.
@@ -32,6 +34,7 @@ import torch
 from eqc.domains.hanabi.agent.policy import TrainedPolicy, load_policy
 from eqc.domains.hanabi.xp.alignment import alignable_share, aligned_cross_play
 from eqc.domains.hanabi.xp.conventions import hint_slot_counts
+from eqc.domains.hanabi.xp.equivariance import greedy_equivariance
 from eqc.domains.hanabi.xp.play import play_pairs
 from eqc.domains.hanabi.xp.relabelled import relabelled_self_play
 
@@ -64,7 +67,8 @@ def _hint_maps(policy: TrainedPolicy, games: int) -> dict[str, Any]:
             "colour_hint_slot": [int(r.argmax()) if r.sum() else -1 for r in colour],
             "rank_hint_slot": [int(r.argmax()) if r.sum() else -1 for r in rank],
             "taught_slot_share": taught / plays if slots and plays else math.nan,
-            "colour_hints": colour_hints, "rank_hints": rank_hints}
+            "colour_hints": colour_hints, "rank_hints": rank_hints,
+            "greedy_disagreement": greedy_equivariance(policy, games=min(games, 200)).disagreement}
 
 
 def _ceiling(policy: TrainedPolicy, path: Path, device: str, precision: str, games: int) -> dict[str, float]:
@@ -155,12 +159,14 @@ def render_conventions(report: dict[str, Any]) -> str:
             lines.append(f"| {name} | {s['factor']} | {shared} | {other} |")
         lines.append("")
     lines += ["## Hint maps", "", "The slot played most often right after each colour hint and each rank hint in greedy self-play "
-              "(-1: never answered by a play), and the share of colour-hint plays of the taught slot pi(c).", "",
-              "| pool | agent | pi | colour hint -> slot | rank hint -> slot | taught-slot share | self-play |",
-              "|---|---|---|---|---|---|---|"]
+              "(-1: never answered by a play), the share of colour-hint plays of the taught slot pi(c), and the greedy "
+              "disagreement: the share of its self-play states where the agent in a colour-relabelled world picks another "
+              "move (mean over the non-identity colour permutations; 0 is equivariant).", "",
+              "| pool | agent | pi | colour hint -> slot | rank hint -> slot | taught-slot share | greedy disagreement | self-play |",
+              "|---|---|---|---|---|---|---|---|"]
     for pool, agents in report["agents"].items():
         lines += [f"| {pool} | {name} | {a['pi']} | {a['colour_hint_slot']} | {a['rank_hint_slot']} | {a['taught_slot_share']:.2f} | "
-                  f"{a['self_play']:.2f} |" for name, a in agents.items()]
+                  f"{a['greedy_disagreement']:.2f} | {a['self_play']:.2f} |" for name, a in agents.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -97,7 +97,7 @@ def action_matrices(
     for name in groups:
         variants[name] = make_agent(network, policy.rules, colour_group(name, policy.rules.num_colours), hidden_scheme=hidden_scheme)
     rules = policy.rules
-    decks = torch.tensor(common_decks(games, deck_seed, rules=rules), dtype=torch.long)
+    decks = torch.tensor(common_decks(games, rules, deck_seed), dtype=torch.long)
     order = paper_order(rules)
     uid_labels = action_labels(rules.hand_size, rules.num_colours, rules.num_ranks)
     counts, matrices, scores = {}, {}, {}

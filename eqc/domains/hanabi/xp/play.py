@@ -136,7 +136,7 @@ def play_pairs(
         num_envs = 65536 if device.type == "cuda" else 2048
     check_int(num_envs, "num_envs", low=1)
     rules = [p.rules for p in policies]
-    decks = torch.tensor(common_decks(games, deck_seed, rules=rules[0]), dtype=torch.long)
+    decks = torch.tensor(common_decks(games, rules[0], deck_seed), dtype=torch.long)
     # entry e = p * games + k: pair p, game k; agent i sits in seat k % 2
     entries = torch.arange(len(pairs) * games)
     pair_of, game_of = entries // games, entries % games

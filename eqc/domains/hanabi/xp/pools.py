@@ -100,7 +100,7 @@ def load_pools(
     pools = check_list(pools, "pools", item="pool directories")
     if not pools:
         raise ValueError("pools must name at least one pool directory")
-    groups = list(symmetrize) if isinstance(symmetrize, (list, tuple)) else [symmetrize] * len(pools)
+    groups: list[str | None] = [symmetrize] * len(pools) if symmetrize is None or isinstance(symmetrize, str) else list(symmetrize)
     if len(groups) != len(pools):
         raise ValueError(f"symmetrize must be one group or one per pool ({len(pools)}), got {len(groups)}")
     for group in groups:

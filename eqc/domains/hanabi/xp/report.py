@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["FORMAT", "plot_xp", "write_xp", "xp_record"]
 
 FORMAT = "eqc-hanabi-xp"
-SEATING = "common_decks(games_per_pair, deck_seed); in game k the row agent sits in seat k % 2 (seat 0 moves first)"
+SEATING = "common_decks(games_per_pair, rules, deck_seed); in game k the row agent sits in seat k % 2 (seat 0 moves first)"
 CSV_FIELDS = (
     "first", "second", "first_name", "second_name", "kind", "games", "mean", "sem", "bomb_out_rate", "perfect_rate", "mean_nonzero",
 )

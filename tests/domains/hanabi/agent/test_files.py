@@ -28,6 +28,7 @@ from eqc.domains.hanabi.agent.files import (
 )
 from eqc.domains.hanabi.play.hle import common_decks
 from eqc.domains.hanabi.play.self_play import greedy_games
+from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.training.run import RunDirectoryError, train
 
 CPU = torch.device("cpu")
@@ -54,7 +55,7 @@ def test_exported_policy_plays_the_same_games_as_its_checkpoint(run_dir: Path, t
     assert record["seed"] == 3 and record["moves"] >= 8_192 and record["config"]["run"]["algorithm"] == "pqn"
     from_checkpoint, from_file = load_policy(run_dir), load_policy(shipped)
     assert from_file.trained_moves == from_checkpoint.trained_moves
-    decks = torch.tensor(common_decks(50, deck_seed=9))
+    decks = torch.tensor(common_decks(50, HanabiRules(), deck_seed=9))
     a = greedy_games(from_checkpoint.agent, from_checkpoint.rules, CPU, decks=decks)
     b = greedy_games(from_file.agent, from_file.rules, CPU, decks=decks)
     assert torch.equal(a.moves, b.moves) and torch.equal(a.scores, b.scores)
@@ -132,7 +133,7 @@ def test_broken_policy_directories_give_clear_errors(run_dir: Path, tmp_path: Pa
     with pytest.raises(CheckpointError, match="not readable JSON"):
         load_policy(shipped)
     (shipped / POLICY_JSON).unlink()
-    with pytest.raises(CheckpointError, match="nor is it a policy directory"):
+    with pytest.raises(CheckpointError, match="an agent is a policy directory holding policy.json"):
         load_policy(shipped)
 
 

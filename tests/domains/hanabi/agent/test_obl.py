@@ -261,14 +261,14 @@ def test_foreign_and_mismatched_inputs_are_refused_naming_what_was_expected(tmp_
     _error(garbage, "not readable")
 
 
-def test_load_policy_names_both_formats_for_foreign_files(tmp_path: Path) -> None:
+def test_load_policy_decides_the_format_by_the_path_and_names_the_formats(tmp_path: Path) -> None:
     foreign = tmp_path / "other.pt"
     torch.save({"weights": torch.ones(2)}, foreign)
-    with pytest.raises(CheckpointError, match=r"not an eqc Hanabi checkpoint.*nor is it an OBL model file.*LSTMNet"):
+    with pytest.raises(CheckpointError, match=r"not an eqc Hanabi checkpoint.*an OBL model file \*\.pthw\)"):
         load_policy(foreign)
     broken = tmp_path / "model0.pthw"
     torch.save(_obl_state_dict("publ", 16, 1) | {"fc_v.weight": torch.zeros(2, 16, dtype=torch.float64)}, broken)
-    with pytest.raises(CheckpointError, match=r"OBL model file: not a usable OBL PublicLSTMNet state dict.*fc_v.weight"):
+    with pytest.raises(CheckpointError, match=r"not a usable OBL PublicLSTMNet state dict.*fc_v.weight"):
         load_policy(broken)
     with pytest.raises(CheckpointError, match="no checkpoint"):
         load_policy(tmp_path / "missing")

@@ -11,6 +11,7 @@ import torch
 from eqc.domains.hanabi import load_policy
 from eqc.domains.hanabi.play.hle import common_decks, play_games
 from eqc.domains.hanabi.play.self_play import greedy_games
+from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.training.run import train
 from eqc.groups import cyclic, dihedral
 
@@ -42,7 +43,7 @@ def test_hle_replays_the_batched_evaluation_game_for_game(tmp_path: Path, tiny_c
 
     config = tiny_config(run={"total_moves": 20_480, "eval_every_moves": 20_480}) if kind == "pqn" else _r2d2_sad(tiny_config)
     policy = load_policy(_train(tmp_path, config))
-    decks = common_decks(40, deck_seed=7)
+    decks = common_decks(40, HanabiRules(), deck_seed=7)
     batched = greedy_games(policy.agent, policy.rules, CPU, decks=torch.tensor(decks))
     hle = play_games(policy, copy.copy(policy), decks, env=hle_env_for(policy))
     assert hle.scores.long().tolist() == batched.scores.tolist()
@@ -100,7 +101,7 @@ def test_play_games_plays_in_the_policys_variant_or_refuses(tmp_path: Path, tiny
 
     policy = load_policy(_train(tmp_path, tiny_config(run={"total_moves": 20_480, "eval_every_moves": 20_480})))
     assert policy.rules.knowledge == "v0_belief"
-    decks = common_decks(20, deck_seed=3)
+    decks = common_decks(20, HanabiRules(), deck_seed=3)
     batched = greedy_games(policy.agent, policy.rules, CPU, decks=torch.tensor(decks))
     own = play_games(policy, copy.copy(policy), decks)  # no env given: the policy's own variant
     assert own.scores.long().tolist() == batched.scores.tolist()

@@ -10,6 +10,7 @@ import torch
 from eqc.domains.hanabi.agent.network import Agent, QNetwork
 from eqc.domains.hanabi.play.batched import SYNC_EVERY, play_seats
 from eqc.domains.hanabi.play.hle import common_decks
+from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import colour_group
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.xp import RelabelledAgent
@@ -38,7 +39,7 @@ def test_moves_read_nothing_back_but_the_end_check(host_traffic, agents: str) ->
         "relabelled": [_agent(0, 0), RelabelledAgent(_agent(0, 0), rules, colour_group("S5"), 7)],
     }[agents]
     seats = torch.tensor([[0, len(pool) - 1], [len(pool) - 1, 0]]).repeat(GAMES // 2, 1)
-    decks = torch.tensor(common_decks(GAMES, deck_seed=3))
+    decks = torch.tensor(common_decks(GAMES, HanabiRules(), deck_seed=3))
     play_seats(pool, [rules] * len(pool), seats, decks, CPU)  # tables built once
     with host_traffic() as traffic:
         _, _, moves = play_seats(pool, [rules] * len(pool), seats, decks, CPU, keep=GAMES)

@@ -20,6 +20,7 @@ from eqc.domains.hanabi.play.hle import (
     play_games,
     policy_from_module,
 )
+from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import colour_symmetry
 from eqc.evaluation import conditional_action_matrix
 from eqc.groups import cyclic, dihedral
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.hanabi
 
 @pytest.fixture(scope="module")
 def decks() -> list[tuple[int, ...]]:
-    return common_decks(6, deck_seed=11)
+    return common_decks(6, HanabiRules(), deck_seed=11)
 
 
 def _hand_played_score(env, agent: RuleAgent, deck: tuple[int, ...]) -> tuple[int, list[int]]:
@@ -45,10 +46,9 @@ def _hand_played_score(env, agent: RuleAgent, deck: tuple[int, ...]) -> tuple[in
 
 
 def test_common_decks_are_seeded_and_valid() -> None:
-    a, b = common_decks(3, deck_seed=5), common_decks(3, deck_seed=5)
-    assert a == b and a != common_decks(3, deck_seed=6)
+    a, b = common_decks(3, HanabiRules(), deck_seed=5), common_decks(3, HanabiRules(), deck_seed=5)
+    assert a == b and a != common_decks(3, HanabiRules(), deck_seed=6)
     assert all(as_deck(d) == d for d in a)
-    assert common_decks(2, torch.Generator().manual_seed(5)) == a[:2]
 
 
 def test_rule_agents_match_games_played_by_hand(hle_env, decks) -> None:
@@ -180,7 +180,7 @@ def test_bad_input_is_named(hle_env, decks) -> None:
     with pytest.raises(ValueError, match="responder"):
         action_matrix_counts(play_games(agent.act, agent.act, decks[:1], env=env), responder="c")
     with pytest.raises(ValueError, match="num_games"):
-        common_decks(0)
+        common_decks(0, HanabiRules())
 
 
 def test_play_games_takes_rules_and_their_observation_variant() -> None:
@@ -194,7 +194,7 @@ def test_play_games_takes_rules_and_their_observation_variant() -> None:
         seen.append(obs.shape[0])
         return int(legal.nonzero()[0, 0])
 
-    decks = common_decks(2, deck_seed=1, rules=rules)
+    decks = common_decks(2, rules, deck_seed=1)
     games = play_games(policy, policy, decks, rules=rules)
     assert len(games.scores) == 2 and set(seen) == {rules.obs_dim} == {713}
     with pytest.raises(ValueError, match="pass one or the other"):

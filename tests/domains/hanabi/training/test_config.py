@@ -12,6 +12,7 @@ from eqc.domains.hanabi.agent.network import Agent, QNetwork
 from eqc.domains.hanabi.agent.policy import TrainedPolicy
 from eqc.domains.hanabi.agent.spec import ConfigError
 from eqc.domains.hanabi.play.hle import common_decks
+from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.training.config import RunConfig, TrainConfig, describe_config, load_config, with_overrides
 from eqc.domains.hanabi.xp import cross_play_games
 
@@ -60,7 +61,7 @@ def test_former_key_names_are_unknown_keys(tmp_path: Path, section: str, old: st
 def test_the_deck_seed_defaults_to_1_everywhere() -> None:
     """One seed of the decks, one default: the decks of training's evaluations, ``common_decks`` and cross-play."""
     assert RunConfig().deck_seed == 1
-    assert common_decks(5) == common_decks(5, deck_seed=1) != common_decks(5, deck_seed=0)
+    assert common_decks(5, HanabiRules()) == common_decks(5, HanabiRules(), deck_seed=1) != common_decks(5, HanabiRules(), deck_seed=0)
     config = TrainConfig().replace(network={"hidden_size": 16, "mlp_layers": 1}, run={"precision": "fp32"})
     policies = [TrainedPolicy(Agent(QNetwork(658, 21, config.network)), config.agent, 0, torch.device("cpu")) for _ in range(2)]
     default, explicit = cross_play_games(policies, 3), cross_play_games(policies, 3, deck_seed=1)

@@ -1,0 +1,99 @@
+"""How equivariant a trained policy is: greedy moves at relabelled observations against relabelled greedy moves.
+
+A policy pi is equivariant under the colour group G when pi(rho_obs(g) x) = rho_move(g) pi(x) for every g.
+Measured on the states an agent visits in its own greedy self-play (the acting player's observation
+and legal moves at every move of ``games`` games on common decks), for every element ``g`` of the
+group: the **greedy disagreement** is the share of those states where the agent playing in the world
+relabelled by ``g`` (:class:`~eqc.domains.hanabi.xp.relabelled.RelabelledAgent`, whose move is mapped
+back to the real game) picks another move than the agent itself. 0 for an agent symmetrized over a
+group containing ``g`` (up to ties between equal Q-values); an agent whose convention depends on colour
+names disagrees wherever the convention decides the move. Beside the relabelled-partner loss
+(:mod:`.relabelled`), which measures what the disagreement costs in play.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from eqc._checks import check_int
+from eqc.domains.hanabi.agent.network import Agent, State
+from eqc.domains.hanabi.agent.policy import TrainedPolicy
+from eqc.domains.hanabi.play.batched import play_seats
+from eqc.domains.hanabi.play.hle import common_decks
+from eqc.domains.hanabi.symmetry import colour_group
+from eqc.domains.hanabi.xp.relabelled import RelabelledAgent
+
+__all__ = ["GreedyEquivariance", "greedy_equivariance"]
+
+
+@dataclass(frozen=True)
+class GreedyEquivariance:
+    """Greedy disagreement of one agent (see the module docstring).
+
+    Attributes:
+        disagreement: share of visited states, mean over the group's non-identity elements.
+        per_element: the share for each non-identity element, in the order of ``group``'s rows 1..order-1.
+        group: the colour group's name; ``states``: visited states measured; ``games``: self-play games played.
+    """
+
+    disagreement: float
+    per_element: tuple[float, ...]
+    group: str
+    states: int
+    games: int
+
+    def as_dict(self) -> dict[str, object]:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+
+
+class _Recording:
+    """A feed-forward agent that keeps the observations and legal moves it is asked about (for ``play_seats``)."""
+
+    recurrent = False
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self.network = agent.network
+        self.seen: list[tuple[torch.Tensor, torch.Tensor]] = []
+
+    def initial_state(self, batch: int, device: torch.device | str) -> State:
+        return None
+
+    def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]:
+        if legal is not None:
+            self.seen.append((obs, legal))
+        return self.agent.step(obs, legal, state)
+
+
+@torch.no_grad()
+def greedy_equivariance(policy: TrainedPolicy, *, group: str | None = None, games: int = 200, deck_seed: int = 1,
+                        max_states: int = 20_000) -> GreedyEquivariance:
+    """The greedy disagreement of ``policy`` (feed-forward) over the colour group ``group`` (a colour group name of
+    its game; default every permutation of its colours) on the states of ``games`` greedy self-play games on the
+    common decks of ``deck_seed``, at most ``max_states`` of them (the first ones)."""
+    if not isinstance(policy, TrainedPolicy):
+        raise TypeError(f"policy must be a TrainedPolicy (from load_policy), got {type(policy).__name__}")
+    if policy.agent.recurrent:
+        raise ValueError("greedy_equivariance measures feed-forward agents: a recurrent agent's move depends on its "
+                         "history, which a relabelled copy would have to replay")
+    check_int(games, "games", low=1)
+    check_int(max_states, "max_states", low=1)
+    rules = policy.rules
+    name = f"S{rules.num_colours}" if group is None else group
+    g = colour_group(name, rules.num_colours)
+    recording = _Recording(policy.agent)
+    decks = torch.tensor(common_decks(games, rules, deck_seed), dtype=torch.long, device=policy.device)
+    seats = torch.zeros(games, rules.num_players, dtype=torch.long, device=policy.device)
+    play_seats([recording], [rules], seats, decks, policy.device)
+    obs = torch.cat([o for o, _ in recording.seen])
+    legal = torch.cat([m for _, m in recording.seen])
+    live = legal[:, :-1].any(-1)  # finished games are stepped too; their states have no legal move
+    obs, legal = obs[live][:max_states], legal[live][:max_states]
+    greedy = policy.agent.step(obs, legal)[0].argmax(-1)
+    shares = []
+    for element in range(1, g.order):
+        relabelled = RelabelledAgent(policy.agent, rules, g, element).step(obs, legal)[0].argmax(-1)
+        shares.append(float((relabelled != greedy).double().mean()))
+    return GreedyEquivariance(sum(shares) / len(shares), tuple(shares), name, int(obs.shape[0]), games)

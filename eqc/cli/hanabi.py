@@ -81,6 +81,10 @@ def _eval(args: argparse.Namespace) -> int:
             raise flags.FlagError("--deck-seed", "the agent's recorded training config has no [run] deck_seed "
                                   "(it predates the name): pass --deck-seed")
         args.deck_seed = RunConfig().deck_seed if run is None else run["deck_seed"]
+    if args.sampled and (args.hle or policy.trained_with.get("run", {}).get("algorithm") != "ippo"):
+        why = "plays in HanabiBatch only (not with --hle)" if args.hle else "plays IPPO agents (their policy is stochastic)"
+        raise flags.FlagError("--sampled", f"{why}; {args.checkpoint} was trained by "
+                              f"{policy.trained_with.get('run', {}).get('algorithm', 'another program')!r}")
     if args.hle:
         from eqc.domains.hanabi.play.self_play import evaluate_in_hle
 
@@ -108,6 +112,16 @@ def _eval(args: argparse.Namespace) -> int:
         difference = precision_difference(policy.agent, trained, policy.rules, args.games, args.deck_seed, policy.device)
         print(f"trained in {trained}: {difference}")
         record["precision_difference"] = difference.as_dict()
+    if args.sampled:
+        import torch
+
+        from eqc.domains.hanabi.play.self_play import evaluate_agent
+        from eqc.domains.hanabi.training.ippo import SampledAgent
+
+        sampled = SampledAgent(policy.agent, torch.Generator(device=policy.device).manual_seed(args.deck_seed))
+        result = evaluate_agent(sampled, policy.rules, args.games, args.deck_seed, policy.device)
+        print(f"{name}, sampled self-play on {where} (moves drawn from the softmax of the logits): {result}")
+        record["sampled"] = result.as_dict()
     if args.json:
         print(json.dumps(record))
     return 0
@@ -271,6 +285,8 @@ def _add_eval_parser(sub: argparse._SubParsersAction) -> None:
                           help="seed of the decks (default: the agent's training config [run] deck_seed, the decks of metrics.csv)")
     evaluate.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
     evaluate.add_argument("--hle", action="store_true", help="play in the Hanabi Learning Environment itself")
+    evaluate.add_argument("--sampled", action="store_true",
+                          help="IPPO agents: also self-play with moves drawn from the policy (softmax of the logits), beside greedy")
     evaluate.add_argument("--json", action="store_true", help="also print the result as one JSON line")
     flags.add_threads_flag(evaluate)
     flags.add_precision_flag(evaluate)

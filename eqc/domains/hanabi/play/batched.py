@@ -11,13 +11,26 @@ feed-forward agent evaluates only the seats on turn.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, Protocol
 
 import torch
 
 from eqc.domains.hanabi.batched import HanabiBatch
 from eqc.domains.hanabi.rules import HanabiRules
 
-__all__ = ["GAME_LENGTH_BOUND", "SYNC_EVERY", "play_seats", "seat_moves"]
+__all__ = ["GAME_LENGTH_BOUND", "SYNC_EVERY", "SeatAgent", "play_seats", "seat_moves"]
+
+class SeatAgent(Protocol):
+    """What the game loop plays (see the module docstring): ``Agent``, and wrappers that act as one (a relabelled or
+    sampled agent)."""
+
+    @property
+    def recurrent(self) -> bool: ...
+
+    def initial_state(self, batch: int, device: torch.device | str) -> Any: ...
+
+    def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: Any = None) -> tuple[torch.Tensor, Any]: ...
+
 
 #: A loop bound, not a rule: a standard two-player game lasts at most 89 moves (50 cards, 8 + discards hints).
 GAME_LENGTH_BOUND = 400

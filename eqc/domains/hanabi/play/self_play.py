@@ -13,7 +13,7 @@ from eqc._checks import check_int
 from eqc.domains.hanabi.agent.network import Agent, State
 from eqc.domains.hanabi.agent.policy import TrainedPolicy
 from eqc.domains.hanabi.hle import HanabiEnv
-from eqc.domains.hanabi.play.batched import play_seats
+from eqc.domains.hanabi.play.batched import SeatAgent, play_seats
 from eqc.domains.hanabi.play.hle import common_decks, play_games
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.evaluation import mean_sem
@@ -52,7 +52,7 @@ class GreedyGames(NamedTuple):
 
 
 def greedy_games(
-    agent: Agent,
+    agent: SeatAgent,
     rules: HanabiRules,
     device: torch.device,
     *,
@@ -71,7 +71,7 @@ def greedy_games(
     return GreedyGames(scores, bombed, moves)
 
 
-def evaluate_agent(agent: Agent, rules: HanabiRules, games: int, deck_seed: int, device: torch.device) -> EvalResult:
+def evaluate_agent(agent: SeatAgent, rules: HanabiRules, games: int, deck_seed: int, device: torch.device) -> EvalResult:
     """Greedy self-play of ``agent`` on ``common_decks(games, rules, deck_seed)``: mean ± SEM, bomb-out and perfect rates
     (the same games as ``eqc hanabi eval --hle`` plays in HLE for that deck seed)."""
     played = greedy_games(agent, rules, device, games=games, deck_seed=deck_seed)

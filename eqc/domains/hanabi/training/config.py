@@ -53,7 +53,7 @@ __all__ = [
     "with_overrides",
 ]
 
-ALGORITHMS = ("pqn", "r2d2")
+ALGORITHMS = ("pqn", "r2d2", "ippo")
 RULES = ("sp", "op", "gop")
 OPTIMIZERS = ("adam", "radam")
 EXPLORATIONS = ("decay", "ladder")
@@ -62,8 +62,8 @@ CONVENTIONS = ("none", "colour_to_slot", "colour_to_touched_slot")
 
 @dataclass(frozen=True)
 class RunConfig:
-    algorithm: str = config_field("learner: 'pqn' (parallel games, no replay; an LSTM if lstm_layers >= 1) or 'r2d2' "
-                                  "(episode replay)", "pqn")
+    algorithm: str = config_field("learner: 'pqn' (parallel games, no replay; an LSTM if lstm_layers >= 1), 'r2d2' "
+                                  "(episode replay) or 'ippo' (independent PPO with parameter sharing, feed-forward)", "pqn")
     num_envs: int = config_field("games played in lockstep on the device", 1024)
     total_moves: int = config_field("stop after this many moves, summed over games", 200_000_000)
     eval_every_moves: int = config_field("greedy evaluation every this many moves", 2_000_000)
@@ -150,6 +150,19 @@ class BootstrapConfig:
 
 
 @dataclass(frozen=True)
+class PPOConfig:
+    rollout_steps: int = config_field("batched steps (a move in every game) collected between learning phases", 16)
+    epochs: int = config_field("passes over each rollout", 4)
+    minibatches: int = config_field("minibatches per pass", 4)
+    gamma: float = config_field("discount", 0.99)
+    gae_lambda: float = config_field("lambda of generalised advantage estimation (Forkel et al.: about 0.9)", 0.9)
+    clip: float = config_field("PPO's ratio clip epsilon", 0.2)
+    entropy_coef: float = config_field("weight of the policy's entropy bonus (the usual 0.01; Forkel et al.'s high "
+                                       "entropy: about 0.05)", 0.01)
+    value_coef: float = config_field("weight of the value loss", 0.5)
+
+
+@dataclass(frozen=True)
 class TrainConfig:
     run: RunConfig = field(default_factory=RunConfig)
     game: GameConfig = field(default_factory=GameConfig)
@@ -158,6 +171,7 @@ class TrainConfig:
     optim: OptimConfig = field(default_factory=OptimConfig)
     pqn: PQNConfig = field(default_factory=PQNConfig)
     r2d2: R2D2Config = field(default_factory=R2D2Config)
+    ppo: PPOConfig = field(default_factory=PPOConfig)
     bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
 
     def __post_init__(self) -> None:
@@ -214,9 +228,10 @@ class TrainConfig:
 
 def _validate(c: TrainConfig) -> None:
     r, g, ru, n, o, p, q, b = c.run, c.game, c.rule, c.network, c.optim, c.pqn, c.r2d2, c.bootstrap
-    for sec, obj in (("run", r), ("rule", ru), ("optim", o), ("pqn", p), ("r2d2", q), ("bootstrap", b)):
+    for sec, obj in (("run", r), ("rule", ru), ("optim", o), ("pqn", p), ("r2d2", q), ("ppo", c.ppo), ("bootstrap", b)):
         check_section(sec, obj)
     require(r.algorithm in ALGORITHMS, "[run] algorithm", f"must be one of {ALGORITHMS}, got {r.algorithm!r}")
+    _validate_ppo(c)
     for key in ("num_envs", "total_moves", "eval_every_moves", "eval_games", "threads"):
         require(getattr(r, key) >= 1, f"[run] {key}", f"must be >= 1, got {getattr(r, key)}")
     require(r.eval_games >= 2, "[run] eval_games", f"must be >= 2 (a standard error needs 2 games), got {r.eval_games}")
@@ -276,6 +291,24 @@ def _validate(c: TrainConfig) -> None:
                    f"e.g. {list(range(rules.num_colours))[::-1]}")
         require(len(b.slots) == rules.num_colours and len(set(b.slots)) == len(b.slots)
                 and all(0 <= s < rules.hand_size for s in b.slots), "[bootstrap] slots", f"must hold {allowed}, got {list(b.slots)}")
+
+
+def _validate_ppo(c: TrainConfig) -> None:
+    """``[ppo]`` keys, and what the IPPO learner needs of the network (``[run] algorithm = "ippo"``)."""
+    pp = c.ppo
+    for key in ("rollout_steps", "epochs", "minibatches"):
+        require(getattr(pp, key) >= 1, f"[ppo] {key}", f"must be >= 1, got {getattr(pp, key)}")
+    require(c.run.num_envs * pp.rollout_steps >= pp.minibatches, "[ppo] minibatches", "must not exceed num_envs * rollout_steps")
+    for key in ("gamma", "gae_lambda"):
+        require(0 <= getattr(pp, key) <= 1, f"[ppo] {key}", f"must be in [0, 1], got {getattr(pp, key)}")
+    require(0 < pp.clip < 1, "[ppo] clip", f"must be in (0, 1), got {pp.clip}")
+    for key in ("entropy_coef", "value_coef"):
+        require(getattr(pp, key) >= 0, f"[ppo] {key}", f"must be >= 0, got {getattr(pp, key)}")
+    if c.run.algorithm == "ippo":
+        require(c.network.dueling, "[network] dueling", "must be true for 'ippo': the advantage head holds the policy's logits "
+                "and the value head is the critic")
+        require(c.network.lstm_layers == 0, "[network] lstm_layers", f"must be 0 for 'ippo' (feed-forward), got {c.network.lstm_layers}")
+        require(c.network.aux_weight == 0, "[network] aux_weight", f"must be 0 for 'ippo' (no auxiliary task), got {c.network.aux_weight}")
 
 
 def _toml_value(value: object) -> str:

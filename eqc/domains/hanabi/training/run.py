@@ -63,15 +63,16 @@ class TrainingDiverged(RuntimeError):
 
 def learner_sections(config: TrainConfig) -> dict[str, Any]:
     """The sections of ``config`` its algorithm's learner takes: the agent's spec, ``rule``, ``optim``,
-    ``bootstrap``, its own section (``pqn`` or ``r2d2``) and ``num_envs``. ``[run] precision`` must be
+    ``bootstrap``, its own section (``pqn``, ``r2d2`` or ``ppo``) and ``num_envs``. ``[run] precision`` must be
     "fp32" or "bf16" ("auto" is resolved on a device: :func:`make_learner`)."""
-    own = {"pqn": config.pqn} if config.run.algorithm == "pqn" else {"r2d2": config.r2d2}
+    sections: dict[str, dict[str, Any]] = {"pqn": {"pqn": config.pqn}, "r2d2": {"r2d2": config.r2d2}, "ippo": {"ppo": config.ppo}}
+    own = sections[config.run.algorithm]
     return {"spec": config.agent, "rule": config.rule, "optim": config.optim, "bootstrap": config.bootstrap, **own,
             "num_envs": config.run.num_envs}
 
 
 def make_learner(config: TrainConfig, seed: int, device: torch.device) -> Learner:
-    """The learner of ``config``'s ``[run] algorithm``: PQN (recurrent when ``[network] lstm_layers >= 1``) or R2D2,
+    """The learner of ``config``'s ``[run] algorithm``: PQN (recurrent when ``[network] lstm_layers >= 1``), R2D2 or IPPO,
     in ``[run] precision`` ("auto" resolved on ``device``)."""
     if config.run.precision == "auto":
         config = config.replace(run={"precision": resolve_precision("auto", device).used})
@@ -84,6 +85,10 @@ def make_learner(config: TrainConfig, seed: int, device: torch.device) -> Learne
         from eqc.domains.hanabi.training.pqn import PQNLearner
 
         return PQNLearner(**sections, seed=seed, device=device)
+    if config.run.algorithm == "ippo":
+        from eqc.domains.hanabi.training.ippo import IPPOLearner
+
+        return IPPOLearner(**sections, seed=seed, device=device)
     from eqc.domains.hanabi.training.r2d2 import R2D2Learner
 
     return R2D2Learner(**sections, seed=seed, device=device)
@@ -298,7 +303,8 @@ def _evaluate(learner: Learner, config: TrainConfig, stats: dict[str, Any], wind
         "eval_score": result.mean, "eval_sem": result.sem,
         "eval_bomb_out_rate": result.bomb_out_rate, "eval_perfect_rate": result.perfect_rate,
         "train_score": train_score, "train_episodes": episodes, "loss": loss,
-        "epsilon": float(stats.get("epsilon", float("nan"))), "moves_per_s": moves_per_s, "updates_per_s": updates_per_s,
+        "epsilon": float(stats.get("epsilon", float("nan"))), "entropy": float(stats.get("entropy", float("nan"))),
+        "moves_per_s": moves_per_s, "updates_per_s": updates_per_s,
     }
 
 

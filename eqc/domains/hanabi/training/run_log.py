@@ -21,7 +21,7 @@ __all__ = ["METRICS", "RunLog", "plot_curve"]
 
 METRICS = (
     "moves", "updates", "wall_s", "eval_score", "eval_sem", "eval_bomb_out_rate", "eval_perfect_rate",
-    "train_score", "train_episodes", "loss", "epsilon", "moves_per_s", "updates_per_s",
+    "train_score", "train_episodes", "loss", "epsilon", "entropy", "moves_per_s", "updates_per_s",
 )
 
 

@@ -133,7 +133,7 @@ def test_broken_policy_directories_give_clear_errors(run_dir: Path, tmp_path: Pa
     with pytest.raises(CheckpointError, match="not readable JSON"):
         load_policy(shipped)
     (shipped / POLICY_JSON).unlink()
-    with pytest.raises(CheckpointError, match="an agent is a policy directory holding policy.json"):
+    with pytest.raises(CheckpointError, match=r"an agent is a policy directory holding policy\.json"):
         load_policy(shipped)
 
 

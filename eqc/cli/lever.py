@@ -59,6 +59,16 @@ def _payoffs(text: str) -> list[float]:
     return values
 
 
+def _coefficients(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be comma-separated numbers, got {text!r}") from None
+    if not values or any(not v >= 0 or v == float("inf") for v in values):
+        raise argparse.ArgumentTypeError(f"must be one or more finite coefficients >= 0, got {text!r}")
+    return values
+
+
 def add_lever_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``lever`` subcommand to ``subparsers`` (from ``ArgumentParser.add_subparsers``)."""
     defaults = LeverConfig()
@@ -82,6 +92,11 @@ def add_lever_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--payoffs", type=_payoffs, default=list(DEFAULT_PAYOFFS),
         help=f"comma-separated lever payoffs, 2 to {MAX_LEVERS} levers (default nine 1.0 and one 0.9)",
     )
+    parser.add_argument(
+        "--entropy-sweep", type=_coefficients, default=None, metavar="C1,C2,...",
+        help="instead of the five rules: self-play pools trained with payoff + c x entropy for each coefficient c (0 added as "
+        "the baseline), sampled and greedified; writes OUT/lever_entropy.json and .md (eqc.domains.lever.entropy)",
+    )
     add_threads_flag(parser)
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.set_defaults(run=run_lever)
@@ -95,6 +110,18 @@ def run_lever(args: argparse.Namespace) -> int:
     """
     out = prepare_output_dir(Path(args.out), "--out")
     config = LeverConfig(steps=args.steps, lr=args.lr, restarts=args.restarts, device=args.device)
+    if args.entropy_sweep is not None:
+        from eqc.domains.lever.entropy import entropy_sweep, render_entropy_sweep
+        from eqc.domains.lever.game import lever_game
+        from eqc.io import json_safe, write_json_atomic, write_text_atomic
+
+        record = entropy_sweep(lever_game(args.payoffs), args.entropy_sweep, seeds=args.seeds, config=config)
+        record["command"] = " ".join(args.command_line)
+        write_json_atomic(out / "lever_entropy.json", json_safe(record))  # NaN (no jackknife under 3 agents) as null
+        text = render_entropy_sweep(record) + f"\nProduced by `{record['command']}`.\n"
+        write_text_atomic(out / "lever_entropy.md", text)
+        print(text)
+        return 0
     results = lever_experiment(
         seeds=args.seeds, out=out, payoffs=args.payoffs, config=config,
         progress=not args.no_progress, threads=None,

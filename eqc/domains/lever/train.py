@@ -13,7 +13,8 @@ An *agent* is one small MLP policy (payoff vector -> 10 logits) that both player
 - ``eq``: the "naive approach": the symmetrized network S(psi) over G, trained by self-play.
 - ``sp+sym``: the ``sp`` agents, symmetrized over G at test time (a coordination-improvement operator).
 
-Training method: gradient ascent (Adam) on the exact expected return. The game is one-shot
+Training method: gradient ascent (Adam) on the exact expected return (plus ``LeverConfig.entropy``
+times the policies' entropy: the entropy-regularised policy gradient of :mod:`.entropy`). The game is one-shot
 and its payoffs are known, so an episode's expected reward given the two players' action
 distributions is ``sum_a payoffs[a] pi_1(a) pi_2(a)``, exact over actions; Other-Play
 episodes are Monte Carlo over the sampled relabellings (``episodes`` per update). In its
@@ -73,12 +74,14 @@ class LeverConfig:
     episodes: int = 4  # Other-Play relabellings per candidate per update
     restarts: int = 16  # independently initialised candidates per agent; the best is kept
     eval_episodes: int = 256  # relabellings for the final Other-Play objective that picks the best candidate
+    entropy: float = 0.0  # entropy bonus: the objective adds entropy x the mean entropy of the players' distributions
     device: str = "cpu"
 
     def __post_init__(self) -> None:
         for name in ("steps", "hidden", "episodes", "restarts", "eval_episodes"):
             check_int(getattr(self, name), f"LeverConfig.{name}", low=1)
         check_float(self.lr, "LeverConfig.lr", low=0.0, low_open=True)
+        check_float(self.entropy, "LeverConfig.entropy", low=0.0)
         object.__setattr__(self, "device", str(check_device(self.device, "LeverConfig.device")))
 
 
@@ -138,9 +141,14 @@ def _real_game_probabilities(
     return torch.gather(relabelled, -1, relabelling.action_coordinates)
 
 
-def _objective(game: LeverGame, probabilities: torch.Tensor) -> torch.Tensor:
-    """``[members]``: mean over episodes of the exact expected payoff of player 1 with player 2."""
-    return game.expected_reward(probabilities[:, :, 0], probabilities[:, :, 1]).mean(-1)
+def _objective(game: LeverGame, probabilities: torch.Tensor, entropy: float = 0.0) -> torch.Tensor:
+    """``[members]``: mean over episodes of the exact expected payoff of player 1 with player 2, plus ``entropy`` times
+    the mean entropy of the players' action distributions (an entropy-regularised objective when ``entropy > 0``)."""
+    payoff = game.expected_reward(probabilities[:, :, 0], probabilities[:, :, 1]).mean(-1)
+    if entropy == 0:
+        return payoff
+    spread = -(probabilities * probabilities.clamp_min(1e-30).log()).sum(-1)  # [members, episodes, 2]
+    return payoff + entropy * spread.mean((-2, -1))
 
 
 def train_pool(
@@ -180,7 +188,7 @@ def train_pool(
     optimizer = torch.optim.Adam(network.parameters(), lr=config.lr)
     for _ in range(config.steps):
         probabilities = _real_game_probabilities(train_policy, other_play, observation, members, episodes)
-        loss = -_objective(game, probabilities).sum()  # candidates are independent: sum their losses
+        loss = -_objective(game, probabilities, config.entropy).sum()  # candidates are independent: sum their losses
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -190,7 +198,7 @@ def train_pool(
     with torch.no_grad():
         eval_episodes = config.eval_episodes if other_play is not None else 1
         final = _real_game_probabilities(train_policy, other_play, observation, members, eval_episodes)
-        returns = _objective(game, final).reshape(num_agents, config.restarts)
+        returns = _objective(game, final, config.entropy).reshape(num_agents, config.restarts)
     pool = LeverPool(rule, torch.empty(0), returns.cpu(), returns.argmax(dim=1).cpu(), raw_policy, network)
     return _deploy(game, pool, rule, symmetrized if rule in _SYMMETRIZED_AT_TEST else raw_policy)
 

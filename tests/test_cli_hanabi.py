@@ -106,9 +106,12 @@ def test_out_of_another_config_is_refused(tmp_path: Path, config_file: Path, cap
 
 
 def test_eval_refuses_foreign_checkpoints(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    foreign = tmp_path / "model0.pthw"
+    foreign = tmp_path / "model0.pt"
     torch.save({"net.0.weight": torch.ones(2)}, foreign)
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(foreign)], "--checkpoint", "not an eqc Hanabi checkpoint")
+    torch.save({"net.0.weight": torch.ones(2)}, tmp_path / "model0.pthw")  # read as what its name says: an OBL file
+    _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(tmp_path / "model0.pthw")], "--checkpoint",
+                 "expected the state dict of off-belief-learning")
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(tmp_path / "none")], "--checkpoint", "no checkpoint")
 
 

@@ -171,6 +171,8 @@ def render_conventions(report: dict[str, Any]) -> str:
     for pool, agents in report["agents"].items():
         lines += [f"| {pool} | {name} | {a['pi']} | {a['colour_hint_slot']} | {a['rank_hint_slot']} | {a['taught_slot_share']:.2f} | "
                   f"{a['greedy_disagreement']:.2f} | {a['self_play']:.2f} |" for name, a in agents.items()]
+    if report.get("command"):
+        lines += ["", f"Produced by `{report['command']}`."]
     return "\n".join(lines) + "\n"
 
 

@@ -231,7 +231,6 @@ def _validate(c: TrainConfig) -> None:
     for sec, obj in (("run", r), ("rule", ru), ("optim", o), ("pqn", p), ("r2d2", q), ("ppo", c.ppo), ("bootstrap", b)):
         check_section(sec, obj)
     require(r.algorithm in ALGORITHMS, "[run] algorithm", f"must be one of {ALGORITHMS}, got {r.algorithm!r}")
-    _validate_ppo(c)
     for key in ("num_envs", "total_moves", "eval_every_moves", "eval_games", "threads"):
         require(getattr(r, key) >= 1, f"[run] {key}", f"must be >= 1, got {getattr(r, key)}")
     require(r.eval_games >= 2, "[run] eval_games", f"must be >= 2 (a standard error needs 2 games), got {r.eval_games}")
@@ -291,6 +290,7 @@ def _validate(c: TrainConfig) -> None:
                    f"e.g. {list(range(rules.num_colours))[::-1]}")
         require(len(b.slots) == rules.num_colours and len(set(b.slots)) == len(b.slots)
                 and all(0 <= s < rules.hand_size for s in b.slots), "[bootstrap] slots", f"must hold {allowed}, got {list(b.slots)}")
+    _validate_ppo(c)
 
 
 def _validate_ppo(c: TrainConfig) -> None:

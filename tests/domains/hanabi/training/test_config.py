@@ -32,7 +32,7 @@ def test_shipped_configs_load(path: Path) -> None:
     if "base = " in text:
         return  # a derived config holds only what differs from its base
     for section in config.to_dict():
-        assert f"[{section}]" in text or section in ("pqn", "r2d2"), f"{path.name} leaves out [{section}]"
+        assert f"[{section}]" in text or section in ("pqn", "r2d2", "ppo"), f"{path.name} leaves out [{section}]"
 
 
 def test_derived_configs_differ_from_paper_only_where_they_say() -> None:

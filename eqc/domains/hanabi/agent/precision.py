@@ -7,8 +7,8 @@ autocast; heads and Q-values stay float32). :func:`resolve_precision` turns the 
 
 The rule of "auto", stated here once: bf16 only where the device computes bf16 natively (a CPU reporting
 bf16 matrix instructions: x86 ``avx512_bf16`` or AMX, aarch64 ``bf16``; a CUDA device of compute capability
-8.0 or more), else fp32, since emulated bf16 is slower than fp32 (about 11x for eqc's networks on an
-AVX2-only CPU). Training with "auto" trains in bf16 where it is native, else in fp32. A trained agent
+8.0 or more), else fp32, since emulated bf16 is slower than fp32 (6.5x fewer training moves per second
+on an AVX2-only CPU, benchmarks/RESULTS.md). Training with "auto" trains in bf16 where it is native, else in fp32. A trained agent
 played with "auto" runs in the precision it was trained in where this device runs that natively, else in
 fp32: "auto" never moves an fp32-trained agent to bf16 and never runs emulated bf16. The decision reads
 what the hardware reports (torch's cpuinfo probes, ``/proc/cpuinfo``, the CUDA capability), never timings.

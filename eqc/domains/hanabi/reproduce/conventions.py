@@ -50,7 +50,7 @@ SHARED_FACTORS = {
 }
 
 
-def _agent_key(path: Path) -> str:
+def _shared_key(path: Path) -> str:
     """What an agent directory shares with agents of another pool: its seed (``seed_<n>``) or its pi (``slots_<pi>``)."""
     return path.name.split("_", 1)[1]
 
@@ -86,7 +86,7 @@ def _shared_factor(a: list[Path], b: list[Path], factor: str, device: str, preci
     pairs = [(i, len(a) + j) for i, j in across] + [(len(a) + j, i) for i, j in across]  # both seatings
     scores, _, _, _ = play_pairs(policies, pairs, games)
     means = scores.double().mean(1)
-    shared = torch.tensor([_agent_key(a[i]) == _agent_key(b[j]) for i, j in across] * 2)
+    shared = torch.tensor([_shared_key(a[i]) == _shared_key(b[j]) for i, j in across] * 2)
     return {"factor": factor, "games_per_pair": games, "shared_xp": float(means[shared].mean()) if bool(shared.any()) else math.nan,
             "shared_pairs": int(shared.sum()), "other_xp": float(means[~shared].mean()) if bool((~shared).any()) else math.nan,
             "other_pairs": int((~shared).sum())}

@@ -73,10 +73,15 @@ def policy_logits(agent: Agent, obs: torch.Tensor, legal: torch.Tensor) -> tuple
     return raw[..., : out - 1].masked_fill(~legal, ILLEGAL_LOGIT), raw[..., out - 1]
 
 
+def _gumbel_perturbed(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """``logits`` plus Gumbel noise drawn on ``generator``: its argmax is a draw from ``softmax(logits)``."""
+    uniform = torch.rand(logits.shape, generator=generator, device=logits.device).clamp_(1e-20, 1.0)
+    return logits - torch.log(-torch.log(uniform))
+
+
 def sample_moves(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """One move per row drawn from ``softmax(logits)`` (Gumbel-max on ``generator``)."""
-    uniform = torch.rand(logits.shape, generator=generator, device=logits.device).clamp_(1e-20, 1.0)
-    return (logits - torch.log(-torch.log(uniform))).argmax(-1)
+    return _gumbel_perturbed(logits, generator).argmax(-1)
 
 
 
@@ -104,8 +109,7 @@ class SampledAgent(nn.Module):
     def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]:
         mask = torch.ones(obs.shape[0], self.agent.network.num_actions, dtype=torch.bool, device=obs.device) if legal is None else legal
         logits, _ = policy_logits(self.agent, obs, mask)
-        uniform = torch.rand(logits.shape, generator=self.generator, device=logits.device).clamp_(1e-20, 1.0)
-        return logits - torch.log(-torch.log(uniform)), None
+        return _gumbel_perturbed(logits, self.generator), None
 
 
 class IPPOLearner(Learner):

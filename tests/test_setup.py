@@ -20,7 +20,8 @@ def dry_run(target: str) -> str:
     """The commands ``make TARGET`` would run from scratch (``-B``: as if nothing were set up), without running them."""
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
-    done = subprocess.run(["make", "-n", "-B", target], cwd=ROOT, capture_output=True, text=True, check=True)
+    # --no-print-directory: under `make test` (CI) the outer make's flags would add "Entering directory" lines
+    done = subprocess.run(["make", "-n", "-B", "--no-print-directory", target], cwd=ROOT, capture_output=True, text=True, check=True)
     return done.stdout
 
 

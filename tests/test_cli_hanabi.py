@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from eqc.cli import main
-from eqc.domains.hanabi.training.config import TrainConfig
+from eqc.domains.hanabi.config.train import TrainConfig
 
 TINY = TrainConfig().replace(  # fp32 on every processor: xp --verify-hle replays batched games move for move
     run={"num_envs": 32, "total_moves": 1024, "eval_every_moves": 1024, "eval_games": 16, "precision": "fp32"},
@@ -132,13 +132,13 @@ def test_xp_writes_results_and_checks_hle(tmp_path: Path, xp_pool: Path, capsys:
     pytest.importorskip("hanabi_learning_environment")
     out = tmp_path / "xp"
     argv = ["hanabi", "xp", "--pool", str(xp_pool / "pool"), "--pool", str(xp_pool / "single"), "--games", "16", "--out", str(out)]
-    assert main([*argv, "--verify-hle", "2", "--symmetrize", "none", "--symmetrize", "C5"]) == 0
+    assert main([*argv, "--verify-hle", "2", "--symmetrize", "trained", "--symmetrize", "C5"]) == 0
     text = capsys.readouterr().out
     assert "3 agents, 16 games per pair" in text and "XP " in text and "18 games replayed in HLE: identical" in text
     record = json.loads((out / "xp.json").read_text())
     assert [a["name"] for a in record["agents"]] == ["pool/seed_0", "pool/seed_1", f"{xp_pool.name}/single[C5]"]
     assert record["games_per_pair"] == 16 and record["hle_verified_games_per_pair"] == 2
-    assert record["command"] == ["eqc", *argv, "--verify-hle", "2", "--symmetrize", "none", "--symmetrize", "C5"]  # as typed
+    assert record["command"] == ["eqc", *argv, "--verify-hle", "2", "--symmetrize", "trained", "--symmetrize", "C5"]  # as typed
     assert len((out / "xp.csv").read_text().splitlines()) == 1 + 9 and (out / "xp.png").stat().st_size > 1000
     assert main([*argv[:-2], "--out", str(tmp_path / "xp2"), "--symmetrize", "D10"]) == 0  # one group for every pool
     assert json.loads((tmp_path / "xp2" / "xp.json").read_text())["agents"][0]["symmetrize"] == "D10"
@@ -298,19 +298,21 @@ def test_eval_refuses_another_group_for_an_agent_trained_symmetrized(tmp_path: P
     _usage_error(capsys, ["hanabi", "eval", "--checkpoint", str(out), "--device", "meta"], "--device", "'cpu' or 'cuda[:i]'")
 
 
-def test_none_means_the_plain_network_everywhere(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """``symmetrize="none"`` (``xp --symmetrize none``) is the plain network, as ``[rule] symmetrize = "none"``: refused for
-    an agent trained symmetrized (its plain network is not the agent it was trained as); None keeps it as trained."""
+def test_symmetrize_none_is_as_trained_and_another_group_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``symmetrize=None`` (``xp --symmetrize trained``, the default) plays an agent as trained: an agent trained
+    symmetrized keeps its group; another group is refused, and the former sentinel "none" is no group name."""
     from eqc.domains.hanabi.agent.policy import load_policy
 
     run = _train_symmetrized(tmp_path, "C5", capsys)
-    with pytest.raises(ValueError, match=r"symmetrize='none': .* was trained symmetrized over C5 and stays so"):
+    assert load_policy(run).agent.group == load_policy(run, symmetrize="C5").agent.group is not None
+    with pytest.raises(ValueError, match=r"symmetrize='D10': .* was trained symmetrized over C5 and stays so"):
+        load_policy(run, symmetrize="D10")
+    with pytest.raises(ValueError, match="symmetrize"):
         load_policy(run, symmetrize="none")
-    assert load_policy(run).agent.group is not None
     pool = tmp_path / "pool"
     pool.mkdir()
     (pool / "seed_0").symlink_to(run)
-    _usage_error(capsys, ["hanabi", "xp", "--pool", str(pool), "--games", "2", "--symmetrize", "none", "--out", str(tmp_path / "xp")],
+    _usage_error(capsys, ["hanabi", "xp", "--pool", str(pool), "--games", "2", "--symmetrize", "D10", "--out", str(tmp_path / "xp")],
                  "--pool", "trained symmetrized over C5")
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from eqc.cli import main
+from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.training.config import TrainConfig
 
 TINY = TrainConfig().replace(
     run={"num_envs": 32, "total_moves": 2048, "eval_every_moves": 1024, "eval_games": 16},
@@ -67,7 +67,7 @@ def test_train_and_eval_play_the_preset_in_both_envs(pools: Path, capsys: pytest
 def test_train_refuses_a_group_of_another_number_of_colours(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["hanabi", "train", "--config", "vdn_cpu", *MINI, "--set", "rule.objective=gop", "--out", str(tmp_path / "run")]
     _usage_error(capsys, [*argv, "--set", "rule.group=C5"], "--set", "[rule] group must be a colour group of the game's 3 colours")
-    _usage_error(capsys, [*argv, "--set", "game.num_colours=6"], "--set", "[game] num_colours must be in 1..5 or 0")
+    _usage_error(capsys, [*argv, "--set", "game.num_colours=6"], "--set", "[game] num_colours must be in 1..5 (leave it out")
 
 
 def test_export_records_the_rules_and_loading_rebuilds_them(tmp_path: Path, pools: Path, capsys: pytest.CaptureFixture[str]) -> None:

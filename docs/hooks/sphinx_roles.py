@@ -1,6 +1,6 @@
 """Griffe extension for the site: eqc's docstrings in the form mkdocstrings renders.
 
-1. Sphinx roles (``:class:`~eqc.groups.PermutationGroup```, ``:meth:`act```, ``:mod:`.config_files```)
+1. Sphinx roles (``:class:`~eqc.groups.PermutationGroup```, ``:meth:`act```, ``:mod:`.files```)
    become cross-references. A role is resolved in the scope of the object whose docstring holds it (its
    members, its parents' members and imports, as Python would; in a package's docstring also the
    names its submodules export, and the names a package loads lazily, ``_LAZY``). A resolved target
@@ -53,7 +53,7 @@ def _lazy(obj: Any) -> dict[str, str]:
 
 def _resolve(pkg: griffe.Module, obj: griffe.Object, name: str) -> str | None:
     """The full path of ``name`` as seen from ``obj``'s docstring, or None."""
-    if name.startswith("."):  # relative to obj's package: ``.config_files`` from training.run
+    if name.startswith("."):  # relative to obj's package: ``.files`` from config.train
         module = obj if obj.is_module else obj.module
         package = module if module.is_init_module else module.parent
         path = f"{package.path}{name}" if package is not None else name[1:]

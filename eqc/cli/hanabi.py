@@ -29,8 +29,11 @@ from pathlib import Path
 from eqc.cli import common as flags
 from eqc.cli.config_flags import add_set_flag, config_source, load_config_flags
 from eqc.cli.reproduce import add_reproduce_parsers
+from eqc.domains.hanabi.config.train import RunConfig
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES
-from eqc.domains.hanabi.training.config import RunConfig
+
+#: ``xp --symmetrize``'s value for a pool played as trained (plain, or over its training group).
+AS_TRAINED = "trained"
 
 __all__ = ["add_hanabi_parser"]
 
@@ -38,7 +41,7 @@ __all__ = ["add_hanabi_parser"]
 
 def _train(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.agent.files import CheckpointError
-    from eqc.domains.hanabi.agent.spec import ConfigError
+    from eqc.domains.hanabi.config.schema import ConfigError
     from eqc.domains.hanabi.training.run import RunDirectoryError, TrainingDiverged, train
 
     config = load_config_flags(args)
@@ -66,6 +69,7 @@ def _train(args: argparse.Namespace) -> int:
 
 def _eval(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.agent.files import CheckpointError
+    from eqc.domains.hanabi.agent.network import Agent
     from eqc.domains.hanabi.agent.policy import load_policy
 
     try:
@@ -75,6 +79,7 @@ def _eval(args: argparse.Namespace) -> int:
         raise flags.FlagError("--checkpoint", str(exc)) from None
     except ValueError as exc:  # another group than the one the agent was trained symmetrized over
         raise flags.FlagError("--symmetrize", str(exc)) from None
+    assert isinstance(policy.agent, Agent)  # load_policy wraps the network in an Agent
     if args.deck_seed is None:  # the decks metrics.csv was evaluated on; the default for an agent eqc did not train
         run = policy.trained_with.get("run")
         if run is not None and "deck_seed" not in run:
@@ -115,8 +120,8 @@ def _eval(args: argparse.Namespace) -> int:
     if args.sampled:
         import torch
 
+        from eqc.domains.hanabi.agent.sampled import SampledAgent
         from eqc.domains.hanabi.play.self_play import evaluate_agent
-        from eqc.domains.hanabi.training.ippo import SampledAgent
 
         sampled = SampledAgent(policy.agent, torch.Generator(device=policy.device).manual_seed(args.deck_seed))
         result = evaluate_agent(sampled, policy.rules, args.games, args.deck_seed, policy.device)
@@ -132,7 +137,7 @@ def _xp(args: argparse.Namespace) -> int:
 
     from eqc.domains.hanabi.xp import PoolError, cross_play_games, describe_policy, load_pools, verify_hle, write_xp
 
-    groups = args.symmetrize or [None]
+    groups = [None if g == AS_TRAINED else g for g in args.symmetrize or [AS_TRAINED]]
     if len(groups) not in (1, len(args.pool)):
         raise flags.FlagError("--symmetrize", f"give one group for every pool, or one per --pool ({len(args.pool)}), got {len(groups)}")
     try:
@@ -236,7 +241,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.training.config import describe_config
+    from eqc.domains.hanabi.config.train import describe_config
 
     print(describe_config())
     return 0
@@ -297,9 +302,9 @@ def _add_xp_parser(sub: argparse._SubParsersAction) -> None:
     xp = sub.add_parser("xp", help="cross-play of every ordered pair of the pools' agents on common decks")
     xp.add_argument("--pool", type=Path, action="append", required=True,
                     help="pool directory of runs seed_<n>/, or one run directory (repeat to pool several)")
-    xp.add_argument("--symmetrize", choices=(*COLOUR_GROUP_NAMES, "none"), action="append", default=None,
-                    help="symmetrize at test time over this colour group: once for all pools, or once per --pool in order "
-                    "('none': the plain network; omitted: each agent as trained)")
+    xp.add_argument("--symmetrize", choices=(*COLOUR_GROUP_NAMES, AS_TRAINED), action="append", default=None,
+                    help=f"symmetrize at test time over this colour group: once for all pools, or once per --pool in order "
+                    f"('{AS_TRAINED}', the default: each agent as trained)")
     xp.add_argument("--hidden-scheme", choices=("average", "identity"), default=None,
                           help="recurrent symmetrizer's hidden-state scheme (default: the one it was trained with, else average)")
     xp.add_argument("--games", type=flags.positive_int, required=True, help="games per ordered pair (the paper: 5000)")

@@ -2,9 +2,10 @@
 
 - ``eqc hanabi pool --config FILE --seeds 0-9 --out DIR [--ray ADDRESS] [--max-minutes M]``: one
   run per seed in ``DIR/seed_<n>/`` (see ``eqc.domains.hanabi.training.pool``).
-- ``eqc hanabi reproduce {table1,table2,table3} --scale smoke|cpu|induced|colour|paper --out DIR [--retrain]``: read the
-  shipped agents (cpu, induced, colour) or train the table's pools, cross-play them, write ``DIR/<table>.md`` and ``.json``
-  (see ``eqc.domains.hanabi.reproduce``).
+- ``eqc hanabi reproduce {table1,table2,table3} --scale smoke|cpu|induced|colour|entropy|paper --out DIR [--retrain]``: read
+  the shipped agents (cpu, induced, colour, entropy) or train the table's pools, cross-play them, write ``DIR/<table>.md`` and
+  ``.json`` (see ``eqc.domains.hanabi.reproduce``); ``conventions`` and ``entropy``: the reports of
+  ``eqc.domains.hanabi.reproduce.conventions`` and ``.entropy``.
 """
 
 from __future__ import annotations
@@ -97,12 +98,37 @@ def _conventions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _entropy(args: argparse.Namespace) -> int:
+    """``eqc hanabi reproduce entropy --scale entropy``: IPPO pools played greedily and as sampled, and how equivariant
+    each agent is (:mod:`eqc.domains.hanabi.reproduce.entropy`)."""
+    from eqc.domains.hanabi.agent.files import CheckpointError
+    from eqc.domains.hanabi.reproduce.entropy import reproduce_entropy
+    from eqc.domains.hanabi.xp import PoolError
+
+    if args.scale != "entropy":
+        raise flags.FlagError("--scale", f"the entropy report reads the IPPO pools of --scale entropy, not {args.scale!r}")
+    for flag, given in (("--retrain", args.retrain), ("--obl", args.obl), ("--set", args.overrides), ("--reuse", args.reuse)):
+        if given:
+            raise flags.FlagError(flag, "does not apply to the entropy report (it reads the shipped agents or --agents)")
+    if args.agents is not None and not args.agents.is_dir():
+        raise flags.FlagError("--agents", f"{str(args.agents)!r} is not a directory of pools")
+    flags.prepare_output_dir(args.out)
+    try:
+        reproduce_entropy(args.out, agents=args.agents, device=args.device, precision=args.precision, command=args.command_line)
+    except (PoolError, CheckpointError, ValueError) as exc:
+        raise flags.FlagError("--agents", str(exc)) from None
+    print((args.out / "entropy.md").read_text())
+    return 0
+
+
 def _reproduce(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.reproduce import SCALES, reproduce
     from eqc.domains.hanabi.reproduce.specs import table_spec
 
     if args.table == "conventions":
         return _conventions(args)
+    if args.table == "entropy":
+        return _entropy(args)
 
     try:
         spec = table_spec(args.table, args.scale)
@@ -118,15 +144,15 @@ def _reproduce(args: argparse.Namespace) -> int:
         raise flags.FlagError("--agents", f"{str(args.agents)!r} is not a directory of pools (<pool>/seed_<n>/ or <pool>/slots_<pi>/)")
     if args.retrain and args.scale == "colour":
         raise flags.FlagError("--retrain", "the colour testbed's agents differ in their colour-to-slot map, not their seed: "
-                              "train them with `python scripts/colour_testbed.py` (one worker per core) and pass --agents")
+                              "train them with `python scripts/train_shipped.py --scale colour` (one worker per core) and pass --agents")
     trained = args.retrain or scale.shipped is None
     if args.overrides and not trained:
         raise flags.FlagError("--set", f"changes the configs of trained pools: at --scale {args.scale} it needs --retrain "
                               "(shipped agents are fixed)")
     if args.overrides:
-        from eqc.domains.hanabi.agent.spec import ConfigError
+        from eqc.domains.hanabi.config.schema import ConfigError
+        from eqc.domains.hanabi.config.train import with_overrides
         from eqc.domains.hanabi.reproduce.specs import pool_config
-        from eqc.domains.hanabi.training.config import with_overrides
 
         try:
             with_overrides(pool_config(spec.cells[0].pool, scale, scale.seeds[0]), args.overrides)
@@ -193,22 +219,25 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
     pool.set_defaults(run=_pool)
 
     reproduce = sub.add_parser("reproduce", help="train or reuse pools, cross-play them and write one of the paper's tables")
-    reproduce.add_argument("table", choices=("table1", "table2", "table3", "conventions"),
-                           help="a table, or 'conventions': what explains cross-play at --scale induced or colour "
-                           "(run after table1 and table2 into the same --out to get each cell's share of the alignable gap)")
-    reproduce.add_argument("--scale", choices=("smoke", "cpu", "induced", "colour", "paper"), required=True,
+    reproduce.add_argument("table", choices=("table1", "table2", "table3", "conventions", "entropy"),
+                           help="a table; 'conventions': what explains cross-play at --scale induced or colour "
+                           "(run after table1 and table2 into the same --out to get each cell's share of the alignable gap); "
+                           "'entropy': the IPPO pools of --scale entropy played greedily and as sampled, and how equivariant each is")
+    reproduce.add_argument("--scale", choices=("smoke", "cpu", "induced", "colour", "entropy", "paper"), required=True,
                            help="smoke: seconds (tests); cpu: the shipped agents (5 per pool), minutes; induced: the shipped "
                            "Mini-Hanabi agents with INDUCED colour conventions (8 per pool; table1, table2), minutes; colour: the "
                            "shipped colour testbed (one stream seed, the six induced conventions per pool; table1, table2), "
-                           "minutes; paper: 10 seeds, 5000 games, a GPU or cluster")
+                           "minutes; entropy: the shipped Mini-Hanabi IPPO pools of three entropy coefficients (4 seeds each; "
+                           "table1, entropy), minutes; paper: 10 seeds, 5000 games, a GPU or cluster")
     reproduce.add_argument("--out", type=flags.output_dir, required=True,
                            help="directory for pools/, xp/ and the tables (pools are reused)")
     reproduce.add_argument("--obl", type=Path, nargs="+", default=None, help="public OBL agent files (model0.pthw) to add to table2")
     reproduce.add_argument("--agents", type=Path, default=None,
-                           help="pools to read at --scale cpu, induced or colour (default: the repository's results/<scale>/agents)")
+                           help="pools to read at --scale cpu, induced, colour or entropy (default: the repository's "
+                           "results/<scale>/agents)")
     reproduce.add_argument("--retrain", action="store_true",
-                           help="at --scale cpu or induced, train the pools from scratch under OUT/pools instead of reading the "
-                           "shipped agents")
+                           help="at --scale cpu, induced or entropy, train the pools from scratch under OUT/pools instead of "
+                           "reading the shipped agents")
     flags.add_precision_flag(reproduce)
     reproduce.add_argument("--reuse", action="store_true",
                            help="take cells and relabelled self-play already in OUT for the same agent files, games and decks "

@@ -9,10 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
 from eqc._checks import check_int
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure, SubFigure
 
 __all__ = ["action_pair_counts", "conditional_action_matrix", "plot_action_matrix"]
 
@@ -50,7 +55,8 @@ def action_pair_counts(
         raise ValueError("actors and responders must be given together")
     if actors is not None and len(actors) != len(sequences):
         raise ValueError(f"actors must hold one sequence per game ({len(sequences)}), got {len(actors)}")
-    wanted = None if responders is None else set(_int_sequence(responders, "responders"))
+    # Read only where actors are given, which come with responders (checked above).
+    wanted = set() if responders is None else set(_int_sequence(responders, "responders"))
     counts = torch.zeros(num_actions, num_actions, dtype=torch.long)
     for g, raw in enumerate(sequences):
         seq = _int_sequence(raw, f"sequences[{g}]")
@@ -86,8 +92,8 @@ def plot_action_matrix(
     *,
     title: str | None = None,
     path: str | Path | None = None,
-    ax: object | None = None,
-) -> object:
+    ax: Axes | None = None,
+) -> Figure | SubFigure:
     """Heatmap of a conditional action matrix; returns the matplotlib Figure.
 
     y-axis: the partner's previous action, x-axis: the response (as in the paper's figures).
@@ -101,6 +107,7 @@ def plot_action_matrix(
         raise ValueError(f"matrix must be a square 2-D tensor, got {getattr(matrix, 'shape', type(matrix).__name__)}")
     if isinstance(labels, (str, bytes)) or len(labels) != matrix.shape[0]:
         raise ValueError(f"labels must hold one name per action ({matrix.shape[0]}), got {labels!r}")
+    figure: Figure | SubFigure
     if ax is None:
         n = matrix.shape[0]
         figure = Figure(figsize=(0.3 * n + 2.0, 0.3 * n + 1.5), layout="constrained")
@@ -118,5 +125,5 @@ def plot_action_matrix(
         ax.set_title(title)
     figure.colorbar(image, ax=ax, label="P(a_t | a_(t-1))")
     if path is not None:
-        figure.savefig(path)
+        figure.figure.savefig(path)  # the root Figure: ``figure`` itself, or the one holding a SubFigure
     return figure

@@ -95,7 +95,8 @@ def _pool_means(x: np.ndarray, pools: np.ndarray) -> np.ndarray:
     The indices are sorted first, so one set of agents gives the same bits whatever its order."""
     pools = np.sort(pools, axis=-1)
     n = pools.shape[-1]
-    return x[pools[..., :, None], pools[..., None, :]].sum(axis=(-2, -1)) / (n * (n - 1))
+    means: np.ndarray = x[pools[..., :, None], pools[..., None, :]].sum(axis=(-2, -1)) / (n * (n - 1))
+    return means
 
 
 def _leave_one_out(x: np.ndarray, pool: np.ndarray) -> np.ndarray:
@@ -252,7 +253,8 @@ def compare_pools(
     confidence = check_float(confidence, "confidence", low=0, high=1, low_open=True, high_open=True)
 
     def statistic(pool_x: np.ndarray, pool_y: np.ndarray, axis: int = -1) -> np.ndarray:
-        return _pool_means(x, pool_x) - _pool_means(x, pool_y)
+        value: np.ndarray = _pool_means(x, pool_x) - _pool_means(x, pool_y)
+        return value
 
     n_a, n_b = len(pool_a), len(pool_b)
     arrangements = 2**n_a if paired else math.comb(n_a + n_b, n_a)

@@ -12,7 +12,7 @@ Binomial(resamples, exact p), so the estimate ``hits / resamples`` comes with an
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -90,7 +90,7 @@ def _binomial_cdf(k: int, n: int, p: float, log_choose: torch.Tensor) -> float:
     return float(torch.logsumexp(log_terms, 0).exp())
 
 
-def _solve_decreasing(f, target: float) -> float:
+def _solve_decreasing(f: Callable[[float], float], target: float) -> float:
     """The p in (0, 1) with ``f(p) = target`` for ``f`` decreasing in p (bisection to float precision)."""
     low, high = 0.0, 1.0
     for _ in range(200):

@@ -49,7 +49,7 @@ class RecurrentSymmetrizer(nn.Module):
 
     def __init__(
         self,
-        module: nn.Module,
+        module: nn.Module | Callable[..., tuple[torch.Tensor, State]],
         in_rep: PermutationRepresentation,
         out_rep: PermutationRepresentation,
         *,

@@ -1,12 +1,16 @@
-"""How equivariant a trained policy is: greedy disagreement in relabelled worlds."""
+"""How equivariant a trained policy is: greedy disagreement and policy distance in relabelled worlds."""
 
 from __future__ import annotations
+
+import math
+from pathlib import Path
 
 import pytest
 import torch
 
 from eqc.domains.hanabi.agent.policy import load_policy
-from eqc.domains.hanabi.xp.equivariance import greedy_equivariance
+from eqc.domains.hanabi.training.run import train
+from eqc.domains.hanabi.xp.equivariance import greedy_equivariance, sampled_equivariance
 
 SHIPPED = "results/induced/agents/sp/seed_0"  # an agent with an induced colour convention
 
@@ -25,3 +29,19 @@ def test_arguments_are_checked() -> None:
         greedy_equivariance(SHIPPED)
     with pytest.raises(ValueError, match="games"):
         greedy_equivariance(load_policy(SHIPPED), games=0)
+
+
+def test_the_policy_distance_of_an_ippo_agent_is_zero_once_symmetrized(tmp_path: Path, tiny_config) -> None:
+    """As sampled, an IPPO agent is measured by the total-variation distance of its move distributions: 0 (to rounding)
+    for the agent symmetrized over the group, above 0 for a plain network; a Q-learner is refused (its outputs are
+    Q-values, not a policy)."""
+    config = tiny_config(run={"algorithm": "ippo", "total_moves": 2048, "eval_every_moves": 2048},
+                         ppo={"rollout_steps": 8, "epochs": 1, "minibatches": 2})
+    train(config, tmp_path / "run", seed=0, progress=False, log=lambda _: None)
+    plain = sampled_equivariance(load_policy(tmp_path / "run"), group="C5", games=8)
+    symmetrized = sampled_equivariance(load_policy(tmp_path / "run", symmetrize="C5"), group="C5", games=8)
+    assert symmetrized.distance < 1e-6 and max(symmetrized.per_element) < 1e-6 and len(symmetrized.per_element) == 4  # float32 sums
+    assert plain.distance > 1e-3 and plain.states > 8 and plain.group == "C5"
+    assert 0 < plain.entropy <= math.log(20)  # 20 moves in two-player Hanabi
+    with pytest.raises(ValueError, match=r"trained by 'pqn'.*greedy_equivariance"):
+        sampled_equivariance(load_policy(SHIPPED), games=2)

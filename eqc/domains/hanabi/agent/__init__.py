@@ -1,8 +1,7 @@
-"""What is shipped and played: a trained Hanabi agent, its spec, its network and its files.
+"""What is shipped and played: a trained Hanabi agent, its network and its files (what it is, its
+:class:`~eqc.domains.hanabi.config.agent.AgentSpec`, is read from its config: :mod:`eqc.domains.hanabi.config`).
 
-Modules: ``spec`` (:class:`AgentSpec`: the game, network, symmetrizer group, hidden-state scheme and
-precision of an agent, and the ``[game]``/``[network]`` config sections it is read from),
-``precision`` (requested and used precisions, and how "auto" chooses from the hardware),
+Modules: ``precision`` (requested and used precisions, and how "auto" chooses from the hardware),
 ``network`` (``QNetwork`` and the (symmetrized) ``Agent`` that acts), ``files`` (both file formats:
 checkpoints to resume training, shipped policy directories of ``policy.safetensors`` and a sealed
 ``policy.json``), ``obl`` (importing the public OBL agents), ``policy`` (:func:`load_policy`:

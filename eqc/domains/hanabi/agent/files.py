@@ -16,7 +16,7 @@ cpu-scale feed-forward agents), what is committed and shared:
 - ``policy.safetensors``: the network's weights (safetensors: tensors only, nothing to execute);
 - ``policy.json``: ``format``/``format_version``, the full training ``config`` (its ``[game]``,
   ``[network]``, ``[rule] symmetrize``/``hidden_scheme`` and ``[run] precision`` are the agent's
-  :class:`~.spec.AgentSpec`; the other keys record how it was trained), the game's
+  :class:`~eqc.domains.hanabi.config.agent.AgentSpec`; the other keys record how it was trained), the game's
   ``rules`` (``HanabiRules.to_dict()``: what the config's ``[game]`` gives, written out), ``seed``,
   ``moves``, ``updates``, ``wall_s``, ``precision`` (the run's: requested, used and why), the eqc/torch
   ``versions``, the ``source`` it was exported from, and two SHA-256 digests that seal the pair:
@@ -52,8 +52,10 @@ import torch
 from eqc import __version__
 from eqc._checks import check_float, check_int
 from eqc.domains.hanabi.agent.network import QNetwork
-from eqc.domains.hanabi.agent.precision import REQUESTED_PRECISIONS, Precision
-from eqc.domains.hanabi.agent.spec import AgentSpec
+from eqc.domains.hanabi.agent.precision import Precision
+from eqc.domains.hanabi.config.agent import AgentSpec
+from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS
+from eqc.domains.hanabi.config.upgrade import CONFIG_VERSIONS, upgrade_config
 from eqc.io import atomic_write, recorded_path, write_json_atomic
 
 __all__ = [
@@ -64,12 +66,13 @@ __all__ = [
 
 CHECKPOINT_NAME = "checkpoint.pt"
 CHECKPOINT_FORMAT = "eqc-hanabi-agent"
-CHECKPOINT_FORMAT_VERSION = 1
+#: The version written; :data:`~eqc.domains.hanabi.config.upgrade.CONFIG_VERSIONS` are read (older configs upgraded).
+CHECKPOINT_FORMAT_VERSION = CONFIG_VERSIONS[-1]
 _CHECKPOINT_KEYS = ("format", "format_version", "config", "seed", "learner", "versions")
 POLICY_JSON = "policy.json"
 POLICY_WEIGHTS = "policy.safetensors"
 POLICY_FORMAT = "eqc-hanabi-policy"
-POLICY_FORMAT_VERSION = 1
+POLICY_FORMAT_VERSION = CONFIG_VERSIONS[-1]
 RECORD_FILES = ("metrics.csv", "learning_curve.png")
 
 
@@ -106,13 +109,24 @@ def resolve(path: str | Path) -> Path:
     return path
 
 
-def check_format(record: object, path: str | Path, expected: str, version: int, kind: str) -> None:
-    """Raise :class:`CheckpointError` unless ``record`` is a dict of format ``expected`` and ``version`` (a ``kind`` of eqc file)."""
+def check_format(record: object, path: str | Path, expected: str, kind: str) -> int:
+    """The format version of ``record``; :class:`CheckpointError` unless it is a dict of format ``expected`` and a
+    version this eqc reads (:data:`~eqc.domains.hanabi.config.upgrade.CONFIG_VERSIONS`; a ``kind`` of eqc file)."""
     if not isinstance(record, dict) or record.get("format") != expected:
         found = record.get("format") if isinstance(record, dict) else type(record).__name__
         raise CheckpointError(f"{path} is not an eqc Hanabi {kind} (format {found!r}, expected {expected!r})")
-    if record.get("format_version") != version:
-        raise CheckpointError(f"{path} has {kind} format version {record.get('format_version')!r}, this eqc reads version {version}")
+    version = record.get("format_version")
+    if isinstance(version, bool) or version not in CONFIG_VERSIONS:
+        raise CheckpointError(f"{path} has {kind} format version {version!r}, this eqc reads versions {list(CONFIG_VERSIONS)}")
+    return int(version)
+
+
+def _upgraded(config: object, version: int, where: str) -> dict[str, Any]:
+    """The recorded ``config`` as today's eqc writes it (:func:`~eqc.domains.hanabi.config.upgrade.upgrade_config`)."""
+    try:
+        return upgrade_config(config, version, where)
+    except ValueError as exc:
+        raise CheckpointError(f"{where}: its config is not valid for this eqc: {exc}") from None
 
 
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
@@ -127,11 +141,11 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
                                   f"a file could execute arbitrary code). {unsupported}".strip()) from None
         reason = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
         raise CheckpointError(f"{path} is not a readable eqc checkpoint (truncated, corrupt or foreign): {reason}") from None
-    check_format(data, path, CHECKPOINT_FORMAT, CHECKPOINT_FORMAT_VERSION, "checkpoint")
+    version = check_format(data, path, CHECKPOINT_FORMAT, "checkpoint")
     missing = [k for k in _CHECKPOINT_KEYS if k not in data]
     if missing:
         raise CheckpointError(f"{path} lacks {missing}")
-    return data
+    return {**data, "config": _upgraded(data["config"], version, str(path))}
 
 
 def is_policy_dir(path: str | Path) -> bool:
@@ -327,7 +341,7 @@ def read_policy(path: str | Path, device: torch.device | str = "cpu") -> tuple[Q
         record = json.loads(json_path.read_text(), parse_constant=_refuse_constant)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise CheckpointError(f"{json_path} is not readable JSON: {exc}") from None
-    check_format(record, json_path, POLICY_FORMAT, POLICY_FORMAT_VERSION, "policy file")
+    version = check_format(record, json_path, POLICY_FORMAT, "policy file")
     try:
         blob = weights_path.read_bytes()
     except OSError as exc:
@@ -337,6 +351,7 @@ def read_policy(path: str | Path, device: torch.device | str = "cpu") -> tuple[Q
     if missing:
         raise CheckpointError(f"{json_path} lacks {missing}")
     _counters(record, str(json_path))
+    record = {**record, "config": _upgraded(record["config"], version, str(json_path))}
     try:
         spec = AgentSpec.from_config(record["config"], f"{json_path} config")
     except ValueError as exc:

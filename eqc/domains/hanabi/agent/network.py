@@ -19,20 +19,34 @@ is not on turn (hanabi_SAD, OBL and JaxMARL use the same 21st action for two pla
 from __future__ import annotations
 
 import copy
+from typing import Protocol, TypeGuard
 
 import torch
 from torch import nn
 
-from eqc.domains.hanabi.agent.precision import PRECISIONS
-from eqc.domains.hanabi.agent.spec import AgentSpec, NetworkConfig
+from eqc.domains.hanabi.config.agent import HIDDEN_SCHEMES, PRECISIONS, AgentSpec, NetworkConfig
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import colour_symmetry
 from eqc.groups import PermutationGroup, PermutationRepresentation
 from eqc.symmetrize import RecurrentSymmetrizer, Symmetrizer
+from eqc.symmetrize.recurrent import HiddenScheme
 
-__all__ = ["Agent", "QNetwork", "State", "autocast", "dueling_q", "make_agent", "no_op_representation", "spec_agent"]
+__all__ = [
+    "ActingAgent", "Agent", "LSTMState", "QNetwork", "State", "as_lstm_state", "autocast", "dueling_q", "make_agent",
+    "no_op_representation", "spec_agent",
+]
 
-State = tuple[torch.Tensor, torch.Tensor] | None
+#: A recurrent network's LSTM state ``(h, c)``, each ``[lstm_layers, batch, hidden]``; a feed-forward one's is None.
+LSTMState = tuple[torch.Tensor, torch.Tensor]
+State = LSTMState | None
+
+
+def as_lstm_state(state: State) -> LSTMState:
+    """``state`` of a recurrent agent, which is never None (only a feed-forward agent's is)."""
+    if state is None:
+        raise ValueError("expected a recurrent agent's LSTM state (h, c), got None (a feed-forward agent's)")
+    return state
+
 
 def autocast(device: torch.device | str, precision: str) -> torch.autocast:
     """The autocast context of ``precision`` (one of :data:`~.precision.PRECISIONS`) on ``device``'s type; fp32 disables it."""
@@ -143,6 +157,10 @@ def dueling_q(raw: torch.Tensor, legal: torch.Tensor | None, dueling: bool, cent
     return q if legal is None else q.masked_fill(~legal, float("-inf"))
 
 
+def _is_hidden_scheme(value: str) -> TypeGuard[HiddenScheme]:
+    return value in HIDDEN_SCHEMES
+
+
 def no_op_representation(move_rep: PermutationRepresentation, extra: int) -> PermutationRepresentation:
     """``move_rep`` on HLE's moves extended by ``extra`` fixed coordinates (the no-op, the dueling value)."""
     return move_rep + PermutationRepresentation.trivial(move_rep.group, extra)
@@ -179,10 +197,10 @@ class Agent(nn.Module):
         self.precision = precision
         self.network = network
         self.group: PermutationGroup | None = None
-        self.symmetrizer: nn.Module | None = None
+        self.symmetrizer: RecurrentSymmetrizer | Symmetrizer | None = None
         if (obs_rep is None) != (move_rep is None):
             raise ValueError("obs_rep and move_rep must both be given (symmetrized agent) or both be None")
-        if obs_rep is not None:
+        if obs_rep is not None and move_rep is not None:
             extra = network.out_dim + network.aux_outputs - move_rep.dim  # the no-op, the value, the aux logits: fixed
             if extra < 0 or obs_rep.dim != network.obs_dim:
                 raise ValueError(
@@ -192,6 +210,8 @@ class Agent(nn.Module):
             out_rep = no_op_representation(move_rep, extra)
             self.group = obs_rep.group
             if network.recurrent:
+                if not _is_hidden_scheme(hidden_scheme):
+                    raise ValueError(f"hidden_scheme must be one of {list(HIDDEN_SCHEMES)}, got {hidden_scheme!r}")
                 self.symmetrizer = RecurrentSymmetrizer(network.with_aux, obs_rep, out_rep, hidden_scheme=hidden_scheme)
             else:
                 self.symmetrizer = Symmetrizer(network.with_aux_feedforward, obs_rep, out_rep)
@@ -218,8 +238,11 @@ class Agent(nn.Module):
         with autocast(obs.device, self.precision):
             if self.symmetrizer is None:
                 return self.network.with_aux(obs, state)
-            if self.network.recurrent:
-                return self.symmetrizer.step(obs, state)
+            if isinstance(self.symmetrizer, RecurrentSymmetrizer):  # exactly when the network is recurrent
+                out, combined = self.symmetrizer.step(obs, state)
+                # The symmetrizer combines the LSTM's (h, c) tensor by tensor, so it returns such a pair.
+                assert isinstance(combined, tuple) and len(combined) == 2
+                return out, combined
             return self.symmetrizer(obs), None
 
     def _q(self, raw: torch.Tensor, legal: torch.Tensor | None) -> torch.Tensor:
@@ -252,6 +275,24 @@ class Agent(nn.Module):
                 outputs.append(out)
             raw = torch.stack(outputs)
         return self._q(raw, legal), raw[..., self.network.out_dim :], state
+
+
+class ActingAgent(Protocol):
+    """What a :class:`~.policy.TrainedPolicy` plays: an :class:`Agent`, or a wrapper that acts as one with the same
+    network and precision (``xp.relabelled.RelabelledAgent``)."""
+
+    @property
+    def network(self) -> QNetwork: ...
+
+    @property
+    def precision(self) -> str: ...
+
+    @property
+    def recurrent(self) -> bool: ...
+
+    def initial_state(self, batch: int, device: torch.device | str) -> State: ...
+
+    def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]: ...
 
 
 def make_agent(network: QNetwork, rules: HanabiRules, group: PermutationGroup | None = None, *, hidden_scheme: str = "average",

@@ -37,7 +37,7 @@ from torch import nn
 
 from eqc.domains.hanabi.agent.files import CheckpointError
 from eqc.domains.hanabi.agent.network import QNetwork, State
-from eqc.domains.hanabi.agent.spec import AgentSpec, GameConfig, NetworkConfig
+from eqc.domains.hanabi.config.agent import AgentSpec, GameConfig, NetworkConfig
 
 __all__ = ["OBL_EXPECTED", "PublicQNetwork", "load_obl_network", "obl_spec"]
 

@@ -1,7 +1,7 @@
 """``load_policy``: a trained agent from a policy directory or checkpoint, optionally symmetrized, ready to play.
 
 The returned :class:`TrainedPolicy` is a ``(obs, legal) -> move uid`` callable with ``reset()``,
-as :func:`eqc.domains.hanabi.play.hle.play_games` expects, and knows its :class:`~.spec.AgentSpec`
+as :func:`eqc.domains.hanabi.play.hle.play_games` expects, and knows its :class:`~eqc.domains.hanabi.config.agent.AgentSpec`
 (``spec``: its game and observation variant ``rules``, network, symmetrizer and precision), so the
 same agent plays on ``HanabiBatch`` (``evaluate_agent(policy.agent, ...)``) and in HLE itself
 through ``HanabiEnv``.
@@ -23,10 +23,11 @@ from eqc.domains.hanabi.agent.files import (
     load_checkpoint,
     read_policy,
 )
-from eqc.domains.hanabi.agent.network import Agent, QNetwork, make_agent
+from eqc.domains.hanabi.agent.network import ActingAgent, QNetwork, State, make_agent
 from eqc.domains.hanabi.agent.obl import load_obl_network, obl_spec
-from eqc.domains.hanabi.agent.precision import REQUESTED_PRECISIONS, resolve_precision
-from eqc.domains.hanabi.agent.spec import HIDDEN_SCHEMES, AgentSpec
+from eqc.domains.hanabi.agent.precision import resolve_precision
+from eqc.domains.hanabi.config.agent import HIDDEN_SCHEMES, AgentSpec
+from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group
 from eqc.groups import PermutationGroup
@@ -38,7 +39,8 @@ class TrainedPolicy:
     """A trained Q-agent acting greedily on one observation at a time (see the module docstring).
 
     Attributes:
-        agent: the (symmetrized) :class:`Agent`, for batched use.
+        agent: the (symmetrized) :class:`~.network.Agent`, or a wrapper acting as one (:class:`~.network.ActingAgent`), for
+            batched use.
         spec: what the agent is (``spec.game`` is the observation variant; ``spec.symmetrize`` the group
             it was trained symmetrized over).
         trained_moves: moves (summed over games) the agent was trained for.
@@ -47,13 +49,13 @@ class TrainedPolicy:
             record from before the key existed).
     """
 
-    def __init__(self, agent: Agent, spec: AgentSpec, trained_moves: int, device: torch.device,
+    def __init__(self, agent: ActingAgent, spec: AgentSpec, trained_moves: int, device: torch.device,
                  trained_with: dict | None = None) -> None:
         self.agent, self.spec, self.trained_moves, self.device = agent, spec, trained_moves, device
         self.trained_with = trained_with or {}
         self.obs_dim = agent.network.obs_dim
         self.num_moves = agent.network.num_actions - 1
-        self._state = None
+        self._state: State = None
 
     @property
     def rules(self) -> HanabiRules:
@@ -106,12 +108,12 @@ def load_policy(
     """Load a policy directory (:mod:`.files`), run directory, checkpoint file or public OBL ``.pthw``
     file (:mod:`.obl`).
 
-    ``symmetrize`` (a colour group name of the agent's game, e.g. C5, D10, S5, A5 for 5 colours, or a
-    group on its colours) wraps the network in the symmetrizer at test time; ``"none"``: the plain
-    network, as in ``[rule] symmetrize``; None: as trained. An agent trained symmetrized stays
-    symmetrized over its training group; asking for another group or ``"none"`` is refused
-    (that would silently replace the agent it was trained as); a group equal to it (the same elements,
-    whatever its name) is that group.
+    ``symmetrize``: None (the default) plays the agent as trained: plain, or symmetrized over the group it was
+    trained symmetrized over. A colour group (a name of the agent's game, e.g. C5, D10, S5, A5 for 5 colours, or
+    a :class:`PermutationGroup` on its colours) wraps the network in the symmetrizer at test time. An agent
+    trained symmetrized stays symmetrized over its training group: another group is refused (that would
+    silently replace the agent it was trained as); a group equal to it (the same elements, whatever its name)
+    is that group.
     ``hidden_scheme`` (recurrent agents): the hidden-state scheme; by default the one the agent was trained
     with, else "average". ``precision``: the requested precision (:mod:`.precision`): "fp32", "bf16", or
     "auto" (the default): the precision it was trained in (``[run] precision``) where ``device`` runs that
@@ -135,13 +137,14 @@ def load_policy(
         symmetrize = trained
         hidden_scheme = hidden_scheme or spec.hidden_scheme
     hidden_scheme = hidden_scheme or "average"
-    if symmetrize is None or symmetrize == "none" or isinstance(symmetrize, PermutationGroup):
-        group = None if symmetrize == "none" else symmetrize
+    group: PermutationGroup | None
+    if symmetrize is None or isinstance(symmetrize, PermutationGroup):
+        group = symmetrize
     elif isinstance(symmetrize, str):
         check_choice(symmetrize, "symmetrize", COLOUR_GROUP_NAMES)
         group = colour_group(symmetrize, spec.rules().num_colours)
     else:
-        raise TypeError(f"symmetrize must be None, 'none', a group name {COLOUR_GROUP_NAMES} or a PermutationGroup, "
+        raise TypeError(f"symmetrize must be None (as trained), a group name {COLOUR_GROUP_NAMES} or a PermutationGroup, "
                         f"got {type(symmetrize).__name__}")
     used = resolve_precision(precision, device, trained=spec.precision).used
     agent = make_agent(network, spec.rules(), group, hidden_scheme=hidden_scheme, precision=used)

@@ -29,16 +29,14 @@ from pathlib import Path
 import torch
 
 from eqc._checks import check_choice
+from eqc.domains.hanabi.config.agent import PRECISIONS
+from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS
 
 __all__ = [
-    "PRECISIONS", "REQUESTED_PRECISIONS", "Bf16EmulatedWarning", "Bf16Support", "Precision", "bf16_support", "cpu_features",
+    "Bf16EmulatedWarning", "Bf16Support", "Precision", "bf16_support", "cpu_features",
     "cuda_capability", "resolve_precision",
 ]
 
-#: What a network runs in.
-PRECISIONS = ("fp32", "bf16")
-#: What a user may request: a precision, or "auto" (see the module docstring).
-REQUESTED_PRECISIONS = ("auto", *PRECISIONS)
 #: CPU features that mean native bf16 matrix products: x86 AVX-512 BF16 and AMX (every CPU with AMX tiles has
 #: AMX-BF16), aarch64 BF16 (the ``Features`` word).
 NATIVE_BF16_FEATURES = ("avx512_bf16", "amx_bf16", "amx_tile", "bf16")
@@ -105,9 +103,9 @@ def bf16_support(device: torch.device | str) -> Bf16Support:
     if device.type != "cpu":
         return Bf16Support(False, f"{device.type} device, whose bf16 support eqc does not probe")
     features = cpu_features()
-    native = [name for name in NATIVE_BF16_FEATURES if name in features]
-    if native:
-        return Bf16Support(True, f"this CPU has native bf16 matrix instructions ({', '.join(native)})")
+    instructions = [name for name in NATIVE_BF16_FEATURES if name in features]
+    if instructions:
+        return Bf16Support(True, f"this CPU has native bf16 matrix instructions ({', '.join(instructions)})")
     isa = "AVX-512" if "avx512f" in features else "AVX2" if "avx2" in features else platform.machine() or "unknown architecture"
     return Bf16Support(False, f"this CPU has no native bf16 ({isa})")
 

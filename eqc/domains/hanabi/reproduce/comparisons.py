@@ -22,6 +22,7 @@ import torch
 from eqc.domains.hanabi.reproduce.between import union_matrix
 from eqc.domains.hanabi.reproduce.specs import Table
 from eqc.evaluation import compare_pools, holm
+from eqc.evaluation.stats import Alternative
 
 __all__ = ["MONTE_CARLO_SEED", "TableTests", "table_tests"]
 
@@ -54,8 +55,10 @@ def table_tests(spec: Table, results: dict[str, dict[str, Any]], between: dict[t
             own_a, own_b = (torch.tensor(cell[within], dtype=torch.float64) for cell in (first, second))
             union[within] = union_matrix(own_a, own_b, blocks[ab], blocks[ba])
         primary = (better, worse) in spec.primary
-        for tests, sign, within, alternative, role in ((xp_tests, ">", "matrix", "greater", "primary" if primary else "exploratory"),
-                                                       (bomb_out_tests, "<", "bomb_out_matrix", "less", "exploratory")):
+        sides: tuple[tuple[dict[str, dict[str, Any]], str, str, Alternative, str], ...] = (
+            (xp_tests, ">", "matrix", "greater", "primary" if primary else "exploratory"),
+            (bomb_out_tests, "<", "bomb_out_matrix", "less", "exploratory"))
+        for tests, sign, within, alternative, role in sides:
             result = compare_pools(union[within], a, b, paired=paired, alternative=alternative, generator=MONTE_CARLO_SEED)
             tests[f"{better} {sign} {worse}"] = {"cells": [better, worse], "role": role, "adjusted_p": None, **result.as_dict()}
         matrices[f"{better} vs {worse}"] = {"cells": [better, worse], "a": a, "b": b, **{k: v.tolist() for k, v in union.items()}}

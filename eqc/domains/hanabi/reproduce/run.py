@@ -32,14 +32,13 @@ import torch
 from eqc._checks import check_choice
 from eqc.domains.hanabi.agent.files import versions
 from eqc.domains.hanabi.agent.policy import load_policy
-from eqc.domains.hanabi.agent.precision import REQUESTED_PRECISIONS
+from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS, TrainConfig, with_overrides
 from eqc.domains.hanabi.reproduce.between import play_between
 from eqc.domains.hanabi.reproduce.comparisons import table_tests
 from eqc.domains.hanabi.reproduce.loaded import LoadedPolicies
 from eqc.domains.hanabi.reproduce.render import format_number, render_markdown
 from eqc.domains.hanabi.reproduce.reuse import agent_digests, check_result_path, load_result, save_result
 from eqc.domains.hanabi.reproduce.specs import SCALES, Cell, Scale, describe_pool, paper_numbers, pool_config, table_spec
-from eqc.domains.hanabi.training.config import TrainConfig, with_overrides
 from eqc.domains.hanabi.training.pool import seed_dir, train_pool
 from eqc.domains.hanabi.xp import PoolError, cross_play_games, describe_policy, pool_runs, relabelled_self_play, write_xp
 from eqc.evaluation import mean_sem, pool_summary
@@ -92,7 +91,8 @@ to record (the CLI passes its own).
     _check_names(table, scale, obl, retrain)
     check_choice(precision, "precision", REQUESTED_PRECISIONS)
     spec, sc, out = table_spec(table, scale), SCALES[scale], Path(out)
-    obl_policies = [load_policy(p, device=device) for p in obl] if obl else []  # a bad file fails before any work
+    for file in obl or []:
+        load_policy(file, device=device)  # a bad file fails before any work
     cells = [c for c in spec.cells if scale == "paper" or c.pool not in spec.paper_only_pools]
     skipped = sorted({c.pool for c in spec.cells} - {c.pool for c in cells})
     pools = list(dict.fromkeys(c.pool for c in cells))
@@ -104,7 +104,7 @@ to record (the CLI passes its own).
     runs = {p: _trained_pool(p, configs[p], sc, out, device, ray_address, use_ray, log) if trained else shipped[p] for p in pools}
     loaded = LoadedPolicies(device, precision)
     results = _play_cells(cells, runs, sc.games, device, precision, out / "xp" / table, log, reuse, loaded)
-    if obl_policies:
+    if obl:
         for cell in (Cell("OBL", "obl"), Cell("OBL C5-symmetrized", "obl", "C5"), Cell("OBL D10-symmetrized", "obl", "D10")):
             policies = [load_policy(p, device=device, symmetrize=cell.symmetrize, precision=precision) for p in obl]
             where = out / "xp" / table / _slug(cell.label)
@@ -177,10 +177,9 @@ def shipped_pools(table: str, scale: str, agents: str | Path | None, *, obl: boo
     """The shipped agents of each pool of ``table`` at ``scale`` (possibly none) under ``agents`` (default
     :func:`shipped_agents`). Raises :class:`PoolError` when no cell of the table can be computed (no pool
     holds 2 agents) and no OBL agents (``obl``) make a column of their own."""
-    sc = SCALES[scale]
-    if agents is None and sc.shipped is None:
+    where = shipped_agents(SCALES[scale]) if agents is None else Path(agents)
+    if where is None:
         raise PoolError(f"scale {scale!r} ships no agents: its pools are trained")
-    where = shipped_agents(sc) if agents is None else Path(agents)
     if not where.is_dir():
         raise PoolError(f"no shipped agents at {where} (they come with a clone of the repository): "
                         "pass agents=DIR (--agents) or retrain=True (--retrain)")

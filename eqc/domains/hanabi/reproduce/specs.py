@@ -20,6 +20,9 @@ Pools (one agent per seed, ``eqc hanabi pool``), by scale:
   paper has no numbers for this game. For three colours D6 is all of S3, so G-OP over D6 trains as
   Other-Play does (a partner relabelled by a uniform element of S3): its column is the Other-Play pool
   symmetrized over S3.
+- ``entropy``: Mini-Hanabi IPPO agents (``configs/hanabi/ippo_mini.toml``, 4M moves) with three entropy
+  coefficients, independent seeds, no induced convention (:data:`ENTROPY_POOLS`), shipped in
+  ``results/entropy/agents``: whether high entropy gives inter-seed cross-play (Forkel et al. 2025).
 """
 
 from __future__ import annotations
@@ -27,10 +30,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from eqc.domains.hanabi.training.config import TrainConfig, load_config
+from eqc.domains.hanabi.config.train import TrainConfig, load_config
 
 __all__ = [
-    "COLOUR_POOLS", "COLOUR_TABLES", "INDUCED_SLOTS", "INDUCED_TABLES", "PAPER", "SCALES", "TABLES",
+    "COLOUR_POOLS", "COLOUR_TABLES", "ENTROPY_POOLS", "ENTROPY_TABLES", "INDUCED_SLOTS", "INDUCED_TABLES", "PAPER", "SCALES", "TABLES",
     "Cell", "Scale", "Table", "colour_agent_config", "describe_pool", "paper_numbers", "pool_config", "table_spec",
 ]
 
@@ -58,20 +61,22 @@ SCALES = {
     "induced": Scale("induced", seeds=tuple(range(8)), games=1000, feedforward_moves=8_000_000, recurrent_moves=0, relabel_elements=5,
                      shipped="results/induced/agents"),
     # the colour testbed: agents are named by their colour-to-slot map (slots_<pi>), not by seed; its pools are
-    # trained by scripts/colour_testbed.py (COLOUR_POOLS), so ``seeds`` is unused here
+    # trained by scripts/train_shipped.py --scale colour (COLOUR_POOLS), so ``seeds`` is unused here
     "colour": Scale("colour", seeds=(), games=1000, feedforward_moves=8_000_000, recurrent_moves=0, relabel_elements=5,
                     shipped="results/colour/agents"),
+    "entropy": Scale("entropy", seeds=tuple(range(4)), games=1000, feedforward_moves=4_000_000, recurrent_moves=0, relabel_elements=5,
+                     shipped="results/entropy/agents"),
     "paper": Scale("paper", seeds=tuple(range(10)), games=5000, feedforward_moves=0, recurrent_moves=0),
 }
 
-#: Pool name -> (rule, G-OP group, shipped paper-scale config).
-POOLS = {
-    "sp": ("sp", "D10", "paper"),
-    "iql": ("sp", "D10", "iql"),
-    "op": ("op", "D10", "op"),
+#: Pool name -> (``[rule] objective``, G-OP group (None: the objective reads none), shipped paper-scale config).
+POOLS: dict[str, tuple[str, str | None, str]] = {
+    "sp": ("sp", None, "paper"),
+    "iql": ("sp", None, "iql"),
+    "op": ("op", None, "op"),
     "gop_c5": ("gop", "C5", "gop_c5"),
     "gop_d10": ("gop", "D10", "gop_d10"),
-    "recurrent": ("sp", "D10", "paper"),
+    "recurrent": ("sp", None, "paper"),
 }
 
 
@@ -109,6 +114,11 @@ COLOUR_POOLS: dict[str, tuple[dict[str, str], str, int]] = {
 }
 
 
+#: Pools of the ``entropy`` scale: name -> ``[ppo] entropy_coef`` of IPPO on Mini-Hanabi (``ippo_mini.toml``): the
+#: usual 0.01, Forkel et al.'s high entropy 0.05, and a higher 0.2.
+ENTROPY_POOLS: dict[str, float] = {"ippo_c001": 0.01, "ippo_c005": 0.05, "ippo_c02": 0.2}
+
+
 #: Where ``vdn_cpu.toml`` has moved on since a scale's pools were trained and shipped, what they were
 #: trained with, so that ``--retrain`` trains what was shipped (tested against the shipped configs).
 SHIPPED_LEARNER: dict[str, dict[str, dict[str, Any]]] = {
@@ -137,9 +147,14 @@ def colour_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
 def pool_config(pool: str, scale: Scale, seed: int | None = None) -> TrainConfig:
     """The training config of ``pool`` at ``scale``; at scale ``induced`` that of ``seed`` (its pi). The ``colour`` scale's
     agents differ in their pi, not their seed: :func:`colour_agent_config`."""
+    if scale.name == "entropy":
+        if pool not in ENTROPY_POOLS:
+            raise ValueError(f"pool {pool!r} is not a pool of scale 'entropy' (pools: {sorted(ENTROPY_POOLS)})")
+        return load_config("ippo_mini").replace(ppo={"entropy_coef": ENTROPY_POOLS[pool]},
+                                                run={"total_moves": scale.feedforward_moves, "precision": "fp32"})
     if scale.name == "colour":
         raise ValueError("the colour testbed's agents are not a seed pool: each has its own pi (colour_agent_config(pool, slots); "
-                         "trained by scripts/colour_testbed.py)")
+                         "trained by scripts/train_shipped.py --scale colour)")
     if scale.name == "induced":
         if pool not in INDUCED_POOLS:
             raise ValueError(f"pool {pool!r} is not a pool of scale 'induced' (pools: {sorted(INDUCED_POOLS)})")
@@ -147,13 +162,14 @@ def pool_config(pool: str, scale: Scale, seed: int | None = None) -> TrainConfig
             raise ValueError(f"scale 'induced' has the seeds {sorted(INDUCED_SLOTS)}, got seed {seed!r}")
         return _learner(scale).replace(game={"preset": "mini"}, bootstrap={**INDUCED_BOOTSTRAP, "slots": list(INDUCED_SLOTS[seed])},
                                        rule=INDUCED_POOLS[pool], run={"total_moves": scale.feedforward_moves})
-    rule, group, paper_file = POOLS[pool]
+    objective, group, paper_file = POOLS[pool]
     if scale.name == "paper":
         return load_config(paper_file)
     if pool == "recurrent":
         return _small_r2d2(scale) if scale.name == "smoke" else _recurrent_pqn(scale)
     base = _learner(scale)
-    changes: dict[str, dict] = {"rule": {"objective": rule, "group": group}, "run": {"total_moves": scale.feedforward_moves}}
+    changes: dict[str, dict] = {"rule": {"objective": objective} | ({"group": group} if group else {}),
+                                "run": {"total_moves": scale.feedforward_moves}}
     if scale.name == "smoke":
         changes["run"].update(num_envs=64, eval_every_moves=scale.feedforward_moves, eval_games=64, checkpoint_minutes=5.0)
         changes["network"] = {"hidden_size": 64, "mlp_layers": 1}
@@ -173,12 +189,15 @@ def describe_pool(pool: str, scale: Scale) -> str:
         return (f"Mini-Hanabi, the induced recipe in fp32, stream seed {stream}, one agent per pi (all six), INDUCED convention "
                 f"{taught} (bonus {INDUCED_BOOTSTRAP['bonus']:g} for the first {INDUCED_BOOTSTRAP['moves']:,} moves), {trained}, "
                 f"{scale.feedforward_moves:,} moves per agent")
+    if scale.name == "entropy":
+        return (f"Mini-Hanabi, IPPO self-play (ippo_mini.toml: feed-forward actor-critic, GAE lambda 0.9), entropy coefficient "
+                f"{ENTROPY_POOLS[pool]:g}, no induced convention, fp32, {scale.feedforward_moves:,} moves per seed; played greedily")
     if scale.name == "induced":
         rules = {"sp": "self-play", "op": "Other-Play over S3", "gop_c2": "G-OP over C2 (swaps colours 0 and 1)",
                  "gop_c3": "G-OP over C3", "sym_s3": "self-play, the network symmetrized over S3 while it trains"}
         return (f"Mini-Hanabi, vdn_cpu.toml learner, an INDUCED colour convention (shaping bonus {INDUCED_BOOTSTRAP['bonus']:g} for "
                 f"the first {INDUCED_BOOTSTRAP['moves']:,} moves), {rules[pool]}, {scale.feedforward_moves:,} moves per seed")
-    rule, group, paper_file = POOLS[pool]
+    objective, group, paper_file = POOLS[pool]
     if scale.name == "paper":
         return f"configs/hanabi/{paper_file}.toml"
     if pool == "recurrent" and scale.name == "smoke":
@@ -186,7 +205,7 @@ def describe_pool(pool: str, scale: Scale) -> str:
     if pool == "recurrent":
         return f"recurrent PQN self-play (vdn_cpu.toml with 1 LSTM layer of 128), {scale.recurrent_moves:,} moves per seed"
     names = {"sp": "self-play (stands in for SAD: no SAD block, feed-forward)", "op": "Other-Play over S5"}
-    trained = names.get(rule, f"G-OP over {group}")
+    trained = names.get(objective, f"G-OP over {group}")
     return f"vdn_cpu.toml learner (feed-forward, team value), {trained}, {scale.feedforward_moves:,} moves per seed"
 
 
@@ -309,7 +328,21 @@ COLOUR_TABLES = {
 """The tables at scale ``colour`` (:data:`COLOUR_POOLS`): the paper's Tables 1 and 2 on pools whose agents differ in
 their induced colour convention alone, beside the grounded convention (``touched``) and a second stream seed."""
 
-_SCALE_TABLES = {"induced": INDUCED_TABLES, "colour": COLOUR_TABLES}
+ENTROPY_TABLES = {
+    "table1": Table(
+        "table1", "High entropy against the usual entropy: IPPO self-play agents of independent seeds, greedified (XP), Mini-Hanabi",
+        (Cell("IPPO c=0.01", "ippo_c001"), Cell("IPPO c=0.05", "ippo_c005"), Cell("IPPO c=0.2", "ippo_c02"),
+         Cell("IPPO c=0.01 S3-symmetrized", "ippo_c001", "S3"), Cell("IPPO c=0.05 S3-symmetrized", "ippo_c005", "S3")),
+        (("IPPO c=0.05", "IPPO c=0.01"), ("IPPO c=0.2", "IPPO c=0.01"), ("IPPO c=0.2", "IPPO c=0.05"),
+         ("IPPO c=0.01 S3-symmetrized", "IPPO c=0.01"), ("IPPO c=0.05 S3-symmetrized", "IPPO c=0.05")),
+        primary=(("IPPO c=0.05", "IPPO c=0.01"),),
+    ),
+}
+"""The table at scale ``entropy``: Forkel et al.'s claim (entropy 0.05 cross-plays better than 0.01 between seeds) as
+the primary test, a higher coefficient and the test-time symmetrizer beside it. Sampled play and how equivariant
+each agent is: ``eqc hanabi reproduce entropy`` (:mod:`.entropy`)."""
+
+_SCALE_TABLES = {"induced": INDUCED_TABLES, "colour": COLOUR_TABLES, "entropy": ENTROPY_TABLES}
 
 
 def table_spec(table: str, scale: str) -> Table:

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import torch
 
 from eqc.domains.hanabi.batched import HanabiBatch
+from eqc.domains.hanabi.config.train import BootstrapConfig, RuleConfig
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.domains.hanabi.training.bootstrap import NO_HINT, convention_bonus, touched_hint
-from eqc.domains.hanabi.training.config import BootstrapConfig, RuleConfig
 from eqc.domains.hanabi.training.setup import make_batch
 from eqc.groups import symmetric
 from eqc.symmetrize import OtherPlay
@@ -63,16 +63,21 @@ class TrainingGames:
         self.element_indices: torch.Tensor | None = None  # [B, P] rows of other_play.group.elements
         if rule.objective != "sp":
             colours = self.env.rules.num_colours
-            group = symmetric(colours) if rule.objective == "op" else colour_group(rule.group, colours)
+            if rule.objective == "op":
+                group = symmetric(colours)
+            elif rule.group is None:
+                raise ValueError(f"rule.group must name a colour group for objective {rule.objective!r}, got None")
+            else:
+                group = colour_group(rule.group, colours)
             sym = colour_symmetry(group, self.env.rules)
             self.other_play = OtherPlay(group, sym.observation_rep, sym.action_rep, self.relabel_generator, device)
-            self.element_indices = self._draw_elements()
+            self.element_indices = self._draw_elements(self.other_play)
         self.episodes = torch.zeros((), dtype=torch.long, device=device)
         self.score_sum = torch.zeros((), dtype=torch.long, device=device)
 
     # ---------------------------------------------------------------- relabelling
-    def _draw_elements(self) -> torch.Tensor:
-        order = self.other_play.group.order
+    def _draw_elements(self, other_play: OtherPlay) -> torch.Tensor:
+        order = other_play.group.order
         return draw_relabellings(order, self.num_envs, self.num_players, self.relabel_generator, self.keep_identity)
 
     def acting_relabelling(self, current: torch.Tensor, everyone: Relabelling | None = None) -> Relabelling:
@@ -80,6 +85,8 @@ class TrainingGames:
         (all players' relabellings ``[B, P]``) when that was already built. Built on the device from
         :attr:`element_indices` (``OtherPlay.relabelling_indices``: no host round trip per move)."""
         if everyone is None:
+            if self.other_play is None or self.element_indices is None:
+                raise ValueError("the games are not relabelled (objective 'sp'): there is no acting relabelling")
             return self.other_play.relabelling_indices(self.element_indices[self.rows, current], check=False)
         return Relabelling(*(getattr(everyone, f.name)[self.rows, current] for f in dataclasses.fields(everyone)))
 
@@ -108,7 +115,7 @@ class TrainingGames:
         legal = self.env.legal_move_mask(legal_buffer).unsqueeze(1).expand(B, P, self.env.num_moves)
         current = self.env.state.current
         acting = None
-        if self.other_play is not None:
+        if self.other_play is not None and self.element_indices is not None:  # set together, under Other-Play / G-OP
             everyone = self.other_play.relabelling_indices(self.element_indices, check=False)
             obs, legal = everyone.relabel_observations(obs), everyone.relabel_legal_actions(legal)
             acting = self.acting_relabelling(current, everyone)
@@ -123,31 +130,31 @@ class TrainingGames:
         the others. ``shaping``: add the bootstrap convention's bonus (its first ``[bootstrap] moves``).
         Players of games that ended draw new relabellings; finished games are counted."""
         move = action if acting is None else acting.to_env_actions(action, check=False)
-        shaped = shaping and self.slot_of_colour is not None
+        slots = self.slot_of_colour if shaping else None
         pays = None
-        if shaped and self.bootstrap.convention == "colour_to_touched_slot":
-            pays = touched_hint(self.env.rules, self.slot_of_colour, self.env.state.hands, self.env.state.current, move)
+        if slots is not None and self.bootstrap.convention == "colour_to_touched_slot":
+            pays = touched_hint(self.env.rules, slots, self.env.state.hands, self.env.state.current, move)
         if greedy is None:
             reward = self.env.step(move)
         else:
             greedy = greedy if acting is None else acting.to_env_actions(greedy, check=False)
             reward = self.env.step(move, greedy=greedy)
         ended = self.env.state.ended
-        if shaped:
-            bonus, self.hinted = convention_bonus(self.env.rules, self.slot_of_colour, self.hinted, move, reward, ended,
+        if slots is not None:
+            bonus, self.hinted = convention_bonus(self.env.rules, slots, self.hinted, move, reward, ended,
                                                   self.bootstrap.bonus, pays)
             reward = reward + bonus
         self.episodes += ended.sum()
         self.score_sum += torch.where(ended, self.env.state.final_score, 0).sum()
-        if self.element_indices is not None:
-            self.element_indices = torch.where(ended.view(-1, 1), self._draw_elements(), self.element_indices)
+        if self.other_play is not None and self.element_indices is not None:
+            self.element_indices = torch.where(ended.view(-1, 1), self._draw_elements(self.other_play), self.element_indices)
         return Step(reward, ended)
 
     def restart(self) -> None:
         """Deal new games and draw new relabellings (after a checkpoint restored the generators)."""
         self.env.reset()
-        if self.element_indices is not None:
-            self.element_indices = self._draw_elements()
+        if self.other_play is not None:
+            self.element_indices = self._draw_elements(self.other_play)
 
     def generators(self) -> dict[str, torch.Generator]:
         """The seeded generators a checkpoint saves: ``relabel`` and the games' ``env``."""

@@ -10,7 +10,7 @@ The network is the agent's ``QNetwork`` with dueling heads (``[network] dueling 
 advantage head's outputs are the policy's logits over moves (illegal moves masked), the value head
 is the critic. Its greedy move, the argmax of the logits, is the argmax of ``Q = V + A - mean A``,
 so an IPPO agent is exported, played, cross-played and symmetrized at test time like any other;
-:class:`SampledAgent` plays it as sampled.
+:class:`~eqc.domains.hanabi.agent.sampled.SampledAgent` plays it as sampled.
 
 One iteration:
 
@@ -33,12 +33,12 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from eqc.domains.hanabi.agent.network import Agent, State
-from eqc.domains.hanabi.agent.spec import AgentSpec
-from eqc.domains.hanabi.training.config import BootstrapConfig, OptimConfig, PPOConfig, RuleConfig
+from eqc.domains.hanabi.agent.sampled import policy_logits, sample_moves
+from eqc.domains.hanabi.config.agent import AgentSpec
+from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, PPOConfig, RuleConfig
 from eqc.domains.hanabi.training.learner import Learner
 
-__all__ = ["IPPOLearner", "SampledAgent", "gae", "policy_logits", "sample_moves"]
+__all__ = ["IPPOLearner", "gae"]
 
 
 def gae(rewards: torch.Tensor, ended: torch.Tensor, values: torch.Tensor, last_value: torch.Tensor, gamma: float,
@@ -58,58 +58,6 @@ def gae(rewards: torch.Tensor, ended: torch.Tensor, values: torch.Tensor, last_v
         advantages[t] = following
         next_value = values[t]
     return advantages
-
-
-#: The logit of an illegal move: finite, so that probabilities, entropies and their gradients stay finite (0 * log 0
-#: terms are 0, not NaN), and low enough that softmax gives it exactly 0.
-ILLEGAL_LOGIT = -1e9
-
-
-def policy_logits(agent: Agent, obs: torch.Tensor, legal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The legal-masked logits ``[N, A]`` (illegal moves :data:`ILLEGAL_LOGIT`) and the values ``[N]`` of a
-    feed-forward dueling agent."""
-    raw, _ = agent.raw(obs)
-    out = agent.network.out_dim
-    return raw[..., : out - 1].masked_fill(~legal, ILLEGAL_LOGIT), raw[..., out - 1]
-
-
-def _gumbel_perturbed(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """``logits`` plus Gumbel noise drawn on ``generator``: its argmax is a draw from ``softmax(logits)``."""
-    uniform = torch.rand(logits.shape, generator=generator, device=logits.device).clamp_(1e-20, 1.0)
-    return logits - torch.log(-torch.log(uniform))
-
-
-def sample_moves(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """One move per row drawn from ``softmax(logits)`` (Gumbel-max on ``generator``)."""
-    return _gumbel_perturbed(logits, generator).argmax(-1)
-
-
-
-
-class SampledAgent(nn.Module):
-    """``agent`` playing as sampled instead of greedily: its ``step`` returns the legal logits plus Gumbel noise drawn on
-    ``generator``, so the greedy loops of :mod:`eqc.domains.hanabi.play` pick a move from the softmax of the logits.
-    Feed-forward dueling agents (an IPPO agent's logits are its advantage head)."""
-
-    recurrent = False
-
-    def __init__(self, agent: Agent, generator: torch.Generator) -> None:
-        super().__init__()
-        if agent.recurrent or not agent.network.config.dueling:
-            raise ValueError("SampledAgent plays feed-forward dueling agents (whose advantage head holds the logits)")
-        self.agent, self.generator = agent, generator
-
-    @property
-    def network(self) -> nn.Module:
-        return self.agent.network
-
-    def initial_state(self, batch: int, device: torch.device | str) -> State:
-        return None
-
-    def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]:
-        mask = torch.ones(obs.shape[0], self.agent.network.num_actions, dtype=torch.bool, device=obs.device) if legal is None else legal
-        logits, _ = policy_logits(self.agent, obs, mask)
-        return _gumbel_perturbed(logits, self.generator), None
 
 
 class IPPOLearner(Learner):

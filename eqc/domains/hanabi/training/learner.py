@@ -19,8 +19,8 @@ import torch
 from torch import nn
 
 from eqc.domains.hanabi.agent.network import QNetwork, spec_agent
-from eqc.domains.hanabi.agent.spec import AgentSpec
-from eqc.domains.hanabi.training.config import BootstrapConfig, OptimConfig, RuleConfig
+from eqc.domains.hanabi.config.agent import AgentSpec
+from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, RuleConfig
 from eqc.domains.hanabi.training.games import TrainingGames
 from eqc.domains.hanabi.training.resume import restore_generators
 

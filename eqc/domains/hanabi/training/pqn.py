@@ -24,8 +24,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from eqc.domains.hanabi.agent.spec import AgentSpec
-from eqc.domains.hanabi.training.config import BootstrapConfig, OptimConfig, PQNConfig, RuleConfig
+from eqc.domains.hanabi.config.agent import AgentSpec
+from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, PQNConfig, RuleConfig
 from eqc.domains.hanabi.training.learner import Learner
 
 __all__ = ["PQNLearner", "epsilon_ladder", "epsilon_schedule", "exploration_epsilon", "lambda_returns"]

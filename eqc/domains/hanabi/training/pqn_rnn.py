@@ -22,9 +22,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from eqc.domains.hanabi.agent.network import State
-from eqc.domains.hanabi.agent.spec import AgentSpec
-from eqc.domains.hanabi.training.config import BootstrapConfig, OptimConfig, PQNConfig, RuleConfig
+from eqc.domains.hanabi.agent.network import LSTMState, as_lstm_state
+from eqc.domains.hanabi.config.agent import AgentSpec
+from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, PQNConfig, RuleConfig
 from eqc.domains.hanabi.training.learner import Learner
 from eqc.domains.hanabi.training.pqn import exploration_epsilon, lambda_returns
 from eqc.symmetrize.other_play import Relabelling
@@ -32,7 +32,7 @@ from eqc.symmetrize.other_play import Relabelling
 __all__ = ["RecurrentPQNLearner"]
 
 
-def _keep(state: State, ended: torch.Tensor, players: int) -> State:
+def _keep(state: LSTMState, ended: torch.Tensor, players: int) -> LSTMState:
     """``state`` with the rows of every player of the games that ``ended`` (bool ``[B]``) set to zero."""
     keep = (~ended).repeat_interleave(players).view(1, -1, 1).to(state[0].dtype)
     return state[0] * keep, state[1] * keep
@@ -50,7 +50,7 @@ class RecurrentPQNLearner(Learner):
         B, P, T = num_envs, self.num_players, pqn.rollout_steps
         D, A = self.obs_dim, self.num_actions
         self._obs, self._legal = self.games.env.observations(), self.games.env.legal_move_mask()
-        self.lstm_state = self.agent.initial_state(B * P, device)
+        self.lstm_state = as_lstm_state(self.agent.initial_state(B * P, device))
         self._buf_obs = torch.empty(T, B, P, D, device=device)
         self._buf_legal = torch.empty(T, B, P, A, dtype=torch.bool, device=device)
         self._buf_current = torch.empty(T, B, dtype=torch.long, device=device)
@@ -59,19 +59,19 @@ class RecurrentPQNLearner(Learner):
         self._buf_ended = torch.empty(T, B, dtype=torch.bool, device=device)
         self._buf_value = torch.empty(T, B, device=device)
 
-    def _step(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Relabelling | None, torch.Tensor, State]:
+    def _step(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Relabelling | None, torch.Tensor, LSTMState]:
         """Views of every player (``TrainingGames.player_views``), the acting players' Q ``[B, A]`` and the state after
         this step (not yet kept)."""
         B, P = self.num_envs, self.num_players
         obs, legal, current, acting = self.games.player_views(self._obs, self._legal)
         q, state = self.agent.step(obs.reshape(B * P, -1), legal.reshape(B * P, -1), self.lstm_state)
-        return obs, legal, current, acting, q.view(B, P, -1)[self.games.rows, current], state
+        return obs, legal, current, acting, q.view(B, P, -1)[self.games.rows, current], as_lstm_state(state)
 
     def iteration(self) -> dict[str, torch.Tensor | float]:
         p = self.pqn
         T, B, P = p.rollout_steps, self.num_envs, self.num_players
         epsilon = exploration_epsilon(p, self.moves_played, B, self.device)
-        start_state = tuple(s.clone() for s in self.lstm_state)
+        start_state = (self.lstm_state[0].clone(), self.lstm_state[1].clone())
         with torch.no_grad():
             obs, legal, current, acting, q, state = self._step()
             for t in range(T):
@@ -95,7 +95,7 @@ class RecurrentPQNLearner(Learner):
                 losses.append(self._learn(games, start_state, returns))
         return {"loss": torch.stack(losses).mean(), "epsilon": epsilon if isinstance(epsilon, float) else epsilon.mean()}
 
-    def replay_q(self, games: torch.Tensor, start_state: State) -> torch.Tensor:
+    def replay_q(self, games: torch.Tensor, start_state: LSTMState) -> torch.Tensor:
         """Q ``[T, b, A]`` of the acting players of ``games`` ``[b]`` over the last rollout, replayed through
         the LSTM from ``start_state`` (all games' states at the rollout's start), zeroing where games ended."""
         T, P, b = self.pqn.rollout_steps, self.num_players, games.numel()
@@ -104,12 +104,12 @@ class RecurrentPQNLearner(Learner):
         seat = torch.arange(b, device=self.device)
         acting = []
         for t in range(T):
-            q, state = self.agent.step(self._buf_obs[t, games].flatten(0, 1), self._buf_legal[t, games].flatten(0, 1), state)
+            q, stepped = self.agent.step(self._buf_obs[t, games].flatten(0, 1), self._buf_legal[t, games].flatten(0, 1), state)
             acting.append(q.view(b, P, -1)[seat, self._buf_current[t, games]])
-            state = _keep(state, self._buf_ended[t, games], P)
+            state = _keep(as_lstm_state(stepped), self._buf_ended[t, games], P)
         return torch.stack(acting)
 
-    def _learn(self, games: torch.Tensor, start_state: State, returns: torch.Tensor) -> torch.Tensor:
+    def _learn(self, games: torch.Tensor, start_state: LSTMState, returns: torch.Tensor) -> torch.Tensor:
         """One update on the rollouts of ``games`` ``[b]``: squared error of Q(o, a) to the returns."""
         chosen = self.replay_q(games, start_state).gather(2, self._buf_action[:, games].unsqueeze(2)).squeeze(2)
         loss = 0.5 * (chosen - returns[:, games]).pow(2).mean()
@@ -122,5 +122,5 @@ class RecurrentPQNLearner(Learner):
     def load_state_dict(self, state: dict) -> str | None:
         """Restore as :class:`Learner` does (and return its note); the games restart, so every LSTM state starts from zero."""
         note = super().load_state_dict(state)
-        self.lstm_state = self.agent.initial_state(self.num_envs * self.num_players, self.device)
+        self.lstm_state = as_lstm_state(self.agent.initial_state(self.num_envs * self.num_players, self.device))
         return note

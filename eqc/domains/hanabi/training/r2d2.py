@@ -11,7 +11,7 @@ One iteration is one batched environment step followed by the learner updates it
    greedy move, mapped back too, is shown to everyone (``env.step(moves, greedy=...)``).
 2. *Replay.* Every move is written into the game's episode slot of :class:`EpisodeReplay` (all
    players' observations, legal moves and actions, the shared reward, SAD-AUX labels). An
-   episode ends when its game ends, or at the cap ``[game] max_moves``: the capped move's reward
+   episode ends when its game ends, or at the cap ``[r2d2] max_moves``: the capped move's reward
    becomes ``-score`` before the move (as hanabi_SAD: the episode returns 0, like a bomb-out);
    the game itself plays on in the env, unrecorded, until it ends, and its next game is recorded.
 3. *Learning.* After ``warmup_episodes`` finished episodes, ``updates_per_step`` updates per
@@ -41,9 +41,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from eqc.domains.hanabi.agent.network import spec_agent
-from eqc.domains.hanabi.agent.spec import AgentSpec
-from eqc.domains.hanabi.training.config import BootstrapConfig, OptimConfig, R2D2Config, RuleConfig
+from eqc.domains.hanabi.agent.network import as_lstm_state, spec_agent
+from eqc.domains.hanabi.config.agent import AgentSpec
+from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, R2D2Config, RuleConfig
 from eqc.domains.hanabi.training.learner import Learner
 from eqc.domains.hanabi.training.replay import EpisodeBatch, EpisodeReplay, sequence_priority
 
@@ -67,7 +67,7 @@ def nstep_targets(reward: torch.Tensor, value: torch.Tensor, length: torch.Tenso
     """
     T = reward.shape[0]
     padded = torch.cat([reward, reward.new_zeros(n, *reward.shape[1:])])
-    returns = sum(gamma**k * padded[k : k + T] for k in range(n))
+    returns = sum((gamma**k * padded[k : k + T] for k in range(n)), torch.zeros_like(reward))
     later = torch.cat([value[n:], value.new_zeros(min(n, T), *value.shape[1:])])[:T]
     steps = torch.arange(T, device=reward.device).view(T, 1)
     bootstrap = (steps + n < length.view(1, -1)).to(value.dtype)
@@ -110,8 +110,8 @@ class R2D2Learner(Learner):
 
     def __init__(self, spec: AgentSpec, rule: RuleConfig, optim: OptimConfig, bootstrap: BootstrapConfig, r2d2: R2D2Config, *,
                  num_envs: int, seed: int, device: torch.device) -> None:
-        if spec.game.max_moves < 1:
-            raise ValueError("[game] max_moves must be >= 1 for algorithm 'r2d2' (replay episodes are at most that long)")
+        if r2d2.max_moves < 1:
+            raise ValueError("[r2d2] max_moves must be >= 1 (replay episodes are at most that long)")
         if spec.network.lstm_layers < 1:
             raise ValueError("[network] lstm_layers must be >= 1 for algorithm 'r2d2' (a recurrent agent)")
         aux = AUX_CLASSES * spec.rules().hand_size if spec.network.aux_weight > 0 else 0
@@ -126,7 +126,7 @@ class R2D2Learner(Learner):
                 module.flatten_parameters()  # a deep copy's LSTM weights are not one cuDNN block (a no-op on the CPU)
         self.target_agent = spec_agent(spec, self.target_network)
         self.replay = EpisodeReplay(
-            q.buffer_episodes, B, spec.game.max_moves, P, self.obs_dim, self.num_actions,
+            q.buffer_episodes, B, r2d2.max_moves, P, self.obs_dim, self.num_actions,
             aux_slots=self.games.env.hand_size if self.aux_weight else 0,
             priority_exponent=q.priority_exponent, importance_exponent=q.importance_exponent,
             priority_max_weight=q.priority_max_weight, generator=self.learn_generator, device=device,
@@ -152,7 +152,7 @@ class R2D2Learner(Learner):
         B, P = self.num_envs, self.num_players
         self.move = torch.zeros(B, dtype=torch.long, device=self.device)
         self.recording = torch.ones(B, dtype=torch.bool, device=self.device)
-        self.lstm_state = self.agent.initial_state(B * P, self.device)
+        self.lstm_state = as_lstm_state(self.agent.initial_state(B * P, self.device))
         self.epsilons = self._draw_epsilons()
         self.replay.clear()
         self.warm = False
@@ -170,20 +170,21 @@ class R2D2Learner(Learner):
         obs, legal, current, acting = self.games.player_views(self._obs, self._legal)
         labels = own_hand_labels(self.games.env) if self.aux_weight else None
         score_before = self.games.env.score
-        q, self.lstm_state = self.agent.step(obs.reshape(B * P, -1), legal.reshape(B * P, -1), self.lstm_state)
+        q, state = self.agent.step(obs.reshape(B * P, -1), legal.reshape(B * P, -1), self.lstm_state)
+        self.lstm_state = as_lstm_state(state)
         q = q.view(B, P, -1)
         actions = self.explore(q, legal, self.epsilons)  # the waiting players' only move is the no-op
         greedy = q.argmax(-1)[self.games.rows, current] if self.spec.game.uses_sad else None
         step = self.games.step(actions[self.games.rows, current], acting, greedy, shaping=self.shaping)
         reward, ended = step.reward, step.ended
-        capped = self.recording & ~ended & (self.move + 1 >= self.spec.game.max_moves)
+        capped = self.recording & ~ended & (self.move + 1 >= self.r2d2.max_moves)
         reward = torch.where(capped, -score_before.to(reward.dtype), reward)
         self.replay.record(self.move, self.recording, obs, legal, actions, reward, labels)
         self.replay.finish(self.recording & (ended | capped), self.move + 1)
         self.move = torch.where(ended, 0, self.move + 1)
         self.recording = ended | (self.recording & ~capped)
         keep = (~ended).repeat_interleave(P).view(1, B * P, 1).to(q.dtype)
-        self.lstm_state = tuple(s * keep for s in self.lstm_state)
+        self.lstm_state = (self.lstm_state[0] * keep, self.lstm_state[1] * keep)
         self.epsilons = torch.where(ended.view(B, 1), self._draw_epsilons(), self.epsilons)
         self.moves_played += B
 
@@ -218,6 +219,7 @@ class R2D2Learner(Learner):
             q_target, _ = self.target_agent.sequence(obs, legal_flat)
         loss, td = q_learning_loss(q.view(T, N, P, -1), q_target.view(T, N, P, -1), batch, vdn=r.vdn, n_step=r.n_step, gamma=r.gamma)
         if aux_logits is not None:
+            assert batch.aux is not None  # the replay records own-hand labels exactly when aux_weight > 0, as _online gives logits
             logits = aux_logits.view(T, N, P, -1, AUX_CLASSES)
             xent = F.cross_entropy(logits.flatten(0, -2), batch.aux.flatten(), ignore_index=-1, reduction="none").view(batch.aux.shape)
             cards = (batch.aux >= 0).sum((2, 3)).clamp(min=1)

@@ -38,9 +38,9 @@ import torch
 from eqc._checks import check_device, check_float, check_int
 from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, POLICY_JSON, checkpoint_precision, load_checkpoint, save_checkpoint
 from eqc.domains.hanabi.agent.precision import Precision, resolve_precision
-from eqc.domains.hanabi.agent.spec import ConfigError
+from eqc.domains.hanabi.config.schema import ConfigError
+from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.play.self_play import evaluate_agent
-from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.learner import Learner
 from eqc.domains.hanabi.training.run_log import METRICS, RunLog
 from eqc.io import write_json_atomic
@@ -139,7 +139,8 @@ def _prepare_dir(out: Path, config: TrainConfig, seed: int, checkpoint: dict[str
     The checkpoint decides: a ``config.json`` without one (a start that failed before saving) is
     simply replaced. Keys added to the schema since the checkpoint was written take their defaults.
     """
-    record = {"seed": seed, "config": config.to_dict(), "precision": precision.as_dict()}
+    current = config.to_dict()
+    record = {"seed": seed, "config": current, "precision": precision.as_dict()}
     if checkpoint is not None:
         if checkpoint["seed"] != seed:
             raise RunDirectoryError(f"out {str(out)!r} holds a run with seed {checkpoint['seed']}, not {seed}: use another directory")
@@ -149,7 +150,7 @@ def _prepare_dir(out: Path, config: TrainConfig, seed: int, checkpoint: dict[str
             saved = TrainConfig.from_dict(saved, f"{out / CHECKPOINT_NAME}").replace(run={"precision": started}).to_dict()
         except ConfigError:
             pass
-        diffs = _config_differences(saved, record["config"])
+        diffs = _config_differences(saved, current)
         if diffs:
             raise RunDirectoryError(f"out {str(out)!r} holds a run of another config; differences: " + "; ".join(diffs))
     write_json_atomic(out / "config.json", record)

@@ -7,7 +7,7 @@ matrices, plain and C5/D10-symmetrized), ``relabelled``
 (:func:`relabelled_self_play`: an agent with colour-relabelled copies of itself, the measure of colour
 symmetry breaking), ``conventions`` (:func:`hint_slot_counts`, :func:`slot_dependence`: which slot a
 colour hint asks for), ``alignment`` (:func:`aligned_cross_play`: cross-play after the best colour
-alignment of each pair), ``equivariance`` (:func:`greedy_equivariance`: how equivariant an agent is).
+alignment of each pair), ``equivariance`` (:func:`greedy_equivariance`, :func:`sampled_equivariance`: how equivariant an agent is).
 The command line is ``eqc hanabi xp`` / ``eqc hanabi actions``.
 
 Example::
@@ -21,7 +21,7 @@ Example::
 from eqc.domains.hanabi.xp.actions import ActionMatrices, action_matrices, paper_order, plot_action_matrices
 from eqc.domains.hanabi.xp.alignment import AlignedCrossPlay, alignable_share, aligned_cross_play
 from eqc.domains.hanabi.xp.conventions import hint_slot_counts, slot_dependence
-from eqc.domains.hanabi.xp.equivariance import GreedyEquivariance, greedy_equivariance
+from eqc.domains.hanabi.xp.equivariance import GreedyEquivariance, SampledEquivariance, greedy_equivariance, sampled_equivariance
 from eqc.domains.hanabi.xp.play import XPGames, cross_play_games, play_pairs
 from eqc.domains.hanabi.xp.pools import DuplicateAgentError, PoolAgent, PoolError, describe_policy, load_pools, pool_runs
 from eqc.domains.hanabi.xp.relabelled import RelabelledAgent, RelabelledSelfPlay, breaks_colour_symmetry, relabelled_self_play
@@ -38,6 +38,7 @@ __all__ = [
     "PoolError",
     "RelabelledAgent",
     "RelabelledSelfPlay",
+    "SampledEquivariance",
     "XPGames",
     "action_matrices",
     "alignable_share",
@@ -54,6 +55,7 @@ __all__ = [
     "plot_xp",
     "pool_runs",
     "relabelled_self_play",
+    "sampled_equivariance",
     "slot_dependence",
     "verify_hle",
     "write_xp",

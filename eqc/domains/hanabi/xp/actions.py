@@ -19,7 +19,7 @@ import torch
 from eqc._checks import check_choice, check_int, check_list
 from eqc.domains.hanabi.agent.network import make_agent
 from eqc.domains.hanabi.agent.policy import TrainedPolicy
-from eqc.domains.hanabi.agent.spec import HIDDEN_SCHEMES
+from eqc.domains.hanabi.config.agent import HIDDEN_SCHEMES
 from eqc.domains.hanabi.play.hle import action_labels, common_decks
 from eqc.domains.hanabi.play.self_play import greedy_games
 from eqc.domains.hanabi.rules import HanabiRules

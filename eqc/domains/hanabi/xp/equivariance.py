@@ -9,6 +9,13 @@ back to the real game) picks another move than the agent itself. 0 for an agent 
 group containing ``g`` (up to ties between equal Q-values); an agent whose convention depends on colour
 names disagrees wherever the convention decides the move. Beside the relabelled-partner loss
 (:mod:`.relabelled`), which measures what the disagreement costs in play.
+
+An agent whose logits are a policy (trained by IPPO: the softmax of its legal logits, as
+:class:`~eqc.domains.hanabi.agent.sampled.SampledAgent` plays it) is also measured as sampled: the **policy
+distance** is the total-variation distance between its move distribution in the relabelled world (mapped
+back) and its move distribution, averaged over the same states and elements; 0 for an equivariant policy,
+1 when the two never share a move. Forkel et al. (2025) prove that enough entropy regularisation drives it
+to 0 for tabular policies.
 """
 
 from __future__ import annotations
@@ -18,14 +25,14 @@ from dataclasses import dataclass
 import torch
 
 from eqc._checks import check_int
-from eqc.domains.hanabi.agent.network import Agent, State
+from eqc.domains.hanabi.agent.network import ActingAgent, State
 from eqc.domains.hanabi.agent.policy import TrainedPolicy
 from eqc.domains.hanabi.play.batched import play_seats
 from eqc.domains.hanabi.play.hle import common_decks
 from eqc.domains.hanabi.symmetry import colour_group
 from eqc.domains.hanabi.xp.relabelled import RelabelledAgent
 
-__all__ = ["GreedyEquivariance", "greedy_equivariance"]
+__all__ = ["GreedyEquivariance", "SampledEquivariance", "greedy_equivariance", "sampled_equivariance"]
 
 
 @dataclass(frozen=True)
@@ -48,12 +55,34 @@ class GreedyEquivariance:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
 
+@dataclass(frozen=True)
+class SampledEquivariance:
+    """Policy distance of one agent that plays as sampled (see the module docstring).
+
+    Attributes:
+        distance: mean total-variation distance over visited states and the group's non-identity elements.
+        per_element: the mean distance for each non-identity element, in the order of ``group``'s rows 1..order-1.
+        entropy: the policy's mean entropy (nats) over the visited states: how far from greedy it plays.
+        group: the colour group's name; ``states``: visited states measured; ``games``: self-play games played.
+    """
+
+    distance: float
+    per_element: tuple[float, ...]
+    entropy: float
+    group: str
+    states: int
+    games: int
+
+    def as_dict(self) -> dict[str, object]:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+
+
 class _Recording:
     """A feed-forward agent that keeps the observations and legal moves it is asked about (for ``play_seats``)."""
 
     recurrent = False
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: ActingAgent) -> None:
         self.agent = agent
         self.network = agent.network
         self.seen: list[tuple[torch.Tensor, torch.Tensor]] = []
@@ -67,22 +96,17 @@ class _Recording:
         return self.agent.step(obs, legal, state)
 
 
-@torch.no_grad()
-def greedy_equivariance(policy: TrainedPolicy, *, group: str | None = None, games: int = 200, deck_seed: int = 1,
-                        max_states: int = 20_000) -> GreedyEquivariance:
-    """The greedy disagreement of ``policy`` (feed-forward) over the colour group ``group`` (a colour group name of
-    its game; default every permutation of its colours) on the states of ``games`` greedy self-play games on the
-    common decks of ``deck_seed``, at most ``max_states`` of them (the first ones)."""
+def _visited_states(policy: TrainedPolicy, games: int, deck_seed: int, max_states: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The acting player's observations and legal moves (no-op column included) at the first ``max_states`` moves
+    of ``policy``'s greedy self-play on ``games`` common decks."""
     if not isinstance(policy, TrainedPolicy):
         raise TypeError(f"policy must be a TrainedPolicy (from load_policy), got {type(policy).__name__}")
     if policy.agent.recurrent:
-        raise ValueError("greedy_equivariance measures feed-forward agents: a recurrent agent's move depends on its "
+        raise ValueError("equivariance is measured on feed-forward agents: a recurrent agent's move depends on its "
                          "history, which a relabelled copy would have to replay")
     check_int(games, "games", low=1)
     check_int(max_states, "max_states", low=1)
     rules = policy.rules
-    name = f"S{rules.num_colours}" if group is None else group
-    g = colour_group(name, rules.num_colours)
     recording = _Recording(policy.agent)
     decks = torch.tensor(common_decks(games, rules, deck_seed), dtype=torch.long, device=policy.device)
     seats = torch.zeros(games, rules.num_players, dtype=torch.long, device=policy.device)
@@ -90,10 +114,53 @@ def greedy_equivariance(policy: TrainedPolicy, *, group: str | None = None, game
     obs = torch.cat([o for o, _ in recording.seen])
     legal = torch.cat([m for _, m in recording.seen])
     live = legal[:, :-1].any(-1)  # finished games are stepped too; their states have no legal move
-    obs, legal = obs[live][:max_states], legal[live][:max_states]
+    return obs[live][:max_states], legal[live][:max_states]
+
+
+@torch.no_grad()
+def greedy_equivariance(policy: TrainedPolicy, *, group: str | None = None, games: int = 200, deck_seed: int = 1,
+                        max_states: int = 20_000) -> GreedyEquivariance:
+    """The greedy disagreement of ``policy`` (feed-forward) over the colour group ``group`` (a colour group name of
+    its game; default every permutation of its colours) on the states of ``games`` greedy self-play games on the
+    common decks of ``deck_seed``, at most ``max_states`` of them (the first ones)."""
+    obs, legal = _visited_states(policy, games, deck_seed, max_states)
+    rules = policy.rules
+    name = f"S{rules.num_colours}" if group is None else group
+    g = colour_group(name, rules.num_colours)
     greedy = policy.agent.step(obs, legal)[0].argmax(-1)
     shares = []
     for element in range(1, g.order):
         relabelled = RelabelledAgent(policy.agent, rules, g, element).step(obs, legal)[0].argmax(-1)
         shares.append(float((relabelled != greedy).double().mean()))
     return GreedyEquivariance(sum(shares) / len(shares), tuple(shares), name, int(obs.shape[0]), games)
+
+
+def _move_distribution(values: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+    """The softmax over legal moves of an agent's outputs (float64). A dueling agent's ``Q = V + A - mean A`` differs
+    from its advantage logits by one number per state, so this is the policy of its logits."""
+    return torch.softmax(values.double().masked_fill(~legal, float("-inf")), dim=-1)
+
+
+@torch.no_grad()
+def sampled_equivariance(policy: TrainedPolicy, *, group: str | None = None, games: int = 200, deck_seed: int = 1,
+                         max_states: int = 20_000) -> SampledEquivariance:
+    """The policy distance of ``policy`` (an agent trained by IPPO, ``[run] algorithm = "ippo"``, whose logits are its
+    policy) over the colour group ``group`` (default every permutation of its game's colours), on the states of
+    its greedy self-play as in :func:`greedy_equivariance`."""
+    if not isinstance(policy, TrainedPolicy):
+        raise TypeError(f"policy must be a TrainedPolicy (from load_policy), got {type(policy).__name__}")
+    algorithm = policy.trained_with.get("run", {}).get("algorithm")
+    if algorithm != "ippo":
+        raise ValueError(f"sampled_equivariance measures agents whose logits are a policy (trained by IPPO); this one was trained "
+                         f"by {algorithm!r}, a learner of Q-values that acts greedily: measure it with greedy_equivariance")
+    obs, legal = _visited_states(policy, games, deck_seed, max_states)
+    rules = policy.rules
+    name = f"S{rules.num_colours}" if group is None else group
+    g = colour_group(name, rules.num_colours)
+    own = _move_distribution(policy.agent.step(obs, legal)[0], legal)
+    entropy = float(-(own * own.clamp_min(1e-300).log()).sum(-1).mean())
+    distances = []
+    for element in range(1, g.order):
+        relabelled = _move_distribution(RelabelledAgent(policy.agent, rules, g, element).step(obs, legal)[0], legal)
+        distances.append(float(0.5 * (relabelled - own).abs().sum(-1).mean()))
+    return SampledEquivariance(sum(distances) / len(distances), tuple(distances), entropy, name, int(obs.shape[0]), games)

@@ -15,9 +15,10 @@ import torch
 
 from eqc._checks import check_choice, check_list
 from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, POLICY_JSON, CheckpointError, is_policy_dir
+from eqc.domains.hanabi.agent.network import Agent
 from eqc.domains.hanabi.agent.policy import TrainedPolicy, load_policy
-from eqc.domains.hanabi.agent.precision import REQUESTED_PRECISIONS
-from eqc.domains.hanabi.agent.spec import HIDDEN_SCHEMES
+from eqc.domains.hanabi.config.agent import HIDDEN_SCHEMES
+from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group_name
 from eqc.io import recorded_path
 
@@ -56,7 +57,7 @@ class PoolAgent:
         """A short label: ``<pool>/<run>`` with the test-time group, e.g. ``op/seed_3[C5]``."""
         path = self.path.parent if self.path.name == CHECKPOINT_NAME else self.path
         name = f"{path.parent.name}/{path.name}" if path.parent.name else path.name
-        return name + (f"[{self.symmetrize}]" if self.symmetrize not in (None, "none") else "")
+        return name + (f"[{self.symmetrize}]" if self.symmetrize is not None else "")
 
 
 def _is_agent_dir(path: Path) -> bool:
@@ -93,7 +94,7 @@ def load_pools(
     precision: str = "auto",
 ) -> list[PoolAgent]:
     """Every agent of every pool, in order. ``symmetrize``: for all pools or one per pool, a colour group name
-    (``COLOUR_GROUP_NAMES``), "none" (the plain network) or None (as trained; see :func:`load_policy`).
+    (``COLOUR_GROUP_NAMES``) to symmetrize over at test time, or None (as trained; see :func:`load_policy`).
     ``precision``: the requested precision of every agent (see :func:`load_policy`; "auto": each agent's training
     precision where the device runs it natively, else fp32). A run listed twice (:class:`DuplicateAgentError`), or
     agents of different games (deck shape, hand, tokens: ``HanabiRules.game``), are refused."""
@@ -105,7 +106,7 @@ def load_pools(
         raise ValueError(f"symmetrize must be one group or one per pool ({len(pools)}), got {len(groups)}")
     for group in groups:
         if group is not None:
-            check_choice(group, "symmetrize", ("none", *COLOUR_GROUP_NAMES))
+            check_choice(group, "symmetrize", COLOUR_GROUP_NAMES)
     if hidden_scheme is not None:
         check_choice(hidden_scheme, "hidden_scheme", HIDDEN_SCHEMES)
     check_choice(precision, "precision", REQUESTED_PRECISIONS)
@@ -133,15 +134,18 @@ def load_pools(
 def describe_policy(policy: TrainedPolicy, path: str | Path | None = None, symmetrize: str | None = None) -> dict[str, object]:
     """A JSON-ready description of an agent: where it came from, how it was trained (None for an agent eqc
     did not train), how it is symmetrized."""
-    spec, group, trained_with = policy.spec, policy.agent.group, policy.trained_with
+    agent = policy.agent
+    if not isinstance(agent, Agent):
+        raise TypeError(f"policy must hold an Agent (as load_policy builds), got {type(agent).__name__}")
+    spec, group, trained_with = policy.spec, agent.group, policy.trained_with
     return {
         "path": None if path is None else recorded_path(path),
         "symmetrize": symmetrize if symmetrize is not None else spec.symmetrize,
         "symmetrized_at": "test" if symmetrize is not None else ("training" if spec.symmetrize else None),
         "group": None if group is None else {"name": colour_group_name(group), "order": group.order},
-        "hidden_scheme": policy.agent.hidden_scheme if group is not None and policy.agent.recurrent else None,
+        "hidden_scheme": agent.hidden_scheme if group is not None and agent.recurrent else None,
         "moves": policy.trained_moves,
-        "precision": policy.agent.precision,
+        "precision": agent.precision,
         "algorithm": trained_with.get("run", {}).get("algorithm"),
         "objective": trained_with.get("rule", {}).get("objective"),
         "knowledge": spec.game.knowledge,

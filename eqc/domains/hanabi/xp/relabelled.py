@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from eqc._checks import check_int
-from eqc.domains.hanabi.agent.network import Agent, State, no_op_representation
+from eqc.domains.hanabi.agent.network import ActingAgent, QNetwork, State, no_op_representation
 from eqc.domains.hanabi.agent.policy import TrainedPolicy
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
@@ -51,10 +51,10 @@ class RelabelledAgent(nn.Module):
 
     ``step`` relabels the observation by ``rho_obs(g)`` and the legal moves by ``rho_move(g)``, and
     maps the Q-values back, ``q[m] = q_g[rho_move(g) m]``: the move it returns is an HLE move of the
-    real game. Everything else (``recurrent``, ``initial_state``, ``network``) is ``agent``'s.
+    real game. Everything else (``recurrent``, ``initial_state``, ``network``, ``precision``) is ``agent``'s.
     """
 
-    def __init__(self, agent: Agent, rules: HanabiRules, group: PermutationGroup, element: int) -> None:
+    def __init__(self, agent: ActingAgent, rules: HanabiRules, group: PermutationGroup, element: int) -> None:
         super().__init__()
         check_int(element, "element", low=0, high=group.order - 1)
         self.agent, self.element, self.group = agent, element, group
@@ -63,8 +63,12 @@ class RelabelledAgent(nn.Module):
         self.move_rep = no_op_representation(sym.action_rep, agent.network.num_actions - sym.action_rep.dim)
 
     @property
-    def network(self) -> nn.Module:
+    def network(self) -> QNetwork:
         return self.agent.network
+
+    @property
+    def precision(self) -> str:
+        return self.agent.precision
 
     @property
     def recurrent(self) -> bool:

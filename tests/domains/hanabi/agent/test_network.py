@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from eqc.domains.hanabi.agent.network import Agent, QNetwork, dueling_q, no_op_representation
-from eqc.domains.hanabi.agent.spec import NetworkConfig
+from eqc.domains.hanabi.config.agent import NetworkConfig
 from eqc.domains.hanabi.symmetry import colour_symmetry
 from eqc.groups import cyclic, dihedral
 from eqc.verification import equivariance_error

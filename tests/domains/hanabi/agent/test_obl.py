@@ -19,7 +19,7 @@ from eqc.domains.hanabi import load_policy
 from eqc.domains.hanabi.agent.files import CheckpointError
 from eqc.domains.hanabi.agent.network import Agent, QNetwork, dueling_q, no_op_representation
 from eqc.domains.hanabi.agent.obl import PublicQNetwork, load_obl_network
-from eqc.domains.hanabi.agent.spec import NetworkConfig
+from eqc.domains.hanabi.config.agent import NetworkConfig
 from eqc.domains.hanabi.play.self_play import greedy_games
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import colour_symmetry

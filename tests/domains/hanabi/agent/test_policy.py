@@ -115,7 +115,7 @@ def test_a_policy_appends_the_no_op_on_its_own_device(host_traffic) -> None:
     """The no-op column of the legal mask is made where the mask is (a CPU zero concatenated to a CUDA mask fails)."""
     from eqc.domains.hanabi.agent.network import Agent, QNetwork
     from eqc.domains.hanabi.agent.policy import TrainedPolicy
-    from eqc.domains.hanabi.agent.spec import AgentSpec, NetworkConfig
+    from eqc.domains.hanabi.config.agent import AgentSpec, NetworkConfig
 
     spec = AgentSpec(network=NetworkConfig(hidden_size=16, mlp_layers=1))
     policy = TrainedPolicy(Agent(QNetwork(658, 21, spec.network)), spec, 0, torch.device("cpu"))

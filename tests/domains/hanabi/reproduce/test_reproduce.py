@@ -222,28 +222,31 @@ def test_agents_that_make_no_cell_are_refused_before_out_is_written(tmp_path: Pa
     assert not out.exists()
 
 
-@pytest.mark.parametrize("scale_name", ["cpu", "induced"])
-def test_pools_are_the_configs_their_shipped_agents_were_trained_by(scale_name: str) -> None:
-    """``--retrain`` trains exactly what was shipped (apart from the seed), whatever ``vdn_cpu.toml`` says now."""
+@pytest.mark.parametrize(("scale_name", "at_least"), [("cpu", 25), ("induced", 40), ("colour", 24), ("entropy", 12)])
+def test_pools_are_the_configs_their_shipped_agents_were_trained_by(scale_name: str, at_least: int) -> None:
+    """``--retrain`` (or ``scripts/train_shipped.py``) trains exactly what was shipped (apart from the seed), whatever
+    ``vdn_cpu.toml`` says now and whichever file version recorded it."""
     from eqc.domains.hanabi.agent.policy import load_policy
+    from eqc.domains.hanabi.config.train import TrainConfig
     from eqc.domains.hanabi.reproduce import SCALES
     from eqc.domains.hanabi.reproduce.run import shipped_agents
-    from eqc.domains.hanabi.reproduce.specs import INDUCED_POOLS, POOLS, pool_config
-    from eqc.domains.hanabi.training.config import TrainConfig
+    from eqc.domains.hanabi.reproduce.specs import COLOUR_POOLS, ENTROPY_POOLS, INDUCED_POOLS, POOLS, colour_agent_config, pool_config
     from eqc.domains.hanabi.xp import pool_runs
 
     scale = SCALES[scale_name]
-    pools = INDUCED_POOLS if scale_name == "induced" else [pool for pool in POOLS if pool != "iql"]
+    pools = {"induced": INDUCED_POOLS, "colour": COLOUR_POOLS, "entropy": ENTROPY_POOLS}.get(scale_name, [p for p in POOLS if p != "iql"])
     checked = 0
     for pool in pools:
         where = shipped_agents(scale) / pool
         if where.is_dir():
             for run in pool_runs(where):
-                policy = load_policy(run)
-                seed = int(run.name.removeprefix("seed_"))  # the induced seeds differ in their slots
-                assert TrainConfig.from_dict(policy.trained_with).to_dict() == pool_config(pool, scale, seed).to_dict(), run
+                if scale_name == "colour":
+                    expected = colour_agent_config(pool, tuple(int(c) for c in run.name.removeprefix("slots_")))
+                else:
+                    expected = pool_config(pool, scale, int(run.name.removeprefix("seed_")))  # the induced seeds differ in their slots
+                assert TrainConfig.from_dict(load_policy(run).trained_with).to_dict() == expected.to_dict(), run
                 checked += 1
-    assert checked >= 25
+    assert checked >= at_least
 
 
 def test_induced_scale_reads_its_own_agents_and_groups(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from eqc.domains.hanabi.agent.spec import ConfigError
+from eqc.domains.hanabi.config.schema import ConfigError
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.training.bootstrap import NO_HINT, colour_slot_maps, convention_bonus, touched_hint
 from eqc.domains.hanabi.training.run import make_learner

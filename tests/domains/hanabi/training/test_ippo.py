@@ -11,10 +11,11 @@ import torch
 from eqc.cli import main
 from eqc.domains.hanabi.agent.files import export_policy
 from eqc.domains.hanabi.agent.policy import load_policy
-from eqc.domains.hanabi.agent.spec import ConfigError
+from eqc.domains.hanabi.agent.sampled import SampledAgent, policy_logits, sample_moves
+from eqc.domains.hanabi.config.schema import ConfigError
+from eqc.domains.hanabi.config.train import load_config
 from eqc.domains.hanabi.play.self_play import greedy_games
-from eqc.domains.hanabi.training.config import load_config
-from eqc.domains.hanabi.training.ippo import IPPOLearner, SampledAgent, gae, policy_logits, sample_moves
+from eqc.domains.hanabi.training.ippo import IPPOLearner, gae
 from eqc.domains.hanabi.training.run import make_learner, train
 from eqc.domains.hanabi.xp.play import cross_play_games
 

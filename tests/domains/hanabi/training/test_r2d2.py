@@ -7,8 +7,8 @@ import io
 import pytest
 import torch
 
+from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.play.self_play import evaluate_agent
-from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.r2d2 import R2D2Learner, ape_x_epsilons, nstep_targets, own_hand_labels, q_learning_loss
 from eqc.domains.hanabi.training.replay import EpisodeBatch
 from eqc.domains.hanabi.training.run import learner_sections
@@ -110,7 +110,7 @@ def test_own_hand_labels_from_hands_and_fireworks() -> None:
 
 # ---------------------------------------------------------------- acting
 def test_acting_writes_whole_episodes_with_one_mover_per_step_and_the_cap() -> None:
-    config = tiny_r2d2(game={"max_moves": 12}, r2d2={"warmup_episodes": 512})  # never learns here
+    config = tiny_r2d2(r2d2={"warmup_episodes": 512, "max_moves": 12})  # never learns here
     learner = make_learner(config, 0)
     ended_rows = []
     for _ in range(60):
@@ -149,8 +149,8 @@ def test_sad_op_aux_learner_runs_an_update() -> None:
 
 
 def test_impossible_settings_are_refused() -> None:
-    with pytest.raises(ValueError, match=r"\[game\] max_moves must be >= 1"):
-        R2D2Learner(**learner_sections(tiny_r2d2(game={"max_moves": 0})), seed=0, device=CPU)
+    with pytest.raises(ValueError, match=r"\[r2d2\] max_moves must be >= 1"):
+        R2D2Learner(**learner_sections(tiny_r2d2(r2d2={"max_moves": 0})), seed=0, device=CPU)
     with pytest.raises(ValueError, match=r"warmup_episodes \(1024\) must not exceed"):
         R2D2Learner(**learner_sections(tiny_r2d2(r2d2={"warmup_episodes": 1024})), seed=0, device=CPU)
 

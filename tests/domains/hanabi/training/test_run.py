@@ -186,7 +186,7 @@ def test_a_refused_run_leaves_no_trace(tmp_path: Path, tiny_config, monkeypatch)
     """A refusal once the directory is locked (here: TensorBoard without its package) leaves no directory and no .lock."""
     import builtins
 
-    from eqc.domains.hanabi.agent.spec import ConfigError
+    from eqc.domains.hanabi.config.schema import ConfigError
 
     real_import = builtins.__import__
 

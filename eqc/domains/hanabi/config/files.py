@@ -1,5 +1,5 @@
 """Config files: shipped configs by name, ``base`` derivation, and ``section.key=value`` overrides, as
-nested dicts (``eqc.domains.hanabi.training.config.load_config`` validates them into a ``TrainConfig``).
+nested dicts (``eqc.domains.hanabi.config.train.load_config`` validates them into a ``TrainConfig``).
 
 - A config is a TOML file, or the name of a config shipped with eqc (``paper``, ``vdn_cpu``, ...:
   ``shipped_configs()``; package data, so an installed wheel has them too; ``configs/hanabi`` in
@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from eqc._checks import check_list
-from eqc.domains.hanabi.agent.spec import ConfigError
+from eqc.domains.hanabi.config.schema import ConfigError
 
 __all__ = ["apply_overrides", "check_overrides", "parse_override", "read_config_file", "shipped_configs"]
 
-_PACKAGE = "eqc.domains.hanabi.training"
+_PACKAGE = "eqc.domains.hanabi.config"
 _MAX_DEPTH = 8
 
 

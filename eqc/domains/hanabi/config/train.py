@@ -1,17 +1,16 @@
 """Training configuration: every key written once, with its default and meaning.
 
 A config is a TOML file with the sections below (the shipped ones: ``configs/hanabi/*.toml``, read
-by :mod:`.config_files`, which also resolves ``base`` and ``--set`` overrides); a key left out
-takes the default written here. Unknown sections or keys, wrong types and impossible values are
-refused with a message naming the key (``ConfigError``, a ``ValueError``). Each field's ``help``
-is the one-line documentation of the key (``eqc hanabi config`` prints them all).
+by :mod:`.files`, which also resolves ``base`` and ``--set`` overrides); a key left out takes the
+default written here. Unknown sections or keys, wrong types and impossible values are refused with a
+message naming the key (:class:`~.schema.ConfigError`, a ``ValueError``). Each field's ``help`` is the
+one-line documentation of the key (``eqc hanabi config`` prints them all).
 
 The agent's sections (``[game]``, ``[network]``, and ``[rule] symmetrize``/``hidden_scheme``, ``[run]
-precision``) are defined and validated in :mod:`eqc.domains.hanabi.agent.spec`; ``config.agent`` is
-the :class:`~eqc.domains.hanabi.agent.spec.AgentSpec` a trained policy carries. ``[run] precision`` is a
-requested precision (:data:`~eqc.domains.hanabi.agent.precision.REQUESTED_PRECISIONS`); "auto" is resolved on
-the device that trains (:func:`~eqc.domains.hanabi.agent.precision.resolve_precision`), and the config a run
-stores holds the precision it used.
+precision``) are defined and validated in :mod:`.agent`; ``config.agent`` is the :class:`~.agent.AgentSpec`
+a trained policy carries. ``[run] precision`` is a requested precision (:data:`REQUESTED_PRECISIONS`);
+"auto" is resolved on the device that trains (:func:`~eqc.domains.hanabi.agent.precision.resolve_precision`),
+and the config a run stores holds the precision it used.
 
 Counting convention: a *move* is one action in one game; a *step* is one batched step, a move in
 each of the ``num_envs`` games at once. Keys ending in ``_moves`` count moves (summed over games),
@@ -23,26 +22,26 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
-from eqc.domains.hanabi.agent.precision import REQUESTED_PRECISIONS
-from eqc.domains.hanabi.agent.spec import (
-    AgentSpec,
+from eqc.domains.hanabi.config.agent import PRECISIONS, AgentSpec, GameConfig, NetworkConfig, check_agent_sections
+from eqc.domains.hanabi.config.files import apply_overrides, read_config_file
+from eqc.domains.hanabi.config.schema import (
     ConfigError,
-    GameConfig,
-    NetworkConfig,
-    check_agent_sections,
     check_section,
     config_field,
     read_section,
     require,
+    section_dict,
+    toml_value,
 )
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group_names
-from eqc.domains.hanabi.training.config_files import apply_overrides, read_config_file
 
 __all__ = [
+    "REQUESTED_PRECISIONS",
     "BootstrapConfig",
     "OptimConfig",
+    "PPOConfig",
     "PQNConfig",
     "R2D2Config",
     "RuleConfig",
@@ -53,6 +52,8 @@ __all__ = [
     "with_overrides",
 ]
 
+#: What ``[run] precision`` may request: a precision, or "auto" (chosen from the hardware when the run starts).
+REQUESTED_PRECISIONS = ("auto", *PRECISIONS)
 ALGORITHMS = ("pqn", "r2d2", "ippo")
 RULES = ("sp", "op", "gop")
 OPTIMIZERS = ("adam", "radam")
@@ -82,15 +83,10 @@ class RunConfig:
 @dataclass(frozen=True)
 class RuleConfig:
     objective: str = config_field("'sp' self-play, 'op' Other-Play over S5, 'gop' G-OP over `group`", "sp")
-    group: str = config_field("colour group of G-OP on the game's c colours: Cc, D(2c), Sc or Ac, e.g. C5, D10, S5, A5 or C3, D6 "
-                       "(ignored by sp/op)", "D10")
-    symmetrize: str = config_field("train the network symmetrized over this colour group of the game's colours "
-                                   "('none' = plain network)", "none")
-
-    @property
-    def symmetrize_group(self) -> str | None:
-        """The group the network is trained symmetrized over, or None for a plain network."""
-        return None if self.symmetrize == "none" else self.symmetrize
+    group: str | None = config_field("colour group of G-OP on the game's c colours: Cc, D(2c), Sc or Ac, e.g. C5, D10, S5, A5 or "
+                                     "C3, D6; read by objective 'gop' alone (required there, refused elsewhere)", None)
+    symmetrize: str | None = config_field("train the network symmetrized over this colour group of the game's colours "
+                                          "(left out: a plain network)", None)
     hidden_scheme: str = config_field("recurrent symmetrizer's hidden-state scheme: 'average' or 'identity'", "average")
 
 
@@ -136,6 +132,8 @@ class R2D2Config:
     eps_base: float = config_field("Ape-X exploration: player i of a game draws eps_base ** (1 + eps_alpha * i / (N - 1))", 0.1)
     eps_alpha: float = config_field("Ape-X exponent spread", 7.0)
     eps_count: int = config_field("N, the number of Ape-X epsilons", 80)
+    max_moves: int = config_field("training episodes that reach this many moves end with reward -score (SAD's cap); replay "
+                                  "episodes are at most this long", 80)
 
 
 @dataclass(frozen=True)
@@ -185,25 +183,25 @@ class TrainConfig:
         require(self.run.precision != "auto", "[run] precision",
                 "is 'auto', which is resolved on the device that trains: replace it by the precision used "
                 "(eqc.domains.hanabi.agent.precision.resolve_precision) before asking for the agent's spec")
-        return AgentSpec(self.game, self.network, self.rule.symmetrize_group, self.rule.hidden_scheme, self.run.precision)
+        return AgentSpec(self.game, self.network, self.rule.symmetrize, self.rule.hidden_scheme, self.run.precision)
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
-        """Plain nested dict (TOML/JSON-able) holding every key."""
-        return dataclasses.asdict(self)
+        """Plain nested dict (TOML/JSON-able) holding every key that is set (optional keys that are None left out)."""
+        return {f.name: section_dict(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     @classmethod
     def from_dict(cls, data: object, source: str = "config") -> TrainConfig:
         """Build from nested dicts; a missing key takes its default, anything unknown is an error."""
         if not isinstance(data, dict):
             raise ConfigError(f"{source}: expected a table of sections, got {type(data).__name__}")
-        sections = {f.name: f for f in dataclasses.fields(cls)}
+        sections = get_type_hints(cls)  # section name -> its dataclass
         built = {}
         for name, value in data.items():
             if name not in sections:
                 raise ConfigError(f"{source}: unknown section [{name}]; allowed: {sorted(sections)}")
             if not isinstance(value, dict):
                 raise ConfigError(f"{source}: [{name}] must be a table of keys, got {type(value).__name__}")
-            built[name] = read_section(sections[name].default_factory, value, f"{source}: [{name}]")  # type: ignore[misc]
+            built[name] = read_section(sections[name], value, f"{source}: [{name}]")
         try:
             return cls(**built)
         except ConfigError as exc:
@@ -214,7 +212,7 @@ class TrainConfig:
         lines = []
         for section, values in self.to_dict().items():
             lines.append(f"[{section}]")
-            lines += [f"{key} = {_toml_value(value)}" for key, value in values.items()]
+            lines += [f"{key} = {toml_value(value)}" for key, value in values.items()]
             lines.append("")
         return "\n".join(lines)
 
@@ -237,18 +235,19 @@ def _validate(c: TrainConfig) -> None:
     require(r.num_envs <= 2**20, "[run] num_envs", f"must be <= {2**20}, got {r.num_envs}")
     require(0 <= r.deck_seed < 2**63, "[run] deck_seed", f"must be in [0, 2**63), got {r.deck_seed}")
     require(r.checkpoint_minutes > 0, "[run] checkpoint_minutes", f"must be > 0, got {r.checkpoint_minutes}")
-    rules = check_agent_sections(g, n, ru.symmetrize_group, ru.hidden_scheme)  # [game], [network], [rule] symmetrize/hidden_scheme
+    rules = check_agent_sections(g, n, ru.symmetrize, ru.hidden_scheme)  # [game], [network], [rule] symmetrize/hidden_scheme
     require(r.precision in REQUESTED_PRECISIONS, "[run] precision", f"must be one of {REQUESTED_PRECISIONS}, got {r.precision!r}")
     colours = rules.num_colours
     require(ru.objective in RULES, "[rule] objective", f"must be one of {RULES}, got {ru.objective!r}")
-    require(ru.group in COLOUR_GROUP_NAMES, "[rule] group", f"must be one of {COLOUR_GROUP_NAMES}, got {ru.group!r}")
     groups = colour_group_names(colours)
-    on_colours = f"must be a colour group of the game's {colours} colours, one of {groups}, got {ru.group!r}"
-    require(ru.objective != "gop" or ru.group in groups, "[rule] group", on_colours)
+    if ru.objective == "gop":
+        on_colours = f"must be a colour group of the game's {colours} colours, one of {groups}, got {ru.group!r}"
+        require(ru.group in COLOUR_GROUP_NAMES and ru.group in groups, "[rule] group", on_colours)
+    else:
+        unused = f"is read by objective 'gop' alone; leave it out for objective {ru.objective!r}, got {ru.group!r}"
+        require(ru.group is None, "[rule] group", unused)
     r2d2_lstm = f"must be >= 1 for algorithm 'r2d2' (a recurrent agent), got {n.lstm_layers}"
     require(r.algorithm != "r2d2" or n.lstm_layers >= 1, "[network] lstm_layers", r2d2_lstm)
-    r2d2_cap = f"must be >= 1 for algorithm 'r2d2' (replay episodes are at most that long), got {g.max_moves}"
-    require(r.algorithm != "r2d2" or g.max_moves >= 1, "[game] max_moves", r2d2_cap)
     require(n.aux_weight == 0 or r.algorithm == "r2d2", "[network] aux_weight", "is only supported by algorithm 'r2d2'")
     require(o.optimizer in OPTIMIZERS, "[optim] optimizer", f"must be one of {OPTIMIZERS}, got {o.optimizer!r}")
     require(o.lr > 0, "[optim] lr", f"must be > 0, got {o.lr}")
@@ -267,7 +266,7 @@ def _validate(c: TrainConfig) -> None:
     require(0 <= p.td_lambda <= 1, "[pqn] td_lambda", f"must be in [0, 1], got {p.td_lambda}")
     for key in ("eps_start", "eps_end"):
         require(0 <= getattr(p, key) <= 1, f"[pqn] {key}", f"must be in [0, 1], got {getattr(p, key)}")
-    for key in ("batch_size", "buffer_episodes", "n_step", "target_update", "eps_count"):
+    for key in ("batch_size", "buffer_episodes", "n_step", "target_update", "eps_count", "max_moves"):
         require(getattr(q, key) >= 1, f"[r2d2] {key}", f"must be >= 1, got {getattr(q, key)}")
     warmup = f"must be >= batch_size ({q.batch_size}), got {q.warmup_episodes}"
     require(q.warmup_episodes >= q.batch_size, "[r2d2] warmup_episodes", warmup)
@@ -311,18 +310,8 @@ def _validate_ppo(c: TrainConfig) -> None:
         require(c.network.aux_weight == 0, "[network] aux_weight", f"must be 0 for 'ippo' (no auxiliary task), got {c.network.aux_weight}")
 
 
-def _toml_value(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, (list, tuple)):  # a TOML array ([bootstrap] slots)
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    return repr(value)
-
-
 def load_config(source: str | Path, overrides: tuple[str, ...] | list[str] = ()) -> TrainConfig:
-    """The validated config of ``source`` (a TOML file or a shipped name, :mod:`.config_files`) with ``overrides`` applied."""
+    """The validated config of ``source`` (a TOML file or a shipped name, :mod:`.files`) with ``overrides`` applied."""
     data = apply_overrides(read_config_file(source), overrides)
     where = str(source) + (f" with --set {' '.join(overrides)}" if overrides else "")
     return TrainConfig.from_dict(data, where)
@@ -338,8 +327,9 @@ def with_overrides(config: TrainConfig, overrides: tuple[str, ...] | list[str]) 
 def describe_config() -> str:
     """Every section and key with its default and meaning, as TOML comments."""
     lines = []
-    for section in dataclasses.fields(TrainConfig):
-        lines.append(f"[{section.name}]")
-        for f in dataclasses.fields(section.default_factory):  # type: ignore[arg-type]
-            lines.append(f"{f.name} = {_toml_value(f.default)}  # {f.metadata['help']}")
+    for name, section in get_type_hints(TrainConfig).items():
+        lines.append(f"[{name}]")
+        for f in dataclasses.fields(section):
+            shown = f"{f.name} = {toml_value(f.default)}" if f.default is not None else f"# {f.name} ="
+            lines.append(f"{shown}  # {f.metadata['help']}")
     return "\n".join(lines).rstrip("\n")

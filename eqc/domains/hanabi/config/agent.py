@@ -1,70 +1,53 @@
-"""The agent spec: everything playing a trained agent needs, and the config sections it comes from.
+"""The agent's sections of a config, and :class:`AgentSpec`: everything playing a trained agent needs.
 
 An :class:`AgentSpec` is the game an agent plays (``[game]``: the rules and the observation
 variant), its network (``[network]``), the colour group it was trained symmetrized over and the
 recurrent symmetrizer's hidden-state scheme (``[rule] symmetrize``, ``[rule] hidden_scheme``) and
-the precision its network runs in (``[run] precision``, one of :data:`~.precision.PRECISIONS`). It is what a
-loaded policy carries; the
-training config (``eqc.domains.hanabi.training.config``) holds the same sections, in the same
-file format, beside those that only training reads, and gives its spec as ``config.agent``.
-
-The sections are validated here, once, with messages naming the key (``ConfigError``, a
-``ValueError``); the training config's validation calls the same checks.
+the precision its network runs in (``[run] precision``, one of :data:`PRECISIONS`). It is what a
+loaded policy carries; the training config (:mod:`.train`) holds the same sections beside those that
+only training reads, and gives its spec as ``config.agent``. The sections are validated here, once
+(:mod:`.schema`); the training config's validation calls the same checks.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from dataclasses import dataclass, field
-from typing import Any, get_origin, get_type_hints
 
-from eqc.domains.hanabi.agent.precision import PRECISIONS
+from eqc.domains.hanabi.config.schema import ConfigError, check_section, config_field, read_section, require
 from eqc.domains.hanabi.rules import KNOWLEDGE, PRESETS, SAD_VARIANTS, SHAPE_FIELDS, HanabiRules
 from eqc.domains.hanabi.symmetry import colour_group, colour_group_names
 from eqc.groups import PermutationGroup
 
-__all__ = [
-    "HIDDEN_SCHEMES", "AgentSpec", "ConfigError", "GameConfig", "NetworkConfig", "check_agent_sections", "check_section",
-    "config_field", "read_section", "require",
-]
+__all__ = ["HIDDEN_SCHEMES", "PRECISIONS", "AgentSpec", "GameConfig", "NetworkConfig", "check_agent_sections"]
 
+#: What a network runs in (``[run] precision`` of an agent; a training config may also request "auto").
+PRECISIONS = ("fp32", "bf16")
 HIDDEN_SCHEMES = ("average", "identity")
 DUELING_CENTRES = ("legal", "all")
-
-
-class ConfigError(ValueError):
-    """A configuration that cannot be used (names the key and what is allowed)."""
-
-
-def config_field(text: str, default: Any) -> Any:
-    """A config key: its ``default`` and its one-line ``help`` (what ``eqc hanabi config`` prints)."""
-    return field(default=default, metadata={"help": text})
 
 
 @dataclass(frozen=True)
 class GameConfig:
     """The game as an agent sees it; :meth:`rules` turns it into the one validated ``HanabiRules``.
 
-    The shape keys (``num_colours`` ... ``max_lives``, named as in ``HanabiRules``) change the
-    ``preset``'s game; 0 means the preset's value. The keys it shares with ``HanabiRules`` take its
-    defaults, so ``GameConfig().rules() == HanabiRules()``.
+    The shape keys (``num_colours`` ... ``max_lives``, named as in ``HanabiRules``) are optional: a key
+    left out is the ``preset``'s value, a key given replaces it. The keys it shares with ``HanabiRules``
+    take its defaults, so ``GameConfig().rules() == HanabiRules()``.
     """
 
     num_players: int = config_field("players (2-5)", HanabiRules.num_players)
     preset: str = config_field("the game: 'full' (HLE's 5 colours x 5 ranks), 'small' (HLE's Hanabi-Small: 2 x 5, hand 2, "
                                "3 information tokens, 1 life) or 'mini' (jax-aht's Mini-Hanabi: 3 x 3, hand 3, 5 tokens, 3 lives)",
                                "full")
-    num_colours: int = config_field("colours, 1-5 (0 = the preset's)", 0)
-    num_ranks: int = config_field("ranks, 1-5 (0 = the preset's)", 0)
-    hand_size: int = config_field("cards per hand, 1-8 (0 = the preset's; full: 5 for 2-3 players, 4 for 4-5)", 0)
-    max_info_tokens: int = config_field("information tokens at the start and at most, 1-100 (0 = the preset's)", 0)
-    max_lives: int = config_field("life tokens, 1-100 (0 = the preset's)", 0)
+    num_colours: int | None = config_field("colours, 1-5 (left out: the preset's)", None)
+    num_ranks: int | None = config_field("ranks, 1-5 (left out: the preset's)", None)
+    hand_size: int | None = config_field("cards per hand, 1-8 (left out: the preset's; full: 5 for 2-3 players, 4 for 4-5)", None)
+    max_info_tokens: int | None = config_field("information tokens at the start and at most, 1-100 (left out: the preset's)", None)
+    max_lives: int | None = config_field("life tokens, 1-100 (left out: the preset's)", None)
     knowledge: str = config_field("card-knowledge encoding: 'canonical' (HLE's bits) or 'v0_belief' (SAD/OBL/JaxMARL's; what the "
                                   "shipped configs train on)", HanabiRules.knowledge)
     sad: str = config_field("SAD block appended to observations: 'off', 'greedy_last_action' (hanabi_SAD's) or 'greedy_onehot'",
                             HanabiRules.sad)
-    max_moves: int = config_field("training episodes that reach this many moves end with reward -score (SAD's cap); 0 = no cap", 80)
 
     @property
     def uses_sad(self) -> bool:
@@ -72,8 +55,8 @@ class GameConfig:
         return self.sad != "off"
 
     def rules(self) -> HanabiRules:
-        """The validated ``HanabiRules``: the preset, the shape keys that are not 0, the observation variant."""
-        shape = {key: getattr(self, key) for key in SHAPE_FIELDS if getattr(self, key)}
+        """The validated ``HanabiRules``: the preset, the shape keys given, the observation variant."""
+        shape = {key: getattr(self, key) for key in SHAPE_FIELDS if getattr(self, key) is not None}
         return HanabiRules.preset(self.preset, num_players=self.num_players, knowledge=self.knowledge, sad=self.sad, **shape)
 
 
@@ -89,61 +72,15 @@ class NetworkConfig:
     aux_weight: float = config_field("weight of the SAD-AUX own-hand head (playable/dead/later per slot); 0 = no aux head", 0.0)
 
 
-def require(condition: bool, key: str, message: str) -> None:
-    """Raise ``ConfigError("{key} {message}")`` unless ``condition``."""
-    if not condition:
-        raise ConfigError(f"{key} {message}")
-
-
-def read_section(cls: type, values: dict[str, Any], where: str) -> Any:
-    """``cls(**values)`` for a config section dataclass, refusing unknown keys and wrong types (an int is a float)."""
-    hints = get_type_hints(cls)
-    for key, value in values.items():
-        if key not in hints:
-            raise ConfigError(f"{where}: unknown key {key!r}; allowed: {sorted(hints)}")
-        expected = hints[key]
-        if get_origin(expected) is tuple:  # a TOML array of ints (``tuple[int, ...]``)
-            if not _is_int_sequence(value):
-                raise ConfigError(f"{where}: key {key!r} must be an array of integers, got {type(value).__name__} {value!r}")
-            values = {**values, key: tuple(value)}
-            continue
-        ok = isinstance(value, expected) and not (expected is int and isinstance(value, bool))
-        if expected is float and isinstance(value, int) and not isinstance(value, bool):
-            values = {**values, key: float(value)}
-            ok = True
-        if not ok:
-            raise ConfigError(f"{where}: key {key!r} must be {expected.__name__}, got {type(value).__name__} {value!r}")
-    return cls(**values)
-
-
-def _is_int_sequence(value: object) -> bool:
-    return isinstance(value, list | tuple) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-
-
-def check_section(name: str, section: object) -> None:
-    """Every field of ``section`` (a config dataclass) has its declared type and floats are finite."""
-    hints = get_type_hints(type(section))
-    for f in dataclasses.fields(section):  # type: ignore[arg-type]
-        v, expected = getattr(section, f.name), hints[f.name]
-        if get_origin(expected) is tuple:
-            require(isinstance(v, tuple) and _is_int_sequence(v), f"[{name}] {f.name}", f"must be an array of integers, got {v!r}")
-            continue
-        ok = isinstance(v, expected) and not (expected is not bool and isinstance(v, bool))
-        ok = ok or (expected is float and isinstance(v, int) and not isinstance(v, bool))
-        require(ok, f"[{name}] {f.name}", f"must be {expected.__name__}, got {type(v).__name__} {v!r}")
-        if isinstance(v, float):
-            require(math.isfinite(v), f"[{name}] {f.name}", f"must be finite, got {v}")
-
-
 def _check_game(g: GameConfig) -> HanabiRules:
     check_section("game", g)
     require(2 <= g.num_players <= 5, "[game] num_players", f"must be in 2..5, got {g.num_players}")
     require(g.knowledge in KNOWLEDGE, "[game] knowledge", f"must be one of {KNOWLEDGE}, got {g.knowledge!r}")
     require(g.sad in SAD_VARIANTS, "[game] sad", f"must be one of {SAD_VARIANTS}, got {g.sad!r}")
-    require(g.max_moves >= 0, "[game] max_moves", f"must be >= 0, got {g.max_moves}")
     require(g.preset in PRESETS, "[game] preset", f"must be one of {list(PRESETS)}, got {g.preset!r}")
     for key, high in (("num_colours", 5), ("num_ranks", 5), ("hand_size", 8), ("max_info_tokens", 100), ("max_lives", 100)):
-        require(0 <= getattr(g, key) <= high, f"[game] {key}", f"must be in 1..{high} or 0 (the preset's), got {getattr(g, key)}")
+        value = getattr(g, key)
+        require(value is None or 1 <= value <= high, f"[game] {key}", f"must be in 1..{high} (leave it out for the preset's), got {value}")
     try:
         return g.rules()
     except ValueError as exc:
@@ -169,7 +106,7 @@ def check_agent_sections(game: GameConfig, network: NetworkConfig, symmetrize: s
     _check_network(network)
     groups = colour_group_names(rules.num_colours)
     require(symmetrize is None or symmetrize in groups, "[rule] symmetrize",
-            f"must be 'none' or one of {groups} (the game has {rules.num_colours} colours), got {symmetrize!r}")
+            f"must be one of {groups} (the game has {rules.num_colours} colours; left out: a plain network), got {symmetrize!r}")
     require(hidden_scheme in HIDDEN_SCHEMES, "[rule] hidden_scheme", f"must be one of {HIDDEN_SCHEMES}, got {hidden_scheme!r}")
     return rules
 
@@ -184,7 +121,7 @@ class AgentSpec:
         symmetrize: the colour group (a name of ``colour_group_names`` of the game's colours) the network
             was trained symmetrized over, or None for a plain network (``[rule] symmetrize``).
         hidden_scheme: the recurrent symmetrizer's hidden-state scheme, one of :data:`HIDDEN_SCHEMES`.
-        precision: what the network runs in, one of :data:`~.precision.PRECISIONS` (``[run] precision``; a
+        precision: what the network runs in, one of :data:`PRECISIONS` (``[run] precision``; a
             training config's "auto" is resolved when it trains, and its run records the precision used).
     """
 
@@ -208,18 +145,16 @@ class AgentSpec:
 
     @classmethod
     def from_config(cls, data: object, where: str = "config") -> AgentSpec:
-        """The spec of a config's nested dict (a checkpoint's or ``policy.json``'s ``config``): ``[game]`` and
-        ``[network]`` read strictly (unknown keys and wrong types refused), ``[rule] symmetrize`` and
-        ``hidden_scheme`` and ``[run] precision``; a missing key takes its default, the keys only training
-        reads are left to the training config."""
+        """The spec of a recorded config's nested dict (a checkpoint's or ``policy.json``'s ``config``, as today's
+        eqc writes it: :func:`~.upgrade.upgrade_config` reads older ones): ``[game]`` and ``[network]`` read
+        strictly (unknown keys and wrong types refused), ``[rule] symmetrize`` and ``hidden_scheme`` and ``[run]
+        precision``; a missing key takes its default, the keys only training reads are left to the training config."""
         if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
             raise ConfigError(f"{where}: expected a table of sections, got {type(data).__name__}")
         game = read_section(GameConfig, data.get("game", {}), f"{where}: [game]")
         network = read_section(NetworkConfig, data.get("network", {}), f"{where}: [network]")
         rule, run = data.get("rule", {}), data.get("run", {})
-        symmetrize = rule.get("symmetrize", "none")
         try:
-            return cls(game, network, None if symmetrize == "none" else symmetrize, rule.get("hidden_scheme", "average"),
-                       run.get("precision", "fp32"))
+            return cls(game, network, rule.get("symmetrize"), rule.get("hidden_scheme", "average"), run.get("precision", "fp32"))
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None

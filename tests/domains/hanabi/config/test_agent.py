@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from eqc.domains.hanabi.agent.spec import AgentSpec, ConfigError, GameConfig, NetworkConfig
+from eqc.domains.hanabi.config.agent import AgentSpec, GameConfig, NetworkConfig
+from eqc.domains.hanabi.config.schema import ConfigError
+from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.training.config import TrainConfig
 
 
 def test_a_training_config_gives_the_spec_of_its_agent() -> None:
@@ -40,7 +41,7 @@ def test_an_auto_precision_is_resolved_before_a_spec_is_made() -> None:
     ({"game": {"num_players": 7}}, r"\[game\] num_players must be in 2..5"),
     ({"game": {"colours": 3}}, r"\[game\]: unknown key 'colours'"),
     ({"network": {"hidden_size": "wide"}}, r"\[network\]: key 'hidden_size' must be int"),
-    ({"rule": {"symmetrize": "C5"}, "game": {"preset": "mini"}}, r"\[rule\] symmetrize must be 'none' or one of"),
+    ({"rule": {"symmetrize": "C5"}, "game": {"preset": "mini"}}, r"\[rule\] symmetrize must be one of"),
     ({"rule": {"hidden_scheme": "mean"}}, r"\[rule\] hidden_scheme must be one of"),
     ({"run": {"precision": "fp16"}}, r"\[run\] precision must be one of"),
 ])

@@ -10,10 +10,10 @@ import torch
 
 from eqc.domains.hanabi.agent.network import Agent, QNetwork
 from eqc.domains.hanabi.agent.policy import TrainedPolicy
-from eqc.domains.hanabi.agent.spec import ConfigError
+from eqc.domains.hanabi.config.schema import ConfigError
+from eqc.domains.hanabi.config.train import RunConfig, TrainConfig, describe_config, load_config, with_overrides
 from eqc.domains.hanabi.play.hle import common_decks
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.training.config import RunConfig, TrainConfig, describe_config, load_config, with_overrides
 from eqc.domains.hanabi.xp import cross_play_games
 
 CONFIGS = sorted((Path(__file__).parents[4] / "configs" / "hanabi").glob("*.toml"))
@@ -38,10 +38,12 @@ def test_shipped_configs_load(path: Path) -> None:
 def test_derived_configs_differ_from_paper_only_where_they_say() -> None:
     paper = load_config("paper").to_dict()
     expected = {"op": {("rule", "objective"): "op"}, "gop_c5": {("rule", "objective"): "gop", ("rule", "group"): "C5"},
-                "gop_d10": {("rule", "objective"): "gop"}, "iql": {("game", "sad"): "off", ("r2d2", "vdn"): False}}
+                "gop_d10": {("rule", "objective"): "gop", ("rule", "group"): "D10"},
+                "iql": {("game", "sad"): "off", ("r2d2", "vdn"): False}}
     for name, changes in expected.items():
         derived = load_config(name).to_dict()
-        differences = {(s, k): derived[s][k] for s in paper for k in paper[s] if derived[s][k] != paper[s][k]}
+        keys = {(s, k) for config in (paper, derived) for s in config for k in config[s]}
+        differences = {(s, k): derived[s].get(k) for s, k in keys if derived[s].get(k) != paper[s].get(k)}
         assert differences == changes, name
 
 
@@ -69,12 +71,23 @@ def test_the_deck_seed_defaults_to_1_everywhere() -> None:
     assert torch.equal(default.decks, explicit.decks) and torch.equal(default.scores, explicit.scores)
 
 
-def test_the_plain_network_is_spelt_none(tmp_path: Path) -> None:
-    (tmp_path / "old.toml").write_text('base = "vdn_cpu"\n[rule]\nsymmetrize = ""\n')
-    with pytest.raises(ConfigError, match=r"\[rule\] symmetrize.*must be 'none'"):
-        load_config(tmp_path / "old.toml")
-    assert load_config("vdn_cpu").rule.symmetrize == "none" and load_config("vdn_cpu").rule.symmetrize_group is None
-    assert load_config("vdn_cpu", ['rule.symmetrize="D10"']).rule.symmetrize_group == "D10"
+def test_optional_keys_are_left_out_not_given_a_sentinel(tmp_path: Path) -> None:
+    """A plain network, the preset's shape and a rule without a group are keys left out: the former sentinels
+    ("none", 0) are refused with what to do, and what a config records holds no such key."""
+    for text, message in (("[rule]\nsymmetrize = 'none'\n", r"\[rule\] symmetrize must be one of .*left out: a plain network"),
+                          ("[game]\nnum_colours = 0\n", r"\[game\] num_colours must be in 1..5 \(leave it out for the preset's\)"),
+                          ("[rule]\ngroup = 'D10'\n", r"\[rule\] group is read by objective 'gop' alone; leave it out for objective 'sp'"),
+                          ("[rule]\nobjective = 'gop'\n", r"\[rule\] group must be a colour group of the game's 5 colours"),
+                          ("[game]\nmax_moves = 80\n", r"\[game\]: unknown key 'max_moves'")):
+        (tmp_path / "c.toml").write_text('base = "vdn_cpu"\n' + text)
+        with pytest.raises(ConfigError, match=message):
+            load_config(tmp_path / "c.toml")
+    config = load_config("vdn_cpu")
+    assert config.rule.symmetrize is None and config.rule.group is None and config.game.num_colours is None
+    recorded = config.to_dict()
+    assert "symmetrize" not in recorded["rule"] and "group" not in recorded["rule"] and "num_colours" not in recorded["game"]
+    assert TrainConfig.from_dict(recorded) == config and load_config("vdn_cpu", ['rule.symmetrize="D10"']).rule.symmetrize == "D10"
+    assert "# num_colours =  # colours, 1-5 (left out: the preset's)" in describe_config()
 
 
 def test_base_and_overrides(tmp_path: Path) -> None:
@@ -153,9 +166,9 @@ def test_describe_lists_every_key() -> None:
         ("[optim]\nlr = inf\n", "must be finite"),
         ("[optim]\nlr = nan\n", "must be finite"),
         ("[rule]\nobjective = 'xp'\n", "[rule] objective must be one of"),
-        ("[rule]\ngroup = 'C7'\n", "[rule] group must be one of"),
+        ("[rule]\nobjective = 'gop'\ngroup = 'C7'\n", "[rule] group must be a colour group"),
         ("[run]\nalgorithm = 'r2d2'\n[network]\nlstm_layers = 0\n", "[network] lstm_layers must be >= 1 for algorithm 'r2d2'"),
-        ("[run]\nalgorithm = 'r2d2'\n[network]\nlstm_layers = 1\n[game]\nmax_moves = 0\n", "[game] max_moves must be >= 1 for"),
+        ("[run]\nalgorithm = 'r2d2'\n[network]\nlstm_layers = 1\n[r2d2]\nmax_moves = 0\n", "[r2d2] max_moves must be >= 1"),
         ("[run]\nnum_envs = 4\n[network]\nlstm_layers = 1\n[pqn]\nminibatches = 8\n", "[pqn] minibatches must not exceed num_envs (4)"),
         ("[pqn]\ntd_lambda = 1.5\n", "[pqn] td_lambda must be in [0, 1]"),
         ("run = 3\n", "[run] must be a table"),
@@ -189,7 +202,7 @@ def test_float_keys_accept_ints() -> None:
     ("game", {"num_players": 2.0}, "[game] num_players must be int"),
 ])
 def test_sections_built_directly_are_checked_too(section: str, values: dict, message: str) -> None:
-    import eqc.domains.hanabi.training.config as config_module
+    import eqc.domains.hanabi.config.train as config_module
 
     cls = {f.name: f.default_factory for f in dataclasses.fields(TrainConfig)}[section]
     with pytest.raises(ConfigError) as info:
@@ -214,12 +227,12 @@ def test_game_preset_and_shape_keys_build_the_rules() -> None:
     ("overrides", "message"),
     [
         (["game.preset=tiny"], "[game] preset must be one of ['full', 'small', 'mini'], got 'tiny'"),
-        (["game.num_ranks=6"], "[game] num_ranks must be in 1..5 or 0 (the preset's), got 6"),
-        (["game.hand_size=-1"], "[game] hand_size must be in 1..8 or 0 (the preset's), got -1"),
+        (["game.num_ranks=6"], "[game] num_ranks must be in 1..5 (leave it out for the preset's), got 6"),
+        (["game.hand_size=-1"], "[game] hand_size must be in 1..8 (leave it out for the preset's), got -1"),
         (["game.preset=small", "game.num_players=5", "game.hand_size=4"], "[game] (preset 'small' with num_players"),
         (["game.preset=mini", "rule.objective=gop"], "[rule] group must be a colour group of the game's 3 colours"),
-        (["game.preset=mini", "rule.symmetrize=C5"], "[rule] symmetrize must be 'none' or one of ('C3', 'D6', 'S3', 'A3', 'C2', 'S2')"),
-        (["rule.group=D4"], "[rule] group must be one of ("),
+        (["game.preset=mini", "rule.symmetrize=C5"], "[rule] symmetrize must be one of ('C3', 'D6', 'S3', 'A3', 'C2', 'S2')"),
+        (["rule.objective=gop", "rule.group=D4"], "[rule] group must be a colour group of the game's 5 colours"),
     ],
 )
 def test_bad_game_shapes_name_the_key(overrides: list[str], message: str) -> None:

@@ -1,0 +1,49 @@
+"""Recorded configs of earlier file versions, read as today's (:func:`upgrade_config`).
+
+A checkpoint or ``policy.json`` records its training config beside its file ``format_version``
+(:mod:`eqc.domains.hanabi.agent.files`). Version 1 wrote keys that had more than one meaning; version 2
+gives each one:
+
+- ``[game] num_colours``, ``num_ranks``, ``hand_size``, ``max_info_tokens``, ``max_lives``: 0 meant "the
+  preset's"; now such a key is left out.
+- ``[game] max_moves``, read by R2D2 alone, is ``[r2d2] max_moves``.
+- ``[rule] group`` was recorded for every objective; now only objective ``"gop"`` has one.
+- ``[rule] symmetrize = "none"`` meant a plain network; now the key is left out.
+
+The upgrade changes nothing else, so the agent a version-1 file describes is the agent it loads as.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from eqc.domains.hanabi.config.schema import ConfigError
+from eqc.domains.hanabi.rules import SHAPE_FIELDS
+
+__all__ = ["CONFIG_VERSIONS", "upgrade_config"]
+
+#: The file versions whose recorded config :func:`upgrade_config` reads; the last is today's.
+CONFIG_VERSIONS = (1, 2)
+
+
+def upgrade_config(config: object, version: int, where: str) -> dict[str, Any]:
+    """``config`` (a recorded config's nested dict, written by file version ``version``) as today's version writes
+    it; a new dict, ``config`` untouched. ``where`` names the file in errors."""
+    if version not in CONFIG_VERSIONS:
+        raise ConfigError(f"{where}: config version {version!r} is not one this eqc reads ({list(CONFIG_VERSIONS)})")
+    if not isinstance(config, dict) or not all(isinstance(v, dict) for v in config.values()):
+        raise ConfigError(f"{where}: config must be a table of sections, got {type(config).__name__}")
+    config = copy.deepcopy(config)
+    if version == 1:
+        game, rule = config.setdefault("game", {}), config.setdefault("rule", {})
+        for key in SHAPE_FIELDS:
+            if game.get(key) == 0:
+                del game[key]
+        if "max_moves" in game:
+            config.setdefault("r2d2", {})["max_moves"] = game.pop("max_moves")
+        if rule.get("objective", "sp") != "gop":
+            rule.pop("group", None)
+        if rule.get("symmetrize") == "none":
+            del rule["symmetrize"]
+    return config

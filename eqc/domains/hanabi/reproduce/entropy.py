@@ -1,0 +1,154 @@
+"""Entropy and equivariance at scale ``entropy``: IPPO pools played greedily and as sampled (Forkel et al. 2025).
+
+``eqc hanabi reproduce entropy --scale entropy`` reads the pools of :data:`~.specs.ENTROPY_POOLS` (IPPO
+on Mini-Hanabi, one agent per seed, an entropy coefficient per pool) and reports, beside Table 1 at that
+scale (greedy cross-play and its primary test):
+
+- per agent: self-play played greedily (the argmax of the logits) and as sampled (moves drawn from their
+  softmax, :class:`~eqc.domains.hanabi.agent.sampled.SampledAgent`); how equivariant it is over every colour
+  permutation (S3 in Mini-Hanabi), greedily
+  (:func:`~eqc.domains.hanabi.xp.equivariance.greedy_equivariance`: the share of visited states where the
+  relabelled agent picks another move) and as sampled (:func:`~eqc.domains.hanabi.xp.equivariance.sampled_equivariance`:
+  the total-variation distance of the move distributions), and the policy's entropy at those states;
+- per pool: cross-play between its agents, greedy and sampled, with the jackknife standard error over agents;
+- tests of sampled cross-play between pools, the agent as the unit (:func:`eqc.evaluation.compare_pools` on the
+  sampled cross-play matrix of all agents, cross-pool pairs played): exploratory, unadjusted (the primary test,
+  greedy, is Table 1's).
+
+Every agent of every pool plays every other on the same ``games`` common decks in both forms.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from eqc.domains.hanabi.agent.policy import TrainedPolicy, load_policy
+from eqc.domains.hanabi.agent.sampled import SampledAgent
+from eqc.domains.hanabi.xp.equivariance import greedy_equivariance, sampled_equivariance
+from eqc.domains.hanabi.xp.play import cross_play_games
+from eqc.evaluation import compare_pools, pool_summary
+
+__all__ = ["ENTROPY_TESTS", "entropy_report", "render_entropy", "reproduce_entropy"]
+
+#: Tests of sampled cross-play between pools (better, worse): H1 better > worse.
+ENTROPY_TESTS = (("ippo_c005", "ippo_c001"), ("ippo_c02", "ippo_c001"), ("ippo_c02", "ippo_c005"))
+#: Seed of the common decks, of the sampled agents' draws (agent k draws from seed ``SAMPLING_SEED + k``) and of the tests.
+DECK_SEED, SAMPLING_SEED, MONTE_CARLO_SEED = 1, 1000, 0
+
+
+def _sampled(policy: TrainedPolicy, seed: int) -> TrainedPolicy:
+    """``policy`` playing as sampled, drawing on its own generator."""
+    generator = torch.Generator(device=policy.device).manual_seed(seed)
+    return TrainedPolicy(SampledAgent(policy.agent, generator), policy.spec, policy.trained_moves, policy.device, policy.trained_with)
+
+
+def _within(matrix: torch.Tensor, rows: list[int]) -> torch.Tensor:
+    return matrix[rows][:, rows]
+
+
+def entropy_report(runs: dict[str, list[Path]], *, games: int = 1000, device: str = "cpu", precision: str = "auto",
+                   equivariance_games: int = 200, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """The report of the module docstring for ``runs`` (pool name -> agent directories, every agent an IPPO agent)."""
+    names = [(pool, run) for pool, pool_runs in runs.items() for run in pool_runs]
+    if len(names) < 2:
+        raise ValueError(f"the pools hold {len(names)} agents; cross-play needs at least 2")
+    policies = [load_policy(run, device=device, precision=precision) for _, run in names]
+    for (pool, run), policy in zip(names, policies, strict=True):
+        if policy.trained_with.get("run", {}).get("algorithm") != "ippo":
+            raise ValueError(f"{run} (pool {pool!r}) was not trained by IPPO: the entropy report plays agents whose logits are a policy")
+    log(f"greedy cross-play: {len(policies)} agents, {games} games per ordered pair")
+    greedy = cross_play_games(policies, games, deck_seed=DECK_SEED).summary().mean
+    log("sampled cross-play")
+    sampled = cross_play_games([_sampled(p, SAMPLING_SEED + k) for k, p in enumerate(policies)], games, deck_seed=DECK_SEED).summary().mean
+    rows: dict[str, list[int]] = {}
+    for k, (pool, _) in enumerate(names):
+        rows.setdefault(pool, []).append(k)
+    agents = []
+    for k, ((pool, run), policy) in enumerate(zip(names, policies, strict=True)):
+        log(f"equivariance of {pool}/{run.name}")
+        as_greedy = greedy_equivariance(policy, games=equivariance_games)
+        as_sampled = sampled_equivariance(policy, games=equivariance_games)
+        agents.append({"pool": pool, "agent": run.name, "entropy_coef": policy.trained_with.get("ppo", {}).get("entropy_coef"),
+                       "self_play_greedy": float(greedy[k, k]), "self_play_sampled": float(sampled[k, k]),
+                       "greedy_disagreement": as_greedy.disagreement, "policy_distance": as_sampled.distance,
+                       "policy_entropy": as_sampled.entropy, "states": as_greedy.states})
+    pools = {pool: {"agents": len(r), "greedy_xp": pool_summary(_within(greedy, r)).as_dict(),
+                    "sampled_xp": pool_summary(_within(sampled, r)).as_dict()} for pool, r in rows.items()}
+    tests = {}
+    for better, worse in ENTROPY_TESTS:
+        if better in rows and worse in rows:
+            result = compare_pools(sampled, rows[better], rows[worse], alternative="greater", generator=MONTE_CARLO_SEED)
+            tests[f"{better} > {worse}"] = {"pools": [better, worse], "role": "exploratory", "verdict": result.verdict(),
+                                            **result.as_dict()}
+    return {"games_per_pair": games, "equivariance_games": equivariance_games, "group": as_greedy.group, "agents": agents, "pools": pools,
+            "sampled_tests": tests, "greedy_matrix": greedy.tolist(), "sampled_matrix": sampled.tolist(),
+            "order": [f"{pool}/{run.name}" for pool, run in names]}
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else math.nan
+
+
+def render_entropy(report: dict[str, Any]) -> str:
+    """``report`` (:func:`entropy_report`) as Markdown."""
+    lines = ["# Entropy and equivariance: IPPO pools played greedily and as sampled (scale `entropy`)", "",
+             f"Mini-Hanabi; {report['games_per_pair']} games per ordered pair of agents, the same common decks for every pair, "
+             "greedy (argmax of the logits) and as sampled (moves drawn from their softmax). XP: the mean over ordered pairs of "
+             "distinct agents of a pool, ± the jackknife standard error over its agents (the unit of evidence). Equivariance "
+             f"over {report['group']}, on the states of each agent's greedy self-play ({report['equivariance_games']} games): "
+             "greedy disagreement (share of states where the agent in a relabelled world picks another move) and policy "
+             "distance (total-variation distance of the move distributions; 0 = equivariant).", "",
+             "| pool | entropy coef | agents | SP greedy | SP sampled | XP greedy | XP sampled | greedy disagreement | "
+             "policy distance | policy entropy (nats) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for pool, summary in report["pools"].items():
+        own = [a for a in report["agents"] if a["pool"] == pool]
+        g, s = summary["greedy_xp"], summary["sampled_xp"]
+        lines.append(f"| {pool} | {own[0]['entropy_coef']:g} | {summary['agents']} | {_mean([a['self_play_greedy'] for a in own]):.2f} | "
+                     f"{_mean([a['self_play_sampled'] for a in own]):.2f} | {g['mean']:.2f} ± {g['sem']:.2f} | "
+                     f"{s['mean']:.2f} ± {s['sem']:.2f} | {_mean([a['greedy_disagreement'] for a in own]):.3f} | "
+                     f"{_mean([a['policy_distance'] for a in own]):.3f} | {_mean([a['policy_entropy'] for a in own]):.3f} |")
+    lines += ["", "Per agent:", "", "| agent | SP greedy | SP sampled | greedy disagreement | policy distance | policy entropy |",
+              "|---|---:|---:|---:|---:|---:|"]
+    lines += [f"| {a['pool']}/{a['agent']} | {a['self_play_greedy']:.2f} | {a['self_play_sampled']:.2f} | {a['greedy_disagreement']:.3f} | "
+              f"{a['policy_distance']:.3f} | {a['policy_entropy']:.3f} |" for a in report["agents"]]
+    if report["sampled_tests"]:
+        lines += ["", "Sampled cross-play between pools (exploratory, unadjusted; agents' pool labels permuted over the sampled "
+                  "cross-play matrix of both pools, cross-pool pairs played). The primary test, greedy, is Table 1's.", "",
+                  "| H1 | difference | 95% interval | p | smallest attainable p | verdict |", "|---|---:|---:|---:|---:|---|"]
+        for name, t in report["sampled_tests"].items():
+            lines.append(f"| XP sampled {name} | {t['difference']:+.2f} | [{t['interval'][0]:.2f}, {t['interval'][1]:.2f}] | "
+                         f"{t['p_value']:.3g} | {t['min_p']:.3g} | {t['verdict']} |")
+    if report.get("command"):
+        lines += ["", f"Command: `{report['command']}`"]
+    return "\n".join(lines) + "\n"
+
+
+def reproduce_entropy(out: str | Path, *, agents: str | Path | None = None, device: str = "cpu", precision: str = "auto",
+                      games: int | None = None, command: list[str] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """The report for the pools of scale ``entropy`` (its shipped agents, or ``agents``: a directory of pools), written to
+    ``out/entropy.json`` and ``.md``; ``games`` per pair defaults to the scale's."""
+    from eqc.domains.hanabi.reproduce.run import shipped_agents
+    from eqc.domains.hanabi.reproduce.specs import ENTROPY_POOLS, SCALES
+    from eqc.domains.hanabi.xp import pool_runs
+    from eqc.io import json_safe, write_json_atomic, write_text_atomic
+
+    scale = SCALES["entropy"]
+    where = Path(agents) if agents is not None else shipped_agents(scale)
+    if where is None or not where.is_dir():
+        raise ValueError(f"no pools at {str(where)!r}: pass agents=DIR (--agents), a directory of <pool>/seed_<n>/ agents")
+    runs = {pool: pool_runs(where / pool) for pool in ENTROPY_POOLS if (where / pool).is_dir()}
+    if not runs:
+        raise ValueError(f"{str(where)!r} holds none of the entropy pools {list(ENTROPY_POOLS)} (<pool>/seed_<n>/ agents)")
+    report = entropy_report(runs, games=games or scale.games, device=device, precision=precision, log=log)
+    report["command"] = None if command is None else " ".join(command)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out / "entropy.json", json_safe(report))
+    write_text_atomic(out / "entropy.md", render_entropy(report))
+    return report

@@ -1,0 +1,55 @@
+"""The entropy report: IPPO pools played greedily and as sampled, their equivariance, agent-level tests of sampled XP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from eqc.cli import main
+from eqc.domains.hanabi.agent.files import export_policy
+from eqc.domains.hanabi.reproduce.entropy import render_entropy, reproduce_entropy
+from eqc.domains.hanabi.training.run import train
+
+QUIET = {"progress": False, "log": lambda _: None}
+
+
+@pytest.fixture(name="pools", scope="module")
+def pools_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.domains.hanabi.conftest import tiny_config
+
+    root = tmp_path_factory.mktemp("entropy")
+    for pool, coef in (("ippo_c001", 0.01), ("ippo_c005", 0.05)):
+        config = tiny_config(run={"algorithm": "ippo", "total_moves": 1024, "eval_every_moves": 1024},
+                             ppo={"rollout_steps": 8, "epochs": 1, "minibatches": 2, "entropy_coef": coef})
+        for seed in range(2):
+            train(config, root / "runs" / pool / f"seed_{seed}", seed=seed, **QUIET)
+            export_policy(root / "runs" / pool / f"seed_{seed}", root / "agents" / pool / f"seed_{seed}")
+    return root
+
+
+def test_the_report_plays_every_agent_both_ways_and_tests_pools_by_agents(pools: Path, tmp_path: Path) -> None:
+    report = reproduce_entropy(tmp_path / "out", agents=pools / "agents", games=8, log=lambda _: None)
+    assert [a["pool"] for a in report["agents"]] == ["ippo_c001"] * 2 + ["ippo_c005"] * 2
+    assert [a["entropy_coef"] for a in report["agents"]] == [0.01, 0.01, 0.05, 0.05]
+    assert len(report["greedy_matrix"]) == len(report["sampled_matrix"]) == 4  # cross-pool pairs are played too
+    for agent in report["agents"]:
+        assert 0 <= agent["greedy_disagreement"] <= 1 and 0 <= agent["policy_distance"] <= 1 and agent["policy_entropy"] > 0
+    assert report["pools"]["ippo_c001"]["sampled_xp"]["agents"] == 2 and report["group"] == "S5"
+    test = report["sampled_tests"]["ippo_c005 > ippo_c001"]
+    assert test["exact"] and test["min_p"] == pytest.approx(1 / 6) and test["role"] == "exploratory"  # 2 + 2 agents: C(4, 2) splits
+    assert set(report["sampled_tests"]) == {"ippo_c005 > ippo_c001"}  # the pool of 0.2 is absent: its tests are not run
+    assert json.loads((tmp_path / "out" / "entropy.json").read_text())["order"][0] == "ippo_c001/seed_0"
+    text = (tmp_path / "out" / "entropy.md").read_text()
+    assert text == render_entropy(report) and "| ippo_c005 | 0.05 | 2 |" in text and "smallest attainable p" in text
+
+
+def test_the_cli_refuses_what_does_not_apply(pools: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["hanabi", "reproduce", "entropy", "--out", str(tmp_path / "out")]
+    for extra, flag in ((["--scale", "induced"], "--scale"), (["--scale", "entropy", "--retrain"], "--retrain"),
+                        (["--scale", "entropy", "--agents", str(tmp_path / "missing")], "--agents"),
+                        (["--scale", "entropy", "--agents", str(pools / "runs" / "ippo_c001")], "--agents")):
+        with pytest.raises(SystemExit) as info:
+            main([*argv, *extra])
+        assert info.value.code == 2 and flag in capsys.readouterr().err

@@ -80,14 +80,24 @@ def _relabelled_lines(record: dict[str, Any]) -> list[str]:
              f"of itself in a colour-relabelled world, {first['elements']} non-identity colour permutations x {first['games']} "
              "games, same decks; `eqc hanabi relabelled`; agents as trained: G-OP agents without their test-time symmetrizer, "
              "agents trained symmetrized with theirs) and its share of colour hints among hints. A loss near 0 means the "
-             "agent's conventions do not depend on colour names: then no colour symmetrizer has anything to repair.", "",
-             "| pool | agents | mean loss ± SEM over agents | agents breaking the symmetry | per agent (self-play, loss, colour-hint "
-             "share) |", "|---|---:|---:|---:|---|"]
+             "agent's conventions do not depend on colour names: then no colour symmetrizer has anything to repair. Beside "
+             "it, how equivariant the agent is: its greedy disagreement, the share of the states of its own greedy self-play "
+             f"({first.get('equivariance_games', 'n/a')} games) where the agent in a world relabelled by a colour permutation "
+             "picks another move, mean over every non-identity permutation (0: equivariant; `greedy_equivariance`; n/a for "
+             "recurrent agents).", "",
+             "| pool | agents | mean loss ± SEM over agents | agents breaking the symmetry | mean greedy disagreement | per agent "
+             "(self-play, loss, colour-hint share, greedy disagreement) |", "|---|---:|---:|---:|---:|---|"]
     for pool, r in record["relabelled"].items():
-        per = "; ".join(f"{a['self_play']:.1f}, {a['loss']:+.2f}, {a['colour_hint_share']:.0%}" for a in r["agents"])
+        per = "; ".join(f"{a['self_play']:.1f}, {a['loss']:+.2f}, {a['colour_hint_share']:.0%}, {_share(a.get('greedy_disagreement'))}"
+                        for a in r["agents"])
         breaking = sum(_breaks(a) for a in r["agents"])
-        lines.append(f"| {pool} | {len(r['agents'])} | {r['loss_mean']:+.2f} ± {format_number(r['loss_sem'])} | {breaking} | {per} |")
+        lines.append(f"| {pool} | {len(r['agents'])} | {r['loss_mean']:+.2f} ± {format_number(r['loss_sem'])} | {breaking} | "
+                     f"{_share(r.get('greedy_disagreement_mean'))} | {per} |")
     return [*lines, "", _breaking_verdict(record["relabelled"])]
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
 
 
 def _breaks(agent: dict[str, Any]) -> bool:

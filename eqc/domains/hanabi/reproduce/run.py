@@ -41,6 +41,7 @@ from eqc.domains.hanabi.reproduce.reuse import agent_digests, check_result_path,
 from eqc.domains.hanabi.reproduce.specs import SCALES, Cell, Scale, describe_pool, paper_numbers, pool_config, table_spec
 from eqc.domains.hanabi.training.pool import seed_dir, train_pool
 from eqc.domains.hanabi.xp import PoolError, cross_play_games, describe_policy, pool_runs, relabelled_self_play, write_xp
+from eqc.domains.hanabi.xp.equivariance import greedy_equivariance
 from eqc.evaluation import mean_sem, pool_summary
 from eqc.io import json_safe, recorded_path, write_json_atomic, write_text_atomic
 
@@ -49,6 +50,9 @@ __all__ = ["REPOSITORY", "reproduce", "shipped_agents", "shipped_pools"]
 #: The repository's root, which holds each scale's shipped agents (:attr:`Scale.shipped`).
 REPOSITORY = Path(__file__).resolve().parents[4]
 
+
+#: Greedy self-play games on whose states each agent's greedy disagreement is measured (beside its relabelled self-play).
+EQUIVARIANCE_GAMES = 200
 
 def shipped_agents(scale: Scale) -> Path | None:
     """Where the repository ships ``scale``'s agents (``<pool>/seed_<n>/`` policy directories); None: the scale ships none."""
@@ -280,29 +284,39 @@ def _cell_result(cell: Cell, mean: torch.Tensor, bomb_out: torch.Tensor, perfect
 
 def _relabelled(runs: list[Path], scale, device: str, precision: str, where: Path, log: Callable[[str], None],
                 reuse: bool) -> dict[str, Any]:
-    """Relabelled self-play of every plain agent of a pool: per-agent results and the pool's mean loss ± SEM over agents."""
+    """Relabelled self-play of every plain agent of a pool, with its greedy disagreement over every colour permutation
+    (:func:`~eqc.domains.hanabi.xp.equivariance.greedy_equivariance`, :data:`EQUIVARIANCE_GAMES` self-play games; None for a
+    recurrent agent): per-agent results and the pool's mean loss ± SEM over agents."""
     rows = []
     for run, digest in zip(runs, agent_digests(runs), strict=True):
         policy = load_policy(run, device=device, precision=precision)
         key = {"elements": scale.relabel_elements, "games": scale.relabel_games, "agent": digest, **_precision_key([policy])}
         path = where / f"{digest[:16]}.json"
         check_result_path(path)
-        if reuse and (saved := load_result(path, key)) is not None:
-            problem = _relabelled_problem(saved, scale.relabel_elements)
-            if problem is None:
-                rows.append({**saved, "agent": recorded_path(run)})
-                log(f"{run}: relabelled self-play reused from {path}")
-                continue
-            log(f"{run}: {path} cannot be reused ({problem}); playing it again")
-        result = relabelled_self_play(policy, elements=scale.relabel_elements, games=scale.relabel_games)
-        rows.append({"agent": recorded_path(run), **result.as_dict(), "max_score": policy.rules.max_score})
-        save_result(path, key, rows[-1])
-        log(f"{run}: {result}")
+        saved = load_result(path, key) if reuse else None
+        problem = None if saved is None else _relabelled_problem(saved, scale.relabel_elements)
+        if saved is not None and problem is None:
+            row = {**saved, "agent": recorded_path(run)}
+            log(f"{run}: relabelled self-play reused from {path}")
+        else:
+            if problem is not None:
+                log(f"{run}: {path} cannot be reused ({problem}); playing it again")
+            result = relabelled_self_play(policy, elements=scale.relabel_elements, games=scale.relabel_games)
+            row = {"agent": recorded_path(run), **result.as_dict(), "max_score": policy.rules.max_score}
+            log(f"{run}: {result}")
+        if "greedy_disagreement" not in row:
+            row["greedy_disagreement"] = (None if policy.agent.recurrent
+                                          else greedy_equivariance(policy, games=EQUIVARIANCE_GAMES).disagreement)
+            save_result(path, key, row)
+        rows.append(row)
     losses = [r["loss"] for r in rows]
     summary = mean_sem(losses, "losses") if len(losses) >= 2 else None
+    disagreements = [r["greedy_disagreement"] for r in rows if r["greedy_disagreement"] is not None]
     return {"elements": scale.relabel_elements, "games": scale.relabel_games, "agents": rows,
             "loss_mean": summary.mean if summary else (losses[0] if losses else float("nan")),
-            "loss_sem": summary.sem if summary else float("nan")}
+            "loss_sem": summary.sem if summary else float("nan"),
+            "greedy_disagreement_mean": sum(disagreements) / len(disagreements) if disagreements else None,
+            "equivariance_games": EQUIVARIANCE_GAMES}
 
 
 def _relabelled_problem(saved: dict[str, Any], elements: int) -> str | None:

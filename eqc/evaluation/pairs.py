@@ -92,10 +92,13 @@ def _as_agents(values: object, name: str, agents: int) -> np.ndarray:
 def _pool_means(x: np.ndarray, pools: np.ndarray) -> np.ndarray:
     """Mean over ordered pairs ``i != j`` within each pool: ``pools [..., n]`` rows of ``x`` (zero diagonal) -> ``[...]``.
 
-    The indices are sorted first, so one set of agents gives the same bits whatever its order."""
-    pools = np.sort(pools, axis=-1)
+    One set of agents gives the same bits whatever its order and however ``pools`` lies in memory (scipy hands
+    over strided views): the indices are sorted into a contiguous copy and summed row by row, so the observed
+    arrangement and its copy in the null distribution tie exactly."""
+    pools = np.ascontiguousarray(np.sort(pools, axis=-1))
     n = pools.shape[-1]
-    means: np.ndarray = x[pools[..., :, None], pools[..., None, :]].sum(axis=(-2, -1)) / (n * (n - 1))
+    block = np.ascontiguousarray(x[pools[..., :, None], pools[..., None, :]])
+    means: np.ndarray = block.sum(axis=-1).sum(axis=-1) / (n * (n - 1))
     return means
 
 

@@ -281,7 +281,11 @@ def assert_equivariant(
     in_rep: Reps,
     out_rep: Reps,
     x: torch.Tensor | Sequence[torch.Tensor],
-    **kwargs: object,
+    *,
+    indices: Sequence[int] | torch.Tensor | None = None,
+    permutations: Sequence[Sequence[int]] | torch.Tensor | None = None,
+    generator: torch.Generator | None = None,
+    atol: float | None = None,
 ) -> EquivarianceReport:
     """Like :func:`equivariance_error`, raising ``AssertionError`` with the worst element and coordinate on failure.
 
@@ -289,7 +293,7 @@ def assert_equivariant(
     points at your test.
     """
     __tracebackhide__ = True
-    report = equivariance_error(fn, in_rep, out_rep, x, **kwargs)  # type: ignore[arg-type]
+    report = equivariance_error(fn, in_rep, out_rep, x, indices=indices, permutations=permutations, generator=generator, atol=atol)
     if not report.ok:
         raise AssertionError("fn is not equivariant:\n" + report.describe())
     return report

@@ -227,7 +227,7 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
                            help="smoke: seconds (tests); cpu: the shipped agents (5 per pool), minutes; induced: the shipped "
                            "Mini-Hanabi agents with INDUCED colour conventions (8 per pool; table1, table2), minutes; colour: the "
                            "shipped colour testbed (one stream seed, the six induced conventions per pool; table1, table2), "
-                           "minutes; entropy: the shipped Mini-Hanabi IPPO pools of three entropy coefficients (4 seeds each; "
+                           "minutes; entropy: the shipped Mini-Hanabi IPPO pools of three entropy coefficients (6 seeds each; "
                            "table1, entropy), minutes; paper: 10 seeds, 5000 games, a GPU or cluster")
     reproduce.add_argument("--out", type=flags.output_dir, required=True,
                            help="directory for pools/, xp/ and the tables (pools are reused)")

@@ -64,7 +64,7 @@ SCALES = {
     # trained by scripts/train_shipped.py --scale colour (COLOUR_POOLS), so ``seeds`` is unused here
     "colour": Scale("colour", seeds=(), games=1000, feedforward_moves=8_000_000, recurrent_moves=0, relabel_elements=5,
                     shipped="results/colour/agents"),
-    "entropy": Scale("entropy", seeds=tuple(range(4)), games=1000, feedforward_moves=4_000_000, recurrent_moves=0, relabel_elements=5,
+    "entropy": Scale("entropy", seeds=tuple(range(6)), games=1000, feedforward_moves=4_000_000, recurrent_moves=0, relabel_elements=5,
                      shipped="results/entropy/agents"),
     "paper": Scale("paper", seeds=tuple(range(10)), games=5000, feedforward_moves=0, recurrent_moves=0),
 }

@@ -86,11 +86,7 @@ def _conventions(args: argparse.Namespace) -> int:
     if args.scale not in ALIGNED_POOLS:
         raise flags.FlagError("--scale", f"conventions are reported at the scales with induced conventions {sorted(ALIGNED_POOLS)}, "
                               f"not {args.scale!r}")
-    for flag, given in (("--retrain", args.retrain), ("--obl", args.obl), ("--set", args.overrides), ("--reuse", args.reuse)):
-        if given:
-            raise flags.FlagError(flag, "does not apply to conventions (it reads the shipped agents or --agents)")
-    if args.agents is not None and not args.agents.is_dir():
-        raise flags.FlagError("--agents", f"{str(args.agents)!r} is not a directory of pools")
+    _check_report_flags(args, "conventions")
     flags.prepare_output_dir(args.out)
     reproduce_conventions(args.scale, args.out, agents=args.agents, device=args.device, precision=args.precision,
                           command=args.command_line)
@@ -98,25 +94,31 @@ def _conventions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_report_flags(args: argparse.Namespace, report: str) -> None:
+    """A report reads shipped agents (or ``--agents``): the flags that train or reuse tables do not apply to it."""
+    for flag, given in (("--retrain", args.retrain), ("--obl", args.obl), ("--set", args.overrides), ("--reuse", args.reuse)):
+        if given:
+            raise flags.FlagError(flag, f"does not apply to {report} (it reads the shipped agents or --agents)")
+    if args.agents is not None and not args.agents.is_dir():
+        raise flags.FlagError("--agents", f"{str(args.agents)!r} is not a directory of pools")
+
+
 def _entropy(args: argparse.Namespace) -> int:
     """``eqc hanabi reproduce entropy --scale entropy``: IPPO pools played greedily and as sampled, and how equivariant
     each agent is (:mod:`eqc.domains.hanabi.reproduce.entropy`)."""
     from eqc.domains.hanabi.agent.files import CheckpointError
-    from eqc.domains.hanabi.reproduce.entropy import reproduce_entropy
+    from eqc.domains.hanabi.reproduce.entropy import check_entropy_pools, entropy_pools, reproduce_entropy
     from eqc.domains.hanabi.xp import PoolError
 
     if args.scale != "entropy":
         raise flags.FlagError("--scale", f"the entropy report reads the IPPO pools of --scale entropy, not {args.scale!r}")
-    for flag, given in (("--retrain", args.retrain), ("--obl", args.obl), ("--set", args.overrides), ("--reuse", args.reuse)):
-        if given:
-            raise flags.FlagError(flag, "does not apply to the entropy report (it reads the shipped agents or --agents)")
-    if args.agents is not None and not args.agents.is_dir():
-        raise flags.FlagError("--agents", f"{str(args.agents)!r} is not a directory of pools")
-    flags.prepare_output_dir(args.out)
-    try:
-        reproduce_entropy(args.out, agents=args.agents, device=args.device, precision=args.precision, command=args.command_line)
+    _check_report_flags(args, "the entropy report")
+    try:  # before --out is created: every agent loads and is an IPPO agent
+        check_entropy_pools(entropy_pools(args.agents), args.device)
     except (PoolError, CheckpointError, ValueError) as exc:
         raise flags.FlagError("--agents", str(exc)) from None
+    flags.prepare_output_dir(args.out)
+    reproduce_entropy(args.out, agents=args.agents, device=args.device, precision=args.precision, command=args.command_line)
     print((args.out / "entropy.md").read_text())
     return 0
 

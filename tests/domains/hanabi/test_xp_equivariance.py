@@ -29,6 +29,8 @@ def test_arguments_are_checked() -> None:
         greedy_equivariance(SHIPPED)
     with pytest.raises(ValueError, match="games"):
         greedy_equivariance(load_policy(SHIPPED), games=0)
+    with pytest.raises(ValueError, match="colour group C5 moves 5 colours but the game has 3"):
+        greedy_equivariance(load_policy(SHIPPED), group="C5")
 
 
 def test_the_policy_distance_of_an_ippo_agent_is_zero_once_symmetrized(tmp_path: Path, tiny_config) -> None:

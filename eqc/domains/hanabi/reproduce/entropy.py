@@ -27,13 +27,14 @@ from typing import Any
 
 import torch
 
+from eqc._checks import check_int
 from eqc.domains.hanabi.agent.policy import TrainedPolicy, load_policy
 from eqc.domains.hanabi.agent.sampled import SampledAgent
 from eqc.domains.hanabi.xp.equivariance import greedy_equivariance, sampled_equivariance
 from eqc.domains.hanabi.xp.play import cross_play_games
 from eqc.evaluation import compare_pools, pool_summary
 
-__all__ = ["ENTROPY_TESTS", "entropy_report", "render_entropy", "reproduce_entropy"]
+__all__ = ["ENTROPY_TESTS", "check_entropy_pools", "entropy_pools", "entropy_report", "render_entropy", "reproduce_entropy"]
 
 #: Tests of sampled cross-play between pools (better, worse): H1 better > worse.
 ENTROPY_TESTS = (("ippo_c005", "ippo_c001"), ("ippo_c02", "ippo_c001"), ("ippo_c02", "ippo_c005"))
@@ -58,9 +59,7 @@ def entropy_report(runs: dict[str, list[Path]], *, games: int = 1000, device: st
     if len(names) < 2:
         raise ValueError(f"the pools hold {len(names)} agents; cross-play needs at least 2")
     policies = [load_policy(run, device=device, precision=precision) for _, run in names]
-    for (pool, run), policy in zip(names, policies, strict=True):
-        if policy.trained_with.get("run", {}).get("algorithm") != "ippo":
-            raise ValueError(f"{run} (pool {pool!r}) was not trained by IPPO: the entropy report plays agents whose logits are a policy")
+    _check_ippo(names, policies)
     log(f"greedy cross-play: {len(policies)} agents, {games} games per ordered pair")
     greedy = cross_play_games(policies, games, deck_seed=DECK_SEED).summary().mean
     log("sampled cross-play")
@@ -88,6 +87,34 @@ def entropy_report(runs: dict[str, list[Path]], *, games: int = 1000, device: st
     return {"games_per_pair": games, "equivariance_games": equivariance_games, "group": as_greedy.group, "agents": agents, "pools": pools,
             "sampled_tests": tests, "greedy_matrix": greedy.tolist(), "sampled_matrix": sampled.tolist(),
             "order": [f"{pool}/{run.name}" for pool, run in names]}
+
+
+def _check_ippo(names: list[tuple[str, Path]], policies: list[TrainedPolicy]) -> None:
+    for (pool, run), policy in zip(names, policies, strict=True):
+        if policy.trained_with.get("run", {}).get("algorithm") != "ippo":
+            raise ValueError(f"{run} (pool {pool!r}) was not trained by IPPO: the entropy report plays agents whose logits are a policy")
+
+
+def entropy_pools(agents: str | Path | None = None) -> dict[str, list[Path]]:
+    """The agent directories of each pool of :data:`~.specs.ENTROPY_POOLS` found in ``agents`` (a directory of pools;
+    default the shipped ones); ``ValueError`` when there are none."""
+    from eqc.domains.hanabi.reproduce.run import shipped_agents
+    from eqc.domains.hanabi.reproduce.specs import ENTROPY_POOLS, SCALES
+    from eqc.domains.hanabi.xp import pool_runs
+
+    where = Path(agents) if agents is not None else shipped_agents(SCALES["entropy"])
+    if where is None or not where.is_dir():
+        raise ValueError(f"no pools at {str(where)!r}: pass agents=DIR (--agents), a directory of <pool>/seed_<n>/ agents")
+    runs = {pool: pool_runs(where / pool) for pool in ENTROPY_POOLS if (where / pool).is_dir()}
+    if not runs:
+        raise ValueError(f"{str(where)!r} holds none of the entropy pools {list(ENTROPY_POOLS)} (<pool>/seed_<n>/ agents)")
+    return runs
+
+
+def check_entropy_pools(runs: dict[str, list[Path]], device: str = "cpu") -> None:
+    """Every agent of ``runs`` loads and was trained by IPPO (before any game is played)."""
+    names = [(pool, run) for pool, pool_runs in runs.items() for run in pool_runs]
+    _check_ippo(names, [load_policy(run, device=device, precision="fp32") for _, run in names])
 
 
 def _mean(values: list[float]) -> float:
@@ -133,19 +160,11 @@ def reproduce_entropy(out: str | Path, *, agents: str | Path | None = None, devi
                       games: int | None = None, command: list[str] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
     """The report for the pools of scale ``entropy`` (its shipped agents, or ``agents``: a directory of pools), written to
     ``out/entropy.json`` and ``.md``; ``games`` per pair defaults to the scale's."""
-    from eqc.domains.hanabi.reproduce.run import shipped_agents
-    from eqc.domains.hanabi.reproduce.specs import ENTROPY_POOLS, SCALES
-    from eqc.domains.hanabi.xp import pool_runs
+    from eqc.domains.hanabi.reproduce.specs import SCALES
     from eqc.io import json_safe, write_json_atomic, write_text_atomic
 
-    scale = SCALES["entropy"]
-    where = Path(agents) if agents is not None else shipped_agents(scale)
-    if where is None or not where.is_dir():
-        raise ValueError(f"no pools at {str(where)!r}: pass agents=DIR (--agents), a directory of <pool>/seed_<n>/ agents")
-    runs = {pool: pool_runs(where / pool) for pool in ENTROPY_POOLS if (where / pool).is_dir()}
-    if not runs:
-        raise ValueError(f"{str(where)!r} holds none of the entropy pools {list(ENTROPY_POOLS)} (<pool>/seed_<n>/ agents)")
-    report = entropy_report(runs, games=games or scale.games, device=device, precision=precision, log=log)
+    games = SCALES["entropy"].games if games is None else check_int(games, "games", low=1)
+    report = entropy_report(entropy_pools(agents), games=games, device=device, precision=precision, log=log)
     report["command"] = None if command is None else " ".join(command)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

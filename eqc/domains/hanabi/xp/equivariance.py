@@ -20,6 +20,7 @@ to 0 for tabular policies.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
@@ -31,6 +32,7 @@ from eqc.domains.hanabi.play.batched import play_seats
 from eqc.domains.hanabi.play.hle import common_decks
 from eqc.domains.hanabi.symmetry import colour_group
 from eqc.domains.hanabi.xp.relabelled import RelabelledAgent
+from eqc.groups import PermutationGroup
 
 __all__ = ["GreedyEquivariance", "SampledEquivariance", "greedy_equivariance", "sampled_equivariance"]
 
@@ -96,9 +98,11 @@ class _Recording:
         return self.agent.step(obs, legal, state)
 
 
-def _visited_states(policy: TrainedPolicy, games: int, deck_seed: int, max_states: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The acting player's observations and legal moves (no-op column included) at the first ``max_states`` moves
-    of ``policy``'s greedy self-play on ``games`` common decks."""
+def _visited_states(policy: TrainedPolicy, group: str | None, games: int, deck_seed: int,
+                    max_states: int) -> tuple[str, PermutationGroup, torch.Tensor, torch.Tensor]:
+    """The colour group ``group`` names (default every permutation of the game's colours), checked before any game is
+    played, and the acting player's observations and legal moves (no-op column included) at the first ``max_states``
+    moves of ``policy``'s greedy self-play on ``games`` common decks."""
     if not isinstance(policy, TrainedPolicy):
         raise TypeError(f"policy must be a TrainedPolicy (from load_policy), got {type(policy).__name__}")
     if policy.agent.recurrent:
@@ -107,6 +111,8 @@ def _visited_states(policy: TrainedPolicy, games: int, deck_seed: int, max_state
     check_int(games, "games", low=1)
     check_int(max_states, "max_states", low=1)
     rules = policy.rules
+    name = f"S{rules.num_colours}" if group is None else group
+    g = colour_group(name, rules.num_colours)
     recording = _Recording(policy.agent)
     decks = torch.tensor(common_decks(games, rules, deck_seed), dtype=torch.long, device=policy.device)
     seats = torch.zeros(games, rules.num_players, dtype=torch.long, device=policy.device)
@@ -114,7 +120,14 @@ def _visited_states(policy: TrainedPolicy, games: int, deck_seed: int, max_state
     obs = torch.cat([o for o, _ in recording.seen])
     legal = torch.cat([m for _, m in recording.seen])
     live = legal[:, :-1].any(-1)  # finished games are stepped too; their states have no legal move
-    return obs[live][:max_states], legal[live][:max_states]
+    return name, g, obs[live][:max_states], legal[live][:max_states]
+
+
+def _relabelled_outputs(policy: TrainedPolicy, g: PermutationGroup, obs: torch.Tensor, legal: torch.Tensor) -> Iterator[torch.Tensor]:
+    """The agent's outputs (mapped back to the real game's moves) in the world relabelled by each non-identity element
+    of ``g``, one element at a time (all elements at once would hold ``order x states`` observations)."""
+    for element in range(1, g.order):
+        yield RelabelledAgent(policy.agent, policy.rules, g, element).step(obs, legal)[0]
 
 
 @torch.no_grad()
@@ -123,15 +136,9 @@ def greedy_equivariance(policy: TrainedPolicy, *, group: str | None = None, game
     """The greedy disagreement of ``policy`` (feed-forward) over the colour group ``group`` (a colour group name of
     its game; default every permutation of its colours) on the states of ``games`` greedy self-play games on the
     common decks of ``deck_seed``, at most ``max_states`` of them (the first ones)."""
-    obs, legal = _visited_states(policy, games, deck_seed, max_states)
-    rules = policy.rules
-    name = f"S{rules.num_colours}" if group is None else group
-    g = colour_group(name, rules.num_colours)
+    name, g, obs, legal = _visited_states(policy, group, games, deck_seed, max_states)
     greedy = policy.agent.step(obs, legal)[0].argmax(-1)
-    shares = []
-    for element in range(1, g.order):
-        relabelled = RelabelledAgent(policy.agent, rules, g, element).step(obs, legal)[0].argmax(-1)
-        shares.append(float((relabelled != greedy).double().mean()))
+    shares = [float((q.argmax(-1) != greedy).double().mean()) for q in _relabelled_outputs(policy, g, obs, legal)]
     return GreedyEquivariance(sum(shares) / len(shares), tuple(shares), name, int(obs.shape[0]), games)
 
 
@@ -153,14 +160,9 @@ def sampled_equivariance(policy: TrainedPolicy, *, group: str | None = None, gam
     if algorithm != "ippo":
         raise ValueError(f"sampled_equivariance measures agents whose logits are a policy (trained by IPPO); this one was trained "
                          f"by {algorithm!r}, a learner of Q-values that acts greedily: measure it with greedy_equivariance")
-    obs, legal = _visited_states(policy, games, deck_seed, max_states)
-    rules = policy.rules
-    name = f"S{rules.num_colours}" if group is None else group
-    g = colour_group(name, rules.num_colours)
+    name, g, obs, legal = _visited_states(policy, group, games, deck_seed, max_states)
     own = _move_distribution(policy.agent.step(obs, legal)[0], legal)
     entropy = float(-(own * own.clamp_min(1e-300).log()).sum(-1).mean())
-    distances = []
-    for element in range(1, g.order):
-        relabelled = _move_distribution(RelabelledAgent(policy.agent, rules, g, element).step(obs, legal)[0], legal)
-        distances.append(float(0.5 * (relabelled - own).abs().sum(-1).mean()))
+    distances = [float(0.5 * (_move_distribution(q, legal) - own).abs().sum(-1).mean())
+                 for q in _relabelled_outputs(policy, g, obs, legal)]
     return SampledEquivariance(sum(distances) / len(distances), tuple(distances), entropy, name, int(obs.shape[0]), games)

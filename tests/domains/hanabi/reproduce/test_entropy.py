@@ -53,3 +53,8 @@ def test_the_cli_refuses_what_does_not_apply(pools: Path, tmp_path: Path, capsys
         with pytest.raises(SystemExit) as info:
             main([*argv, *extra])
         assert info.value.code == 2 and flag in capsys.readouterr().err
+    (tmp_path / "q" / "ippo_c001").mkdir(parents=True)  # a pool of the right name holding a Q-learner
+    (tmp_path / "q" / "ippo_c001" / "seed_0").symlink_to(Path(__file__).resolve().parents[4] / "results/induced/agents/sp/seed_0")
+    with pytest.raises(SystemExit):
+        main([*argv, "--scale", "entropy", "--agents", str(tmp_path / "q")])
+    assert "was not trained by IPPO" in capsys.readouterr().err and not (tmp_path / "out").exists()  # refused before --out

@@ -1,7 +1,7 @@
 """Train the agents of a scale that ``reproduce`` reads as shipped, and export each into ``results/<scale>/agents``.
 
 - ``--scale colour`` (the colour testbed): agent ``<pool>/slots_<pi>``, pool ``<pool>`` (``COLOUR_POOLS``: its
-  rule, convention and stream seed) taught the colour-to-slot map ``pi`` (one of Mini-Hanabi's six).
+  rule, convention, stream seed and learner) taught the colour-to-slot map ``pi`` (one of Mini-Hanabi's six).
 - ``--scale entropy``: agent ``<pool>/seed_<n>``, IPPO with the pool's entropy coefficient (``ENTROPY_POOLS``).
 
 Agents already exported are skipped; a partial run resumes from its checkpoint. Run one worker per core::
@@ -24,14 +24,14 @@ from eqc.domains.hanabi.training.bootstrap import colour_slot_maps
 from eqc.domains.hanabi.training.run import train
 
 #: The colour testbed's training order: the pools the tables need most first.
-COLOUR_ORDER = ("sp", "touched", "op", "gop_c3", "gop_c2", "sp_stream1")
+COLOUR_ORDER = ("sp", "touched", "op", "gop_c3", "gop_c2", "sp_stream1", "ippo_c005", "ippo_c001")
 
 
 def agents(scale: str) -> list[tuple[Path, TrainConfig, int]]:
     """Every agent of ``scale``: its directory under the scale's agents, its config and its training seed."""
     if scale == "colour":
         assert set(COLOUR_ORDER) == set(COLOUR_POOLS)
-        return [(Path(pool) / ("slots_" + "".join(map(str, slots))), colour_agent_config(pool, slots), COLOUR_POOLS[pool][2])
+        return [(Path(pool) / ("slots_" + "".join(map(str, slots))), colour_agent_config(pool, slots), COLOUR_POOLS[pool].stream)
                 for pool in COLOUR_ORDER for slots in colour_slot_maps(3, 3)]
     sc = SCALES[scale]
     return [(Path(pool) / f"seed_{seed}", pool_config(pool, sc, seed), seed) for seed in sc.seeds for pool in ENTROPY_POOLS]

@@ -104,21 +104,21 @@ def _check_report_flags(args: argparse.Namespace, report: str) -> None:
 
 
 def _entropy(args: argparse.Namespace) -> int:
-    """``eqc hanabi reproduce entropy --scale entropy``: IPPO pools played greedily and as sampled, and how equivariant
-    each agent is (:mod:`eqc.domains.hanabi.reproduce.entropy`)."""
+    """``eqc hanabi reproduce entropy --scale entropy|colour``: IPPO pools played greedily and as sampled, and how
+    equivariant each agent is (:mod:`eqc.domains.hanabi.reproduce.entropy`)."""
     from eqc.domains.hanabi.agent.files import CheckpointError
-    from eqc.domains.hanabi.reproduce.entropy import check_entropy_pools, entropy_pools, reproduce_entropy
+    from eqc.domains.hanabi.reproduce.entropy import check_entropy_pools, ippo_pools, reproduce_entropy
     from eqc.domains.hanabi.xp import PoolError
 
-    if args.scale != "entropy":
-        raise flags.FlagError("--scale", f"the entropy report reads the IPPO pools of --scale entropy, not {args.scale!r}")
+    if args.scale not in ("entropy", "colour"):
+        raise flags.FlagError("--scale", f"the entropy report reads the IPPO pools of --scale entropy or colour, not {args.scale!r}")
     _check_report_flags(args, "the entropy report")
     try:  # before --out is created: every agent loads and is an IPPO agent
-        check_entropy_pools(entropy_pools(args.agents), args.device)
+        check_entropy_pools(ippo_pools(args.scale, args.agents), args.device)
     except (PoolError, CheckpointError, ValueError) as exc:
         raise flags.FlagError("--agents", str(exc)) from None
     flags.prepare_output_dir(args.out)
-    reproduce_entropy(args.out, agents=args.agents, device=args.device, precision=args.precision, command=args.command_line)
+    reproduce_entropy(args.scale, args.out, agents=args.agents, device=args.device, precision=args.precision, command=args.command_line)
     print((args.out / "entropy.md").read_text())
     return 0
 
@@ -224,11 +224,13 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
     reproduce.add_argument("table", choices=("table1", "table2", "table3", "conventions", "entropy"),
                            help="a table; 'conventions': what explains cross-play at --scale induced or colour "
                            "(run after table1 and table2 into the same --out to get each cell's share of the alignable gap); "
-                           "'entropy': the IPPO pools of --scale entropy played greedily and as sampled, and how equivariant each is")
+                           "'entropy': the IPPO pools of --scale entropy or colour played greedily and as sampled, and how "
+                           "equivariant each is")
     reproduce.add_argument("--scale", choices=("smoke", "cpu", "induced", "colour", "entropy", "paper"), required=True,
                            help="smoke: seconds (tests); cpu: the shipped agents (5 per pool), minutes; induced: the shipped "
                            "Mini-Hanabi agents with INDUCED colour conventions (8 per pool; table1, table2), minutes; colour: the "
-                           "shipped colour testbed (one stream seed, the six induced conventions per pool; table1, table2), "
+                           "shipped colour testbed (one stream seed, the six induced conventions per pool; table1, table2, conventions, "
+                           "entropy), "
                            "minutes; entropy: the shipped Mini-Hanabi IPPO pools of three entropy coefficients (6 seeds each; "
                            "table1, entropy), minutes; paper: 10 seeds, 5000 games, a GPU or cluster")
     reproduce.add_argument("--out", type=flags.output_dir, required=True,

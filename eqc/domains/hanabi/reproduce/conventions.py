@@ -41,12 +41,13 @@ from eqc.domains.hanabi.xp.relabelled import relabelled_self_play
 __all__ = ["ALIGNED_POOLS", "SHARED_FACTORS", "convention_report", "render_conventions", "reproduce_conventions"]
 
 #: Self-play pools whose best-aligned cross-play is measured, by scale; the first is the reference of the gap shares.
-ALIGNED_POOLS = {"induced": ("sp",), "colour": ("sp", "touched", "sp_stream1")}
+ALIGNED_POOLS = {"induced": ("sp",), "colour": ("sp", "touched", "sp_stream1", "ippo_c001", "ippo_c005")}
 
 #: Pool pairs whose plain cross-play is split by a shared factor, by scale: (pool a, pool b, the factor).
 SHARED_FACTORS = {
     "induced": (("sp", "op", "seed"), ("op", "gop_c3", "seed")),
-    "colour": (("sp", "sp_stream1", "pi"), ("sp", "op", "pi"), ("sp", "touched", "pi")),
+    "colour": (("sp", "sp_stream1", "pi"), ("sp", "op", "pi"), ("sp", "touched", "pi"), ("sp", "ippo_c005", "pi"),
+               ("ippo_c001", "ippo_c005", "pi")),
 }
 
 

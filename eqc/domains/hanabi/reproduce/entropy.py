@@ -1,8 +1,10 @@
-"""Entropy and equivariance at scale ``entropy``: IPPO pools played greedily and as sampled (Forkel et al. 2025).
+"""Entropy and equivariance: IPPO pools played greedily and as sampled (Forkel et al. 2025).
 
-``eqc hanabi reproduce entropy --scale entropy`` reads the pools of :data:`~.specs.ENTROPY_POOLS` (IPPO
-on Mini-Hanabi, one agent per seed, an entropy coefficient per pool) and reports, beside Table 1 at that
-scale (greedy cross-play and its primary test):
+``eqc hanabi reproduce entropy --scale entropy|colour`` reads the IPPO pools of a scale (:func:`ippo_pools`):
+at ``entropy`` those of :data:`~.specs.ENTROPY_POOLS` (Mini-Hanabi, one agent per seed, an entropy coefficient
+per pool), at ``colour`` the colour testbed's IPPO pools (one stream seed, one agent per induced colour
+convention; :data:`~.specs.COLOUR_POOLS`), and reports, beside the scale's tables (greedy cross-play and its
+tests):
 
 - per agent: self-play played greedily (the argmax of the logits) and as sampled (moves drawn from their
   softmax, :class:`~eqc.domains.hanabi.agent.sampled.SampledAgent`); how equivariant it is over every colour
@@ -34,7 +36,7 @@ from eqc.domains.hanabi.xp.equivariance import greedy_equivariance, sampled_equi
 from eqc.domains.hanabi.xp.play import cross_play_games
 from eqc.evaluation import compare_pools, pool_summary
 
-__all__ = ["ENTROPY_TESTS", "check_entropy_pools", "entropy_pools", "entropy_report", "render_entropy", "reproduce_entropy"]
+__all__ = ["ENTROPY_TESTS", "check_entropy_pools", "entropy_report", "ippo_pools", "render_entropy", "reproduce_entropy"]
 
 #: Tests of sampled cross-play between pools (better, worse): H1 better > worse.
 ENTROPY_TESTS = (("ippo_c005", "ippo_c001"), ("ippo_c02", "ippo_c001"), ("ippo_c02", "ippo_c005"))
@@ -95,19 +97,23 @@ def _check_ippo(names: list[tuple[str, Path]], policies: list[TrainedPolicy]) ->
             raise ValueError(f"{run} (pool {pool!r}) was not trained by IPPO: the entropy report plays agents whose logits are a policy")
 
 
-def entropy_pools(agents: str | Path | None = None) -> dict[str, list[Path]]:
-    """The agent directories of each pool of :data:`~.specs.ENTROPY_POOLS` found in ``agents`` (a directory of pools;
-    default the shipped ones); ``ValueError`` when there are none."""
+def ippo_pools(scale: str, agents: str | Path | None = None) -> dict[str, list[Path]]:
+    """The agent directories of each IPPO pool of ``scale`` ("entropy": :data:`~.specs.ENTROPY_POOLS`; "colour": the
+    pools of :data:`~.specs.COLOUR_POOLS` with an entropy coefficient) found in ``agents`` (a directory of pools;
+    default the scale's shipped ones); ``ValueError`` when there are none."""
     from eqc.domains.hanabi.reproduce.run import shipped_agents
-    from eqc.domains.hanabi.reproduce.specs import ENTROPY_POOLS, SCALES
+    from eqc.domains.hanabi.reproduce.specs import COLOUR_POOLS, ENTROPY_POOLS, SCALES
     from eqc.domains.hanabi.xp import pool_runs
 
-    where = Path(agents) if agents is not None else shipped_agents(SCALES["entropy"])
+    names = {"entropy": list(ENTROPY_POOLS), "colour": [p for p, spec in COLOUR_POOLS.items() if spec.entropy_coef is not None]}
+    if scale not in names:
+        raise ValueError(f"scale must be one of {sorted(names)} (the scales with IPPO pools), got {scale!r}")
+    where = Path(agents) if agents is not None else shipped_agents(SCALES[scale])
     if where is None or not where.is_dir():
-        raise ValueError(f"no pools at {str(where)!r}: pass agents=DIR (--agents), a directory of <pool>/seed_<n>/ agents")
-    runs = {pool: pool_runs(where / pool) for pool in ENTROPY_POOLS if (where / pool).is_dir()}
+        raise ValueError(f"no pools at {str(where)!r}: pass agents=DIR (--agents), a directory of <pool>/<agent>/ policy directories")
+    runs = {pool: pool_runs(where / pool) for pool in names[scale] if (where / pool).is_dir()}
     if not runs:
-        raise ValueError(f"{str(where)!r} holds none of the entropy pools {list(ENTROPY_POOLS)} (<pool>/seed_<n>/ agents)")
+        raise ValueError(f"{str(where)!r} holds none of the IPPO pools of scale {scale!r} {names[scale]} (<pool>/<agent>/ agents)")
     return runs
 
 
@@ -123,7 +129,7 @@ def _mean(values: list[float]) -> float:
 
 def render_entropy(report: dict[str, Any]) -> str:
     """``report`` (:func:`entropy_report`) as Markdown."""
-    lines = ["# Entropy and equivariance: IPPO pools played greedily and as sampled (scale `entropy`)", "",
+    lines = [f"# Entropy and equivariance: IPPO pools played greedily and as sampled (scale `{report['scale']}`)", "",
              f"Mini-Hanabi; {report['games_per_pair']} games per ordered pair of agents, the same common decks for every pair, "
              "greedy (argmax of the logits) and as sampled (moves drawn from their softmax). XP: the mean over ordered pairs of "
              "distinct agents of a pool, ± the jackknife standard error over its agents (the unit of evidence). Equivariance "
@@ -156,15 +162,16 @@ def render_entropy(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def reproduce_entropy(out: str | Path, *, agents: str | Path | None = None, device: str = "cpu", precision: str = "auto",
+def reproduce_entropy(scale: str, out: str | Path, *, agents: str | Path | None = None, device: str = "cpu", precision: str = "auto",
                       games: int | None = None, command: list[str] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """The report for the pools of scale ``entropy`` (its shipped agents, or ``agents``: a directory of pools), written to
-    ``out/entropy.json`` and ``.md``; ``games`` per pair defaults to the scale's."""
+    """The report for the IPPO pools of ``scale`` ("entropy" or "colour"; its shipped agents, or ``agents``: a directory
+    of pools), written to ``out/entropy.json`` and ``.md``; ``games`` per pair defaults to the scale's."""
     from eqc.domains.hanabi.reproduce.specs import SCALES
     from eqc.io import json_safe, write_json_atomic, write_text_atomic
 
-    games = SCALES["entropy"].games if games is None else check_int(games, "games", low=1)
-    report = entropy_report(entropy_pools(agents), games=games, device=device, precision=precision, log=log)
+    runs = ippo_pools(scale, agents)
+    games = SCALES[scale].games if games is None else check_int(games, "games", low=1)
+    report = {"scale": scale, **entropy_report(runs, games=games, device=device, precision=precision, log=log)}
     report["command"] = None if command is None else " ".join(command)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -141,7 +141,7 @@ def _check_names(table: str, scale: str, obl: list[Path] | None, retrain: bool) 
     table_spec(table, scale)
     if retrain and scale == "colour":
         raise ValueError("the colour testbed's agents differ in their colour-to-slot map, not their seed: train them with "
-                         "scripts/colour_testbed.py (colour_agent_config) and pass agents=DIR")
+                         "scripts/train_shipped.py --scale colour (colour_agent_config) and pass agents=DIR")
     if obl and table != "table2":
         raise ValueError(f"obl agents are a column of table2 only, not of {table}")
 

@@ -34,7 +34,7 @@ from eqc.domains.hanabi.config.train import TrainConfig, load_config
 
 __all__ = [
     "COLOUR_POOLS", "COLOUR_TABLES", "ENTROPY_POOLS", "ENTROPY_TABLES", "INDUCED_SLOTS", "INDUCED_TABLES", "PAPER", "SCALES", "TABLES",
-    "Cell", "Scale", "Table", "colour_agent_config", "describe_pool", "paper_numbers", "pool_config", "table_spec",
+    "Cell", "ColourPool", "Scale", "Table", "colour_agent_config", "describe_pool", "paper_numbers", "pool_config", "table_spec",
 ]
 
 
@@ -99,18 +99,32 @@ INDUCED_SLOTS: dict[int, tuple[int, ...]] = {
     0: (2, 0, 1), 1: (1, 2, 0), 2: (2, 0, 1), 3: (2, 0, 1), 4: (1, 0, 2), 5: (2, 0, 1), 6: (2, 0, 1), 7: (0, 2, 1),
 }
 
-#: The colour testbed (scale ``colour``): pools of one stream seed (initial weights, deals, exploration)
-#: and each of the six colour-to-slot maps pi of Mini-Hanabi (``[bootstrap] slots``), one agent each, so that
-#: the agents of a pool differ in their induced colour convention alone. Pool name -> (``[rule]``,
-#: ``[bootstrap] convention``, stream seed). ``sp_stream1`` repeats ``sp`` on another stream: cross-play
-#: across the two streams separates the colour factor from the seed factor.
-COLOUR_POOLS: dict[str, tuple[dict[str, str], str, int]] = {
-    "sp": ({"objective": "sp"}, "colour_to_slot", 0),
-    "op": ({"objective": "op"}, "colour_to_slot", 0),
-    "gop_c3": ({"objective": "gop", "group": "C3"}, "colour_to_slot", 0),
-    "gop_c2": ({"objective": "gop", "group": "C2"}, "colour_to_slot", 0),
-    "touched": ({"objective": "sp"}, "colour_to_touched_slot", 0),
-    "sp_stream1": ({"objective": "sp"}, "colour_to_slot", 1),
+@dataclass(frozen=True)
+class ColourPool:
+    """A pool of the colour testbed: its ``[rule]``, the ``[bootstrap] convention`` it is taught, its stream seed
+    (initial weights, deals, exploration), and its learner: the induced recipe's PQN learner when ``entropy_coef``
+    is None, else IPPO (``ippo_mini.toml``) with that ``[ppo] entropy_coef``."""
+
+    rule: dict[str, str]
+    convention: str
+    stream: int
+    entropy_coef: float | None = None
+
+
+#: The colour testbed (scale ``colour``): pools of one stream seed and each of the six colour-to-slot maps pi of
+#: Mini-Hanabi (``[bootstrap] slots``), one agent each, so that the agents of a pool differ in their induced colour
+#: convention alone. ``sp_stream1`` repeats ``sp`` on another stream: cross-play across the two streams separates
+#: the colour factor from the seed factor. ``ippo_c001`` and ``ippo_c005`` are IPPO self-play with the usual and
+#: Forkel et al.'s high entropy coefficient, taught the same conventions on the same stream.
+COLOUR_POOLS: dict[str, ColourPool] = {
+    "sp": ColourPool({"objective": "sp"}, "colour_to_slot", 0),
+    "op": ColourPool({"objective": "op"}, "colour_to_slot", 0),
+    "gop_c3": ColourPool({"objective": "gop", "group": "C3"}, "colour_to_slot", 0),
+    "gop_c2": ColourPool({"objective": "gop", "group": "C2"}, "colour_to_slot", 0),
+    "touched": ColourPool({"objective": "sp"}, "colour_to_touched_slot", 0),
+    "sp_stream1": ColourPool({"objective": "sp"}, "colour_to_slot", 1),
+    "ippo_c001": ColourPool({"objective": "sp"}, "colour_to_slot", 0, entropy_coef=0.01),
+    "ippo_c005": ColourPool({"objective": "sp"}, "colour_to_slot", 0, entropy_coef=0.05),
 }
 
 
@@ -134,14 +148,18 @@ def _learner(scale: Scale) -> TrainConfig:
 
 def colour_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
     """The training config of the ``colour`` testbed's agent of ``pool`` taught the colour-to-slot map ``slots``:
-    the ``induced`` recipe (Mini-Hanabi, vdn_cpu.toml with two passes, bonus 2 for 4M of 8M moves) in fp32 on
-    every machine (trained with ``seed`` = the pool's stream seed)."""
+    the ``induced`` recipe (Mini-Hanabi, bonus 2 for the first 4M of 8M moves) in fp32 on every machine, with
+    vdn_cpu.toml's learner in two passes, or IPPO (``ippo_mini.toml``) where the pool names an entropy coefficient
+    (trained with ``seed`` = the pool's stream seed)."""
     if pool not in COLOUR_POOLS:
         raise ValueError(f"pool {pool!r} is not a pool of scale 'colour' (pools: {sorted(COLOUR_POOLS)})")
-    rule, convention, _ = COLOUR_POOLS[pool]
-    return _learner(SCALES["induced"]).replace(
-        game={"preset": "mini"}, rule=rule, bootstrap={**INDUCED_BOOTSTRAP, "convention": convention, "slots": list(slots)},
-        run={"total_moves": SCALES["induced"].feedforward_moves, "precision": "fp32"})
+    spec = COLOUR_POOLS[pool]
+    recipe: dict[str, dict[str, Any]] = dict(game={"preset": "mini"}, rule=spec.rule,
+                                             bootstrap={**INDUCED_BOOTSTRAP, "convention": spec.convention, "slots": list(slots)},
+                                             run={"total_moves": SCALES["induced"].feedforward_moves, "precision": "fp32"})
+    if spec.entropy_coef is None:
+        return _learner(SCALES["induced"]).replace(**recipe)
+    return load_config("ippo_mini").replace(ppo={"entropy_coef": spec.entropy_coef}, **recipe)
 
 
 def pool_config(pool: str, scale: Scale, seed: int | None = None) -> TrainConfig:
@@ -182,11 +200,13 @@ def pool_config(pool: str, scale: Scale, seed: int | None = None) -> TrainConfig
 def describe_pool(pool: str, scale: Scale) -> str:
     """One line saying what a pool's agents are at ``scale`` (printed under each table)."""
     if scale.name == "colour":
-        rule, convention, stream = COLOUR_POOLS[pool]
-        trained = {"sp": "self-play", "op": "Other-Play over S3", "gop": f"G-OP over {rule.get('group')}"}[rule["objective"]]
+        spec = COLOUR_POOLS[pool]
+        trained = {"sp": "self-play", "op": "Other-Play over S3", "gop": f"G-OP over {spec.rule.get('group')}"}[spec.rule["objective"]]
+        learner = ("the induced recipe in fp32" if spec.entropy_coef is None else
+                   f"IPPO (ippo_mini.toml) with entropy coefficient {spec.entropy_coef:g}, fp32, played greedily")
         taught = {"colour_to_slot": "'colour c means play slot pi(c)'",
-                  "colour_to_touched_slot": "'colour c, touching slot pi(c), means play it'"}[convention]
-        return (f"Mini-Hanabi, the induced recipe in fp32, stream seed {stream}, one agent per pi (all six), INDUCED convention "
+                  "colour_to_touched_slot": "'colour c, touching slot pi(c), means play it'"}[spec.convention]
+        return (f"Mini-Hanabi, {learner}, stream seed {spec.stream}, one agent per pi (all six), INDUCED convention "
                 f"{taught} (bonus {INDUCED_BOOTSTRAP['bonus']:g} for the first {INDUCED_BOOTSTRAP['moves']:,} moves), {trained}, "
                 f"{scale.feedforward_moves:,} moves per agent")
     if scale.name == "entropy":
@@ -319,14 +339,19 @@ COLOUR_TABLES = {
         (Cell("SP", "sp"), Cell("SP C3-symmetrized", "sp", "C3"), Cell("SP S3-symmetrized", "sp", "S3"),
          Cell("OP", "op"), Cell("OP S3-symmetrized", "op", "S3"),
          Cell("SP touched", "touched"), Cell("SP touched S3-symmetrized", "touched", "S3"),
-         Cell("SP stream 1", "sp_stream1"), Cell("SP stream 1 S3-symmetrized", "sp_stream1", "S3")),
+         Cell("SP stream 1", "sp_stream1"), Cell("SP stream 1 S3-symmetrized", "sp_stream1", "S3"),
+         Cell("IPPO c=0.01", "ippo_c001"), Cell("IPPO c=0.05", "ippo_c005"), Cell("IPPO c=0.05 S3-symmetrized", "ippo_c005", "S3")),
         (("SP S3-symmetrized", "SP"), ("SP C3-symmetrized", "SP"), ("OP S3-symmetrized", "OP"), ("OP", "SP"),
-         ("SP touched S3-symmetrized", "SP touched"), ("SP stream 1 S3-symmetrized", "SP stream 1")),
+         ("SP touched S3-symmetrized", "SP touched"), ("SP stream 1 S3-symmetrized", "SP stream 1"),
+         ("IPPO c=0.05", "IPPO c=0.01"), ("IPPO c=0.05", "SP S3-symmetrized"), ("IPPO c=0.05", "OP"),
+         ("IPPO c=0.05 S3-symmetrized", "IPPO c=0.05")),
         primary=(("SP S3-symmetrized", "SP"), ("SP C3-symmetrized", "SP")),
     ),
 }
 """The tables at scale ``colour`` (:data:`COLOUR_POOLS`): the paper's Tables 1 and 2 on pools whose agents differ in
-their induced colour convention alone, beside the grounded convention (``touched``) and a second stream seed."""
+their induced colour convention alone, beside the grounded convention (``touched``), a second stream seed and IPPO
+self-play at the usual and at a high entropy coefficient (Forkel et al.'s claim, exploratory here: it is the primary
+test of the ``entropy`` scale's Table 1)."""
 
 ENTROPY_TABLES = {
     "table1": Table(

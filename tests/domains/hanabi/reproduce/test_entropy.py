@@ -9,7 +9,7 @@ import pytest
 
 from eqc.cli import main
 from eqc.domains.hanabi.agent.files import export_policy
-from eqc.domains.hanabi.reproduce.entropy import render_entropy, reproduce_entropy
+from eqc.domains.hanabi.reproduce.entropy import ippo_pools, render_entropy, reproduce_entropy
 from eqc.domains.hanabi.training.run import train
 
 QUIET = {"progress": False, "log": lambda _: None}
@@ -30,7 +30,7 @@ def pools_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_report_plays_every_agent_both_ways_and_tests_pools_by_agents(pools: Path, tmp_path: Path) -> None:
-    report = reproduce_entropy(tmp_path / "out", agents=pools / "agents", games=8, log=lambda _: None)
+    report = reproduce_entropy("entropy", tmp_path / "out", agents=pools / "agents", games=8, log=lambda _: None)
     assert [a["pool"] for a in report["agents"]] == ["ippo_c001"] * 2 + ["ippo_c005"] * 2
     assert [a["entropy_coef"] for a in report["agents"]] == [0.01, 0.01, 0.05, 0.05]
     assert len(report["greedy_matrix"]) == len(report["sampled_matrix"]) == 4  # cross-pool pairs are played too
@@ -43,11 +43,24 @@ def test_the_report_plays_every_agent_both_ways_and_tests_pools_by_agents(pools:
     assert json.loads((tmp_path / "out" / "entropy.json").read_text())["order"][0] == "ippo_c001/seed_0"
     text = (tmp_path / "out" / "entropy.md").read_text()
     assert text == render_entropy(report) and "| ippo_c005 | 0.05 | 2 |" in text and "smallest attainable p" in text
+    assert "(scale `entropy`)" in text
+
+
+def test_the_colour_scale_reads_its_ippo_pools_and_no_other(pools: Path, tmp_path: Path) -> None:
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "ippo_c005").symlink_to(pools / "agents" / "ippo_c005")
+    (tmp_path / "agents" / "sp").symlink_to(pools / "agents" / "ippo_c001")  # a PQN pool's name: not an IPPO pool of the testbed
+    assert set(ippo_pools("colour", tmp_path / "agents")) == {"ippo_c005"}
+    with pytest.raises(ValueError, match="none of the IPPO pools of scale 'entropy'"):
+        ippo_pools("entropy", tmp_path / "agents" / "sp")
+    with pytest.raises(ValueError, match="scale must be one of"):
+        ippo_pools("induced")
 
 
 def test_the_cli_refuses_what_does_not_apply(pools: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["hanabi", "reproduce", "entropy", "--out", str(tmp_path / "out")]
-    for extra, flag in ((["--scale", "induced"], "--scale"), (["--scale", "entropy", "--retrain"], "--retrain"),
+    for extra, flag in ((["--scale", "induced"], "--scale"), (["--scale", "cpu"], "--scale"),
+                        (["--scale", "entropy", "--retrain"], "--retrain"),
                         (["--scale", "entropy", "--agents", str(tmp_path / "missing")], "--agents"),
                         (["--scale", "entropy", "--agents", str(pools / "runs" / "ippo_c001")], "--agents")):
         with pytest.raises(SystemExit) as info:

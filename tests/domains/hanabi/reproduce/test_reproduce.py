@@ -249,6 +249,20 @@ def test_pools_are_the_configs_their_shipped_agents_were_trained_by(scale_name: 
     assert checked >= at_least
 
 
+def test_the_colour_testbeds_ippo_pools_differ_from_self_play_in_the_learner_alone() -> None:
+    """IPPO on the colour testbed is taught what the PQN self-play pool is taught, on the same stream, for as long."""
+    from eqc.domains.hanabi.reproduce.specs import COLOUR_POOLS, colour_agent_config
+
+    sp = colour_agent_config("sp", (2, 0, 1))
+    for pool, coef in (("ippo_c001", 0.01), ("ippo_c005", 0.05)):
+        ippo = colour_agent_config(pool, (2, 0, 1))
+        assert (ippo.run.algorithm, ippo.ppo.entropy_coef) == ("ippo", coef) and sp.run.algorithm == "pqn"
+        assert (ippo.game, ippo.rule, ippo.bootstrap) == (sp.game, sp.rule, sp.bootstrap)
+        assert (ippo.run.total_moves, ippo.run.precision, COLOUR_POOLS[pool].stream) == (sp.run.total_moves, "fp32", COLOUR_POOLS["sp"].stream)
+    with pytest.raises(ValueError, match="not a pool of scale 'colour'"):
+        colour_agent_config("ippo_c02", (2, 0, 1))
+
+
 def test_induced_scale_reads_its_own_agents_and_groups(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Scale induced: Mini-Hanabi's colour groups (C2, C3, S3), no paper numbers, the breaking rule of a game of maximum 9."""
     import dataclasses

@@ -21,12 +21,12 @@ __all__ = ["ILLEGAL_LOGIT", "SampledAgent", "policy_logits", "sample_moves"]
 ILLEGAL_LOGIT = -1e9
 
 
-def policy_logits(agent: Agent, obs: torch.Tensor, legal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The legal-masked logits ``[N, A]`` (illegal moves :data:`ILLEGAL_LOGIT`) and the values ``[N]`` of a
-    feed-forward dueling agent."""
-    raw, _ = agent.raw(obs)
+def policy_logits(agent: Agent, obs: torch.Tensor, legal: torch.Tensor, state: State = None) -> tuple[torch.Tensor, torch.Tensor, State]:
+    """The legal-masked logits ``[N, A]`` (illegal moves :data:`ILLEGAL_LOGIT`), the values ``[N]`` and the next
+    recurrent state (None for a feed-forward agent) of a dueling agent at one step ``obs [N, d]`` from ``state``."""
+    raw, state = agent.raw(obs, state)
     out = agent.network.out_dim
-    return raw[..., : out - 1].masked_fill(~legal, ILLEGAL_LOGIT), raw[..., out - 1]
+    return raw[..., : out - 1].masked_fill(~legal, ILLEGAL_LOGIT), raw[..., out - 1], state
 
 
 def _gumbel_perturbed(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
@@ -43,16 +43,14 @@ def sample_moves(logits: torch.Tensor, generator: torch.Generator) -> torch.Tens
 class SampledAgent(nn.Module):
     """``agent`` playing as sampled instead of greedily: its ``step`` returns the legal logits plus Gumbel noise drawn on
     ``generator``, so the greedy loops of :mod:`eqc.domains.hanabi.play` pick a move from the softmax of the logits.
-    Feed-forward dueling agents (an IPPO agent's logits are its advantage head)."""
-
-    recurrent = False
+    Dueling agents, feed-forward or recurrent (an IPPO agent's logits are its advantage head)."""
 
     def __init__(self, agent: ActingAgent, generator: torch.Generator) -> None:
         super().__init__()
         if not isinstance(agent, Agent):  # a wrapper (a relabelled or sampled agent) has no logits of its own
             raise TypeError(f"SampledAgent plays an Agent, got {type(agent).__name__}")
-        if agent.recurrent or not agent.network.config.dueling:
-            raise ValueError("SampledAgent plays feed-forward dueling agents (whose advantage head holds the logits)")
+        if not agent.network.config.dueling:
+            raise ValueError("SampledAgent plays dueling agents (whose advantage head holds the logits)")
         self.agent, self.generator = agent, generator
 
     @property
@@ -63,10 +61,14 @@ class SampledAgent(nn.Module):
     def precision(self) -> str:
         return self.agent.precision
 
+    @property
+    def recurrent(self) -> bool:
+        return self.agent.recurrent
+
     def initial_state(self, batch: int, device: torch.device | str) -> State:
-        return None
+        return self.agent.initial_state(batch, device)
 
     def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]:
         mask = torch.ones(obs.shape[0], self.agent.network.num_actions, dtype=torch.bool, device=obs.device) if legal is None else legal
-        logits, _ = policy_logits(self.agent, obs, mask)
-        return _gumbel_perturbed(logits, self.generator), None
+        logits, _, state = policy_logits(self.agent, obs, mask, state)
+        return _gumbel_perturbed(logits, self.generator), state

@@ -64,7 +64,7 @@ CONVENTIONS = ("none", "colour_to_slot", "colour_to_touched_slot")
 @dataclass(frozen=True)
 class RunConfig:
     algorithm: str = config_field("learner: 'pqn' (parallel games, no replay; an LSTM if lstm_layers >= 1), 'r2d2' "
-                                  "(episode replay) or 'ippo' (independent PPO with parameter sharing, feed-forward)", "pqn")
+                                  "(episode replay) or 'ippo' (independent PPO with parameter sharing; an LSTM if lstm_layers >= 1)", "pqn")
     num_envs: int = config_field("games played in lockstep on the device", 1024)
     total_moves: int = config_field("stop after this many moves, summed over games", 200_000_000)
     eval_every_moves: int = config_field("greedy evaluation every this many moves", 2_000_000)
@@ -306,7 +306,8 @@ def _validate_ppo(c: TrainConfig) -> None:
     if c.run.algorithm == "ippo":
         require(c.network.dueling, "[network] dueling", "must be true for 'ippo': the advantage head holds the policy's logits "
                 "and the value head is the critic")
-        require(c.network.lstm_layers == 0, "[network] lstm_layers", f"must be 0 for 'ippo' (feed-forward), got {c.network.lstm_layers}")
+        recurrent_split = f"must not exceed num_envs ({c.run.num_envs}) with an LSTM (minibatches split the games), got {pp.minibatches}"
+        require(c.network.lstm_layers == 0 or pp.minibatches <= c.run.num_envs, "[ppo] minibatches", recurrent_split)
         require(c.network.aux_weight == 0, "[network] aux_weight", f"must be 0 for 'ippo' (no auxiliary task), got {c.network.aux_weight}")
 
 

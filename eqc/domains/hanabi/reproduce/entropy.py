@@ -95,6 +95,8 @@ def _check_ippo(names: list[tuple[str, Path]], policies: list[TrainedPolicy]) ->
     for (pool, run), policy in zip(names, policies, strict=True):
         if policy.trained_with.get("run", {}).get("algorithm") != "ippo":
             raise ValueError(f"{run} (pool {pool!r}) was not trained by IPPO: the entropy report plays agents whose logits are a policy")
+        if policy.agent.recurrent:
+            raise ValueError(f"{run} (pool {pool!r}) is recurrent: the entropy report measures how equivariant feed-forward agents are")
 
 
 def ippo_pools(scale: str, agents: str | Path | None = None) -> dict[str, list[Path]]:

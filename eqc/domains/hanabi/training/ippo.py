@@ -1,4 +1,5 @@
-"""Independent PPO (IPPO) with parameter sharing: a feed-forward actor-critic over many parallel games.
+"""Independent PPO (IPPO) with parameter sharing: an actor-critic over many parallel games (feed-forward here; with
+an LSTM, :mod:`.ippo_rnn`).
 
 The rival baseline of Forkel, Ruhdorfer, Bulling and Foerster ("High entropy leads to symmetry
 equivariant policies in Dec-POMDPs", arXiv 2511.22581): independent PPO with a high entropy
@@ -38,7 +39,7 @@ from eqc.domains.hanabi.config.agent import AgentSpec
 from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, PPOConfig, RuleConfig
 from eqc.domains.hanabi.training.learner import Learner
 
-__all__ = ["IPPOLearner", "gae"]
+__all__ = ["IPPOLearner", "gae", "ppo_loss"]
 
 
 def gae(rewards: torch.Tensor, ended: torch.Tensor, values: torch.Tensor, last_value: torch.Tensor, gamma: float,
@@ -58,6 +59,23 @@ def gae(rewards: torch.Tensor, ended: torch.Tensor, values: torch.Tensor, last_v
         advantages[t] = following
         next_value = values[t]
     return advantages
+
+
+def ppo_loss(logits: torch.Tensor, value: torch.Tensor, legal: torch.Tensor, action: torch.Tensor, old_log_prob: torch.Tensor,
+             advantages: torch.Tensor, returns: torch.Tensor, ppo: PPOConfig) -> tuple[torch.Tensor, torch.Tensor]:
+    """The loss of step 3 of the module docstring over decisions of any shape ``[...]`` (``logits`` and ``legal``
+    ``[..., A]``) and the mean entropy of the policy there (detached). Decisions without a legal move (a finished
+    game's) weigh 0; advantages are normalised over the others."""
+    live = legal.any(-1)
+    log_probs = torch.log_softmax(logits, -1)  # rows without a legal move are uniform, and weighted 0 below
+    log_prob = log_probs.gather(-1, action.unsqueeze(-1)).squeeze(-1)
+    entropy = -(log_probs.exp() * log_probs).sum(-1)
+    advantages = (advantages - advantages[live].mean()) / (advantages[live].std() + 1e-8)
+    ratio = (log_prob - old_log_prob).exp()
+    surrogate = torch.min(ratio * advantages, ratio.clamp(1 - ppo.clip, 1 + ppo.clip) * advantages)
+    weight = live.to(value.dtype) / live.sum().clamp(min=1)
+    loss = (weight * (-surrogate + ppo.value_coef * 0.5 * (value - returns).pow(2) - ppo.entropy_coef * entropy)).sum()
+    return loss, (weight * entropy).sum().detach()
 
 
 class IPPOLearner(Learner):
@@ -83,7 +101,7 @@ class IPPOLearner(Learner):
         T, B = p.rollout_steps, self.num_envs
         with torch.no_grad():
             obs, legal, acting = self.games.acting_view(self._obs, self._legal)
-            logits, value = policy_logits(self.agent, obs, legal)
+            logits, value, _ = policy_logits(self.agent, obs, legal)
             for t in range(T):
                 action = sample_moves(logits, self.explore_generator)
                 self._buf_obs[t], self._buf_legal[t], self._buf_action[t] = obs, legal, action
@@ -93,7 +111,7 @@ class IPPOLearner(Learner):
                 step = self.games.step(action, acting, greedy, shaping=self.shaping)
                 self._buf_reward[t], self._buf_ended[t] = step.reward, step.ended
                 obs, legal, acting = self.games.acting_view(self._obs, self._legal)
-                logits, value = policy_logits(self.agent, obs, legal)
+                logits, value, _ = policy_logits(self.agent, obs, legal)
             advantages = gae(self._buf_reward, self._buf_ended, self._buf_value, value, p.gamma, p.gae_lambda)
             returns = advantages + self._buf_value
         self.moves_played += T * B
@@ -104,19 +122,11 @@ class IPPOLearner(Learner):
             order = torch.randperm(T * B, generator=self.learn_generator, device=self.device)
             for idx in order.chunk(p.minibatches):
                 obs_b, legal_b, action_b, old_log_prob, adv_b, return_b = (x[idx] for x in data)
-                live = legal_b.any(-1)  # a finished game's step teaches nothing
-                logits_b, value_b = policy_logits(self.agent, obs_b, legal_b)
-                log_probs = torch.log_softmax(logits_b, -1)  # rows without a legal move are uniform, and weighted 0 below
-                log_prob = log_probs.gather(1, action_b.unsqueeze(1)).squeeze(1)
-                entropy = -(log_probs.exp() * log_probs).sum(-1)
-                adv_b = (adv_b - adv_b[live].mean()) / (adv_b[live].std() + 1e-8)
-                ratio = (log_prob - old_log_prob).exp()
-                surrogate = torch.min(ratio * adv_b, ratio.clamp(1 - p.clip, 1 + p.clip) * adv_b)
-                weight = live.to(value_b.dtype) / live.sum().clamp(min=1)
-                loss = (weight * (-surrogate + p.value_coef * 0.5 * (value_b - return_b).pow(2) - p.entropy_coef * entropy)).sum()
+                logits_b, value_b, _ = policy_logits(self.agent, obs_b, legal_b)
+                loss, entropy = ppo_loss(logits_b, value_b, legal_b, action_b, old_log_prob, adv_b, return_b, p)
                 self.optimize(loss)
                 losses.append(loss.detach())
-                entropies.append((weight * entropy).sum().detach())
+                entropies.append(entropy)
         return {"loss": torch.stack(losses).mean(), "entropy": torch.stack(entropies).mean()}
 
     def modules(self) -> dict[str, nn.Module]:

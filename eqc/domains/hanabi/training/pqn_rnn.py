@@ -25,17 +25,11 @@ from torch import nn
 from eqc.domains.hanabi.agent.network import LSTMState, as_lstm_state
 from eqc.domains.hanabi.config.agent import AgentSpec
 from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, PQNConfig, RuleConfig
-from eqc.domains.hanabi.training.learner import Learner
+from eqc.domains.hanabi.training.learner import Learner, zero_ended
 from eqc.domains.hanabi.training.pqn import exploration_epsilon, lambda_returns
 from eqc.symmetrize.other_play import Relabelling
 
 __all__ = ["RecurrentPQNLearner"]
-
-
-def _keep(state: LSTMState, ended: torch.Tensor, players: int) -> LSTMState:
-    """``state`` with the rows of every player of the games that ``ended`` (bool ``[B]``) set to zero."""
-    keep = (~ended).repeat_interleave(players).view(1, -1, 1).to(state[0].dtype)
-    return state[0] * keep, state[1] * keep
 
 
 class RecurrentPQNLearner(Learner):
@@ -82,7 +76,7 @@ class RecurrentPQNLearner(Learner):
                 step = self.games.step(action, acting, greedy, shaping=self.shaping)
                 reward, ended = step.reward, step.ended
                 self._buf_reward[t], self._buf_ended[t] = reward, ended
-                self.lstm_state = _keep(state, ended, P)
+                self.lstm_state = zero_ended(state, ended, P)
                 obs, legal, current, acting, q, state = self._step()
                 value = q.max(-1).values
                 self._buf_value[t] = torch.where(torch.isfinite(value), value, 0.0)
@@ -106,7 +100,7 @@ class RecurrentPQNLearner(Learner):
         for t in range(T):
             q, stepped = self.agent.step(self._buf_obs[t, games].flatten(0, 1), self._buf_legal[t, games].flatten(0, 1), state)
             acting.append(q.view(b, P, -1)[seat, self._buf_current[t, games]])
-            state = _keep(as_lstm_state(stepped), self._buf_ended[t, games], P)
+            state = zero_ended(as_lstm_state(stepped), self._buf_ended[t, games], P)
         return torch.stack(acting)
 
     def _learn(self, games: torch.Tensor, start_state: LSTMState, returns: torch.Tensor) -> torch.Tensor:

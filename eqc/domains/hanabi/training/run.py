@@ -72,7 +72,7 @@ def learner_sections(config: TrainConfig) -> dict[str, Any]:
 
 
 def make_learner(config: TrainConfig, seed: int, device: torch.device) -> Learner:
-    """The learner of ``config``'s ``[run] algorithm``: PQN (recurrent when ``[network] lstm_layers >= 1``), R2D2 or IPPO,
+    """The learner of ``config``'s ``[run] algorithm``: PQN or IPPO (each recurrent when ``[network] lstm_layers >= 1``), R2D2,
     in ``[run] precision`` ("auto" resolved on ``device``)."""
     if config.run.precision == "auto":
         config = config.replace(run={"precision": resolve_precision("auto", device).used})
@@ -85,6 +85,10 @@ def make_learner(config: TrainConfig, seed: int, device: torch.device) -> Learne
         from eqc.domains.hanabi.training.pqn import PQNLearner
 
         return PQNLearner(**sections, seed=seed, device=device)
+    if config.run.algorithm == "ippo" and config.network.lstm_layers > 0:
+        from eqc.domains.hanabi.training.ippo_rnn import RecurrentIPPOLearner
+
+        return RecurrentIPPOLearner(**sections, seed=seed, device=device)
     if config.run.algorithm == "ippo":
         from eqc.domains.hanabi.training.ippo import IPPOLearner
 

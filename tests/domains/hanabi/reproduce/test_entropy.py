@@ -71,3 +71,15 @@ def test_the_cli_refuses_what_does_not_apply(pools: Path, tmp_path: Path, capsys
     with pytest.raises(SystemExit):
         main([*argv, "--scale", "entropy", "--agents", str(tmp_path / "q")])
     assert "was not trained by IPPO" in capsys.readouterr().err and not (tmp_path / "out").exists()  # refused before --out
+
+
+def test_recurrent_agents_are_refused_before_any_game(tmp_path: Path) -> None:
+    from eqc.domains.hanabi.reproduce.entropy import check_entropy_pools
+    from tests.domains.hanabi.conftest import tiny_config
+
+    config = tiny_config(run={"algorithm": "ippo", "total_moves": 512, "eval_every_moves": 512}, network={"lstm_layers": 1},
+                         ppo={"rollout_steps": 8, "epochs": 1, "minibatches": 2})
+    train(config, tmp_path / "run", seed=0, **QUIET)
+    export_policy(tmp_path / "run", tmp_path / "agents" / "ippo_c005" / "seed_0")
+    with pytest.raises(ValueError, match="is recurrent: the entropy report measures how equivariant feed-forward agents are"):
+        check_entropy_pools(ippo_pools("entropy", tmp_path / "agents"))

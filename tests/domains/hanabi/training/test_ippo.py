@@ -16,6 +16,7 @@ from eqc.domains.hanabi.config.schema import ConfigError
 from eqc.domains.hanabi.config.train import load_config
 from eqc.domains.hanabi.play.self_play import greedy_games
 from eqc.domains.hanabi.training.ippo import IPPOLearner, gae
+from eqc.domains.hanabi.training.ippo_rnn import RecurrentIPPOLearner
 from eqc.domains.hanabi.training.run import make_learner, train
 from eqc.domains.hanabi.xp.play import cross_play_games
 
@@ -64,7 +65,7 @@ def test_the_learner_trains_resumes_exports_and_plays_greedy_and_sampled(tmp_pat
     export_policy(tmp_path / "run", tmp_path / "policy")
     policy = load_policy(tmp_path / "policy")
     obs, legal = torch.randn(5, policy.obs_dim), torch.ones(5, policy.num_moves + 1, dtype=torch.bool)
-    logits, _ = policy_logits(policy.agent, obs, legal)
+    logits, _, _ = policy_logits(policy.agent, obs, legal)
     q, _ = policy.agent.step(obs, legal)
     assert torch.equal(q.argmax(-1), logits.argmax(-1))  # greedy play is the argmax of the logits
     assert cross_play_games([policy, load_policy(tmp_path / "policy", symmetrize="C5")], 4).scores.shape == (4, 4)
@@ -86,10 +87,40 @@ def test_sampled_evaluation_is_refused_where_it_means_nothing(tmp_path: Path, ti
 def test_ippo_configs_are_checked(tiny_config) -> None:
     with pytest.raises(ConfigError, match=r"\[network\] dueling must be true for 'ippo'"):
         _ippo(tiny_config, network={"dueling": False})
-    with pytest.raises(ConfigError, match=r"\[network\] lstm_layers must be 0 for 'ippo'"):
-        _ippo(tiny_config, network={"lstm_layers": 1})
+    with pytest.raises(ConfigError, match=r"\[ppo\] minibatches must not exceed num_envs \(64\) with an LSTM"):
+        _ippo(tiny_config, network={"lstm_layers": 1}, ppo={"minibatches": 65})
     with pytest.raises(ConfigError, match=r"\[ppo\] clip must be in \(0, 1\)"):
         _ippo(tiny_config, ppo={"clip": 1.5})
     with pytest.raises(ConfigError, match=r"\[ppo\] entropy_coef must be >= 0"):
         _ippo(tiny_config, ppo={"entropy_coef": -0.1})
     assert load_config("ippo_mini").run.algorithm == "ippo" and load_config("ippo_cpu").ppo.gae_lambda == 0.9
+
+
+def test_the_recurrent_learner_replays_its_rollout_through_the_lstm_as_it_played_it(tiny_config) -> None:
+    """Before any update, replaying each game's rollout from the stored start states gives the logits and values of
+    the rollout itself: states are carried between rollouts and zeroed exactly where games ended."""
+    learner = make_learner(_ippo(tiny_config, network={"lstm_layers": 1}, ppo={"rollout_steps": 40}), 0, CPU)
+    assert isinstance(learner, RecurrentIPPOLearner)
+    learner.optimize = lambda loss: None  # no updates: the network that played is the one that replays
+    learner.iteration()  # a first rollout, so that the second starts from states carried over
+    start = (learner.lstm_state[0].clone(), learner.lstm_state[1].clone())
+    stats = learner.iteration()
+    assert bool(learner._buf_ended.any()) and torch.isfinite(stats["loss"])  # games ended inside the rollout
+    games = torch.arange(learner.num_envs)
+    logits, values = learner.replay(games, start)
+    log_prob = torch.log_softmax(logits, -1).gather(2, learner._buf_action.unsqueeze(2)).squeeze(2)
+    assert torch.allclose(log_prob, learner._buf_log_prob, atol=1e-5) and torch.allclose(values, learner._buf_value, atol=1e-5)
+    fresh = (torch.zeros_like(start[0]), torch.zeros_like(start[1]))
+    assert not torch.allclose(learner.replay(games, fresh)[1], learner._buf_value, atol=1e-5)  # the start state matters
+
+
+def test_a_recurrent_ippo_agent_trains_resumes_exports_and_plays_sampled(tmp_path: Path, tiny_config) -> None:
+    config = _ippo(tiny_config, network={"lstm_layers": 1})
+    assert train(config, tmp_path / "run", seed=0, **QUIET).moves >= 4096
+    assert train(config.replace(run={"total_moves": 8192}), tmp_path / "run", seed=0, **QUIET).resumed
+    export_policy(tmp_path / "run", tmp_path / "policy")
+    policy = load_policy(tmp_path / "policy")
+    assert policy.agent.recurrent
+    sampled = SampledAgent(policy.agent, torch.Generator().manual_seed(1))
+    assert sampled.recurrent and greedy_games(sampled, policy.rules, CPU, games=8).scores.shape == (8,)
+    assert cross_play_games([policy, load_policy(tmp_path / "policy", symmetrize="C5")], 4).scores.shape == (4, 4)

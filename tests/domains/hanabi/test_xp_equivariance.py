@@ -24,6 +24,22 @@ def test_a_symmetrized_agent_never_disagrees_and_a_convention_does() -> None:
     assert greedy_equivariance(load_policy(SHIPPED), group="C3", games=4, max_states=50).states == 50
 
 
+def test_a_recurrent_agent_is_measured_on_its_whole_histories(tmp_path: Path, tiny_config) -> None:
+    """Each seat's history is replayed in the relabelled world from a fresh state: the agent symmetrized over the group
+    (its hidden states averaged) never disagrees, the plain one does; the policy distance refuses recurrent IPPO agents."""
+    torch.set_num_threads(1)
+    recurrent = "results/cpu/agents/recurrent/seed_0"
+    plain = greedy_equivariance(load_policy(recurrent), group="C5", games=4)
+    symmetrized = greedy_equivariance(load_policy(recurrent, symmetrize="C5"), group="C5", games=4)
+    assert symmetrized.disagreement == 0.0 and len(symmetrized.per_element) == 4 and symmetrized.states > 40  # its own games
+    assert plain.disagreement > 0.0
+    config = tiny_config(run={"algorithm": "ippo", "total_moves": 512, "eval_every_moves": 512}, network={"lstm_layers": 1},
+                         ppo={"rollout_steps": 8, "epochs": 1, "minibatches": 2})
+    train(config, tmp_path / "ippo", seed=0, progress=False, log=lambda _: None)
+    with pytest.raises(ValueError, match="feed-forward agents"):
+        sampled_equivariance(load_policy(tmp_path / "ippo"), games=2)
+
+
 def test_arguments_are_checked() -> None:
     with pytest.raises(TypeError, match="TrainedPolicy"):
         greedy_equivariance(SHIPPED)

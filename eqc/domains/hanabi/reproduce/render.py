@@ -83,8 +83,8 @@ def _relabelled_lines(record: dict[str, Any]) -> list[str]:
              "agent's conventions do not depend on colour names: then no colour symmetrizer has anything to repair. Beside "
              "it, how equivariant the agent is: its greedy disagreement, the share of the states of its own greedy self-play "
              f"({first.get('equivariance_games', 'n/a')} games) where the agent in a world relabelled by a colour permutation "
-             "picks another move, mean over every non-identity permutation (0: equivariant; `greedy_equivariance`; n/a for "
-             "recurrent agents).", "",
+             "picks another move, mean over every non-identity permutation (0: equivariant; `greedy_equivariance`; a recurrent "
+             "agent's seats replay their whole histories in the relabelled world).", "",
              "| pool | agents | mean loss ± SEM over agents | agents breaking the symmetry | mean greedy disagreement | per agent "
              "(self-play, loss, colour-hint share, greedy disagreement) |", "|---|---:|---:|---:|---:|---|"]
     for pool, r in record["relabelled"].items():

@@ -285,8 +285,8 @@ def _cell_result(cell: Cell, mean: torch.Tensor, bomb_out: torch.Tensor, perfect
 def _relabelled(runs: list[Path], scale, device: str, precision: str, where: Path, log: Callable[[str], None],
                 reuse: bool) -> dict[str, Any]:
     """Relabelled self-play of every plain agent of a pool, with its greedy disagreement over every colour permutation
-    (:func:`~eqc.domains.hanabi.xp.equivariance.greedy_equivariance`, :data:`EQUIVARIANCE_GAMES` self-play games; None for a
-    recurrent agent): per-agent results and the pool's mean loss ± SEM over agents."""
+    (:func:`~eqc.domains.hanabi.xp.equivariance.greedy_equivariance`, :data:`EQUIVARIANCE_GAMES` self-play games): per-agent
+    results and the pool's mean loss ± SEM over agents."""
     rows = []
     for run, digest in zip(runs, agent_digests(runs), strict=True):
         policy = load_policy(run, device=device, precision=precision)
@@ -304,9 +304,8 @@ def _relabelled(runs: list[Path], scale, device: str, precision: str, where: Pat
             result = relabelled_self_play(policy, elements=scale.relabel_elements, games=scale.relabel_games)
             row = {"agent": recorded_path(run), **result.as_dict(), "max_score": policy.rules.max_score}
             log(f"{run}: {result}")
-        if "greedy_disagreement" not in row:
-            row["greedy_disagreement"] = (None if policy.agent.recurrent
-                                          else greedy_equivariance(policy, games=EQUIVARIANCE_GAMES).disagreement)
+        if row.get("greedy_disagreement") is None:  # absent from files saved before it was measured (for recurrent agents too)
+            row["greedy_disagreement"] = greedy_equivariance(policy, games=EQUIVARIANCE_GAMES).disagreement
             save_result(path, key, row)
         rows.append(row)
     losses = [r["loss"] for r in rows]

@@ -7,7 +7,8 @@ group: the **greedy disagreement** is the share of those states where the agent 
 relabelled by ``g`` (:class:`~eqc.domains.hanabi.xp.relabelled.RelabelledAgent`, whose move is mapped
 back to the real game) picks another move than the agent itself. 0 for an agent symmetrized over a
 group containing ``g`` (up to ties between equal Q-values); an agent whose convention depends on colour
-names disagrees wherever the convention decides the move. Beside the relabelled-partner loss
+names disagrees wherever the convention decides the move. A recurrent agent's move depends on its history, so
+each seat's whole history is replayed in the relabelled world from a fresh state. Beside the relabelled-partner loss
 (:mod:`.relabelled`), which measures what the disagreement costs in play.
 
 An agent whose logits are a policy (trained by IPPO: the softmax of its legal logits, as
@@ -80,17 +81,17 @@ class SampledEquivariance:
 
 
 class _Recording:
-    """A feed-forward agent that keeps the observations and legal moves it is asked about (for ``play_seats``)."""
-
-    recurrent = False
+    """An agent that keeps the observations and legal moves it is asked about (for ``play_seats``): the acting seats'
+    of a feed-forward agent, every seat's at every move of a recurrent one (its rows in the same order each move)."""
 
     def __init__(self, agent: ActingAgent) -> None:
         self.agent = agent
         self.network = agent.network
+        self.recurrent = agent.recurrent
         self.seen: list[tuple[torch.Tensor, torch.Tensor]] = []
 
     def initial_state(self, batch: int, device: torch.device | str) -> State:
-        return None
+        return self.agent.initial_state(batch, device)
 
     def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]:
         if legal is not None:
@@ -98,16 +99,13 @@ class _Recording:
         return self.agent.step(obs, legal, state)
 
 
-def _visited_states(policy: TrainedPolicy, group: str | None, games: int, deck_seed: int,
-                    max_states: int) -> tuple[str, PermutationGroup, torch.Tensor, torch.Tensor]:
+def _self_play(policy: TrainedPolicy, group: str | None, games: int, deck_seed: int,
+               max_states: int) -> tuple[str, PermutationGroup, list[tuple[torch.Tensor, torch.Tensor]]]:
     """The colour group ``group`` names (default every permutation of the game's colours), checked before any game is
-    played, and the acting player's observations and legal moves (no-op column included) at the first ``max_states``
-    moves of ``policy``'s greedy self-play on ``games`` common decks."""
+    played, and what ``policy`` was asked at each move of its greedy self-play on ``games`` common decks
+    (:class:`_Recording`)."""
     if not isinstance(policy, TrainedPolicy):
         raise TypeError(f"policy must be a TrainedPolicy (from load_policy), got {type(policy).__name__}")
-    if policy.agent.recurrent:
-        raise ValueError("equivariance is measured on feed-forward agents: a recurrent agent's move depends on its "
-                         "history, which a relabelled copy would have to replay")
     check_int(games, "games", low=1)
     check_int(max_states, "max_states", low=1)
     rules = policy.rules
@@ -117,10 +115,27 @@ def _visited_states(policy: TrainedPolicy, group: str | None, games: int, deck_s
     decks = torch.tensor(common_decks(games, rules, deck_seed), dtype=torch.long, device=policy.device)
     seats = torch.zeros(games, rules.num_players, dtype=torch.long, device=policy.device)
     play_seats([recording], [rules], seats, decks, policy.device)
-    obs = torch.cat([o for o, _ in recording.seen])
-    legal = torch.cat([m for _, m in recording.seen])
+    return name, g, recording.seen
+
+
+def _acting_states(seen: list[tuple[torch.Tensor, torch.Tensor]], max_states: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The acting player's observations and legal moves (no-op column included) at the first ``max_states`` moves
+    that a feed-forward agent was asked about in ``seen``."""
+    obs = torch.cat([o for o, _ in seen])
+    legal = torch.cat([m for _, m in seen])
     live = legal[:, :-1].any(-1)  # finished games are stepped too; their states have no legal move
-    return name, g, obs[live][:max_states], legal[live][:max_states]
+    return obs[live][:max_states], legal[live][:max_states]
+
+
+def _replayed_moves(agent: ActingAgent, seen: list[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
+    """The greedy moves of a recurrent ``agent`` at every acting state of ``seen`` (every seat's observations and legal
+    moves at each move of whole games), replaying each seat's history from a fresh state."""
+    state = agent.initial_state(seen[0][0].shape[0], seen[0][0].device)
+    moves = []
+    for obs, legal in seen:
+        q, state = agent.step(obs, legal, state)
+        moves.append(q.argmax(-1)[legal[:, :-1].any(-1)])
+    return torch.cat(moves)
 
 
 def _relabelled_outputs(policy: TrainedPolicy, g: PermutationGroup, obs: torch.Tensor, legal: torch.Tensor) -> Iterator[torch.Tensor]:
@@ -133,10 +148,17 @@ def _relabelled_outputs(policy: TrainedPolicy, g: PermutationGroup, obs: torch.T
 @torch.no_grad()
 def greedy_equivariance(policy: TrainedPolicy, *, group: str | None = None, games: int = 200, deck_seed: int = 1,
                         max_states: int = 20_000) -> GreedyEquivariance:
-    """The greedy disagreement of ``policy`` (feed-forward) over the colour group ``group`` (a colour group name of
-    its game; default every permutation of its colours) on the states of ``games`` greedy self-play games on the
-    common decks of ``deck_seed``, at most ``max_states`` of them (the first ones)."""
-    name, g, obs, legal = _visited_states(policy, group, games, deck_seed, max_states)
+    """The greedy disagreement of ``policy`` over the colour group ``group`` (a colour group name of its game; default
+    every permutation of its colours) on the states of ``games`` greedy self-play games on the common decks of
+    ``deck_seed``: for a feed-forward agent at most ``max_states`` of them (the first ones); a recurrent one is
+    measured on whole games, each seat's history replayed in the relabelled world from a fresh state."""
+    name, g, seen = _self_play(policy, group, games, deck_seed, max_states)
+    if policy.agent.recurrent:  # whole histories: each seat replayed in the relabelled world from a fresh state
+        greedy = _replayed_moves(policy.agent, seen)
+        shares = [float((_replayed_moves(RelabelledAgent(policy.agent, policy.rules, g, element), seen) != greedy).double().mean())
+                  for element in range(1, g.order)]
+        return GreedyEquivariance(sum(shares) / len(shares), tuple(shares), name, int(greedy.shape[0]), games)
+    obs, legal = _acting_states(seen, max_states)
     greedy = policy.agent.step(obs, legal)[0].argmax(-1)
     shares = [float((q.argmax(-1) != greedy).double().mean()) for q in _relabelled_outputs(policy, g, obs, legal)]
     return GreedyEquivariance(sum(shares) / len(shares), tuple(shares), name, int(obs.shape[0]), games)
@@ -160,7 +182,11 @@ def sampled_equivariance(policy: TrainedPolicy, *, group: str | None = None, gam
     if algorithm != "ippo":
         raise ValueError(f"sampled_equivariance measures agents whose logits are a policy (trained by IPPO); this one was trained "
                          f"by {algorithm!r}, a learner of Q-values that acts greedily: measure it with greedy_equivariance")
-    name, g, obs, legal = _visited_states(policy, group, games, deck_seed, max_states)
+    if policy.agent.recurrent:
+        raise ValueError("the policy distance is measured on feed-forward agents: a recurrent agent's move depends on its "
+                         "history (greedy_equivariance measures recurrent agents greedily)")
+    name, g, seen = _self_play(policy, group, games, deck_seed, max_states)
+    obs, legal = _acting_states(seen, max_states)
     own = _move_distribution(policy.agent.step(obs, legal)[0], legal)
     entropy = float(-(own * own.clamp_min(1e-300).log()).sum(-1).mean())
     distances = [float(0.5 * (_move_distribution(q, legal) - own).abs().sum(-1).mean())

@@ -26,34 +26,22 @@ from eqc.domains.hanabi.agent.sampled import policy_logits, sample_moves
 from eqc.domains.hanabi.config.agent import AgentSpec
 from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, PPOConfig, RuleConfig
 from eqc.domains.hanabi.training.ippo import gae, ppo_loss
-from eqc.domains.hanabi.training.learner import Learner, zero_ended
+from eqc.domains.hanabi.training.recurrent import RecurrentLearner, zero_ended
 from eqc.symmetrize.other_play import Relabelling
 
 __all__ = ["RecurrentIPPOLearner"]
 
 
-class RecurrentIPPOLearner(Learner):
+class RecurrentIPPOLearner(RecurrentLearner):
     """Independent PPO with parameter sharing and an LSTM (see the module docstring)."""
 
     def __init__(self, spec: AgentSpec, rule: RuleConfig, optim: OptimConfig, bootstrap: BootstrapConfig, ppo: PPOConfig, *,
                  num_envs: int, seed: int, device: torch.device) -> None:
-        if spec.network.lstm_layers < 1:
-            raise ValueError("RecurrentIPPOLearner needs [network] lstm_layers >= 1 (IPPOLearner is the feed-forward one)")
-        super().__init__(spec, rule, optim, bootstrap, num_envs=num_envs, seed=seed, device=device)
+        super().__init__(spec, rule, optim, bootstrap, rollout_steps=ppo.rollout_steps, num_envs=num_envs, seed=seed, device=device)
         self.ppo = ppo
-        T, B, P = ppo.rollout_steps, num_envs, self.num_players
-        D, A = self.obs_dim, self.num_actions
-        self._obs, self._legal = self.games.env.observations(), self.games.env.legal_move_mask()
-        self.lstm_state = as_lstm_state(self.agent.initial_state(B * P, device))
-        self._buf_obs = torch.empty(T, B, P, D, device=device)
-        self._buf_legal = torch.empty(T, B, P, A, dtype=torch.bool, device=device)
-        self._buf_current = torch.empty(T, B, dtype=torch.long, device=device)
-        self._buf_acting_legal = torch.empty(T, B, A, dtype=torch.bool, device=device)
-        self._buf_action = torch.empty(T, B, dtype=torch.long, device=device)
+        T, B = ppo.rollout_steps, num_envs
+        self._buf_acting_legal = torch.empty(T, B, self.num_actions, dtype=torch.bool, device=device)
         self._buf_log_prob = torch.empty(T, B, device=device)
-        self._buf_value = torch.empty(T, B, device=device)
-        self._buf_reward = torch.empty(T, B, device=device)
-        self._buf_ended = torch.empty(T, B, dtype=torch.bool, device=device)
 
     def _step(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Relabelling | None, torch.Tensor, torch.Tensor, LSTMState]:
         """Views of every player (``TrainingGames.player_views``), the acting players' logits ``[B, A]`` and values
@@ -101,8 +89,7 @@ class RecurrentIPPOLearner(Learner):
         replayed through the LSTM from ``start_state`` (all games' states at the rollout's start), zeroing where
         games ended."""
         T, P, b = self.ppo.rollout_steps, self.num_players, games.numel()
-        rows = (games.view(b, 1) * P + torch.arange(P, device=self.device)).reshape(-1)
-        state: LSTMState = (start_state[0][:, rows], start_state[1][:, rows])
+        state = self.start_rows(games, start_state)
         seat = torch.arange(b, device=self.device)
         logits, values = [], []
         for t in range(T):
@@ -116,9 +103,3 @@ class RecurrentIPPOLearner(Learner):
 
     def modules(self) -> dict[str, nn.Module]:
         return {"network": self.network}
-
-    def load_state_dict(self, state: dict) -> str | None:
-        """Restore as :class:`Learner` does (and return its note); the games restart, so every LSTM state starts from zero."""
-        note = super().load_state_dict(state)
-        self.lstm_state = as_lstm_state(self.agent.initial_state(self.num_envs * self.num_players, self.device))
-        return note

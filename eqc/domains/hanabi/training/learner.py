@@ -18,20 +18,14 @@ from typing import Any
 import torch
 from torch import nn
 
-from eqc.domains.hanabi.agent.network import LSTMState, QNetwork, spec_agent
+from eqc.domains.hanabi.agent.network import QNetwork, spec_agent
 from eqc.domains.hanabi.config.agent import AgentSpec
 from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, RuleConfig
 from eqc.domains.hanabi.training.games import TrainingGames
 from eqc.domains.hanabi.training.resume import restore_generators
 
-__all__ = ["Learner", "zero_ended"]
+__all__ = ["Learner"]
 
-
-def zero_ended(state: LSTMState, ended: torch.Tensor, players: int) -> LSTMState:
-    """``state`` (rows game-major: game b's players at ``b * players + p``) with the rows of every player of the games
-    that ``ended`` (bool ``[B]``) set to zero: a recurrent learner's next game starts from a fresh state."""
-    keep = (~ended).repeat_interleave(players).view(1, -1, 1).to(state[0].dtype)
-    return state[0] * keep, state[1] * keep
 
 
 class Learner(ABC):

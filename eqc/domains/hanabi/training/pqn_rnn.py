@@ -25,33 +25,20 @@ from torch import nn
 from eqc.domains.hanabi.agent.network import LSTMState, as_lstm_state
 from eqc.domains.hanabi.config.agent import AgentSpec
 from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, PQNConfig, RuleConfig
-from eqc.domains.hanabi.training.learner import Learner, zero_ended
 from eqc.domains.hanabi.training.pqn import exploration_epsilon, lambda_returns
+from eqc.domains.hanabi.training.recurrent import RecurrentLearner, zero_ended
 from eqc.symmetrize.other_play import Relabelling
 
 __all__ = ["RecurrentPQNLearner"]
 
 
-class RecurrentPQNLearner(Learner):
+class RecurrentPQNLearner(RecurrentLearner):
     """The fast recurrent learner (see the module docstring)."""
 
     def __init__(self, spec: AgentSpec, rule: RuleConfig, optim: OptimConfig, bootstrap: BootstrapConfig, pqn: PQNConfig, *,
                  num_envs: int, seed: int, device: torch.device) -> None:
-        if spec.network.lstm_layers < 1:
-            raise ValueError("RecurrentPQNLearner needs [network] lstm_layers >= 1 (PQNLearner is the feed-forward one)")
-        super().__init__(spec, rule, optim, bootstrap, num_envs=num_envs, seed=seed, device=device)
+        super().__init__(spec, rule, optim, bootstrap, rollout_steps=pqn.rollout_steps, num_envs=num_envs, seed=seed, device=device)
         self.pqn = pqn
-        B, P, T = num_envs, self.num_players, pqn.rollout_steps
-        D, A = self.obs_dim, self.num_actions
-        self._obs, self._legal = self.games.env.observations(), self.games.env.legal_move_mask()
-        self.lstm_state = as_lstm_state(self.agent.initial_state(B * P, device))
-        self._buf_obs = torch.empty(T, B, P, D, device=device)
-        self._buf_legal = torch.empty(T, B, P, A, dtype=torch.bool, device=device)
-        self._buf_current = torch.empty(T, B, dtype=torch.long, device=device)
-        self._buf_action = torch.empty(T, B, dtype=torch.long, device=device)
-        self._buf_reward = torch.empty(T, B, device=device)
-        self._buf_ended = torch.empty(T, B, dtype=torch.bool, device=device)
-        self._buf_value = torch.empty(T, B, device=device)
 
     def _step(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Relabelling | None, torch.Tensor, LSTMState]:
         """Views of every player (``TrainingGames.player_views``), the acting players' Q ``[B, A]`` and the state after
@@ -93,8 +80,7 @@ class RecurrentPQNLearner(Learner):
         """Q ``[T, b, A]`` of the acting players of ``games`` ``[b]`` over the last rollout, replayed through
         the LSTM from ``start_state`` (all games' states at the rollout's start), zeroing where games ended."""
         T, P, b = self.pqn.rollout_steps, self.num_players, games.numel()
-        rows = (games.view(b, 1) * P + torch.arange(P, device=self.device)).reshape(-1)
-        state = (start_state[0][:, rows], start_state[1][:, rows])
+        state = self.start_rows(games, start_state)
         seat = torch.arange(b, device=self.device)
         acting = []
         for t in range(T):
@@ -112,9 +98,3 @@ class RecurrentPQNLearner(Learner):
 
     def modules(self) -> dict[str, nn.Module]:
         return {"network": self.network}
-
-    def load_state_dict(self, state: dict) -> str | None:
-        """Restore as :class:`Learner` does (and return its note); the games restart, so every LSTM state starts from zero."""
-        note = super().load_state_dict(state)
-        self.lstm_state = as_lstm_state(self.agent.initial_state(self.num_envs * self.num_players, self.device))
-        return note

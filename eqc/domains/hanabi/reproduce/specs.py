@@ -34,7 +34,8 @@ from eqc.domains.hanabi.config.train import TrainConfig, load_config
 
 __all__ = [
     "COLOUR_POOLS", "COLOUR_TABLES", "ENTROPY_POOLS", "ENTROPY_TABLES", "INDUCED_SLOTS", "INDUCED_TABLES", "PAPER", "SCALES", "TABLES",
-    "Cell", "ColourPool", "Scale", "Table", "colour_agent_config", "describe_pool", "paper_numbers", "pool_config", "table_spec",
+    "TOUCHED_POOLS", "TOUCHED_STREAMS",
+    "Cell", "ColourPool", "Scale", "Table", "colour_agent_config", "touched_agent_config", "describe_pool", "paper_numbers", "pool_config", "table_spec",
 ]
 
 
@@ -146,6 +147,13 @@ def _learner(scale: Scale) -> TrainConfig:
     return load_config("vdn_cpu").replace(**SHIPPED_LEARNER.get(scale.name, {}))
 
 
+def _testbed_recipe(rule: dict[str, str], convention: str, slots: tuple[int, ...]) -> dict[str, dict[str, Any]]:
+    """The testbeds' recipe: Mini-Hanabi, the convention taught with ``slots`` (bonus 2 for the first 4M of 8M
+    moves), fp32 on every machine, under ``rule``."""
+    return dict(game={"preset": "mini"}, rule=rule, bootstrap={**INDUCED_BOOTSTRAP, "convention": convention, "slots": list(slots)},
+                run={"total_moves": SCALES["induced"].feedforward_moves, "precision": "fp32"})
+
+
 def colour_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
     """The training config of the ``colour`` testbed's agent of ``pool`` taught the colour-to-slot map ``slots``:
     the ``induced`` recipe (Mini-Hanabi, bonus 2 for the first 4M of 8M moves) in fp32 on every machine, with
@@ -154,12 +162,34 @@ def colour_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
     if pool not in COLOUR_POOLS:
         raise ValueError(f"pool {pool!r} is not a pool of scale 'colour' (pools: {sorted(COLOUR_POOLS)})")
     spec = COLOUR_POOLS[pool]
-    recipe: dict[str, dict[str, Any]] = dict(game={"preset": "mini"}, rule=spec.rule,
-                                             bootstrap={**INDUCED_BOOTSTRAP, "convention": spec.convention, "slots": list(slots)},
-                                             run={"total_moves": SCALES["induced"].feedforward_moves, "precision": "fp32"})
+    recipe = _testbed_recipe(spec.rule, spec.convention, slots)
     if spec.entropy_coef is None:
         return _learner(SCALES["induced"]).replace(**recipe)
     return load_config("ippo_mini").replace(ppo={"entropy_coef": spec.entropy_coef}, **recipe)
+
+
+#: The claim-1 experiment (scale ``touched``, ``results/touched/PREREGISTRATION.md``): pool -> ``[rule]``. Every
+#: agent is taught the grounded convention ``colour_to_touched_slot`` with its own pi on one of
+#: :data:`TOUCHED_STREAMS`, by the colour testbed's PQN recipe; agent k of every pool has stream ``k // 6`` and pi
+#: ``colour_slot_maps(3, 3)[k % 6]`` (the matching). ``eqc`` is self-play with the network symmetrized over S3 while
+#: it trains; ``gop_c3`` is Other-Play over C3, played symmetrized over C3.
+TOUCHED_POOLS: dict[str, dict[str, str]] = {
+    "sp": {"objective": "sp"},
+    "op": {"objective": "op"},
+    "eqc": {"objective": "sp", "symmetrize": "S3"},
+    "gop_c3": {"objective": "gop", "group": "C3"},
+}
+
+#: The stream seeds of the claim-1 experiment (initial weights, deals, exploration: ``train(..., seed=stream)``).
+TOUCHED_STREAMS = (0, 1)
+
+
+def touched_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
+    """The training config of the claim-1 experiment's agent of ``pool`` taught pi = ``slots`` (its stream is the
+    training seed, not part of the config)."""
+    if pool not in TOUCHED_POOLS:
+        raise ValueError(f"pool {pool!r} is not a pool of scale 'touched' (pools: {sorted(TOUCHED_POOLS)})")
+    return _learner(SCALES["induced"]).replace(**_testbed_recipe(TOUCHED_POOLS[pool], "colour_to_touched_slot", slots))
 
 
 def pool_config(pool: str, scale: Scale, seed: int | None = None) -> TrainConfig:

@@ -27,7 +27,7 @@ import torch
 from eqc._checks import check_device
 from eqc.domains.hanabi.config.train import TrainConfig, load_config
 from eqc.domains.hanabi.reproduce.specs import SCALES, pool_config
-from eqc.domains.hanabi.training.run import make_learner
+from eqc.domains.hanabi.training.learners import make_learner
 
 ROOT = Path(__file__).resolve().parents[1]
 

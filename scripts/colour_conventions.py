@@ -127,8 +127,9 @@ def measure_agent(path: Path, games: int) -> tuple[dict, object]:
            "loss_share": relabelled.loss / relabelled.self_play if relabelled.self_play > 0 else float("nan"),
            "hint_slot_counts": counts.tolist(), "colour_hints_answered": hints,
            "slot_dependence": slot_dependence(counts)}
-    if policy.trained_with.get("bootstrap", {}).get("convention", "none") != "none":
-        pi = torch.tensor(policy.trained_with["bootstrap"]["slots"])
+    training = policy.training
+    if training is not None and training.bootstrap.convention != "none":
+        pi = torch.tensor(training.bootstrap.slots)
         taught = counts[torch.arange(rules.num_colours), pi].sum()
         row["taught_slot_share"] = float(taught / counts.sum()) if counts.sum() else float("nan")
     return row, policy

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from eqc.cli import common as flags
 from eqc.domains.hanabi.config.files import check_overrides, shipped_configs
-from eqc.domains.hanabi.config.schema import ConfigError
+from eqc.domains.hanabi.config.schema import ConfigError, toml_value
 from eqc.domains.hanabi.config.train import TrainConfig, load_config
 
 __all__ = ["add_set_flag", "config_source", "load_config_flags"]
@@ -30,13 +31,15 @@ def add_set_flag(parser: argparse.ArgumentParser) -> None:
                         help="override a config key (repeatable), e.g. --set run.num_envs=64; keys: eqc hanabi config")
 
 
-def load_config_flags(args: argparse.Namespace) -> TrainConfig:
-    """The config of ``--config`` with the ``--set`` overrides; a malformed override is blamed on ``--set``."""
+def load_config_flags(args: argparse.Namespace, run: dict[str, Any] | None = None) -> TrainConfig:
+    """The config of ``--config`` with the ``--set`` overrides, then the ``[run]`` keys ``run`` gives (flags such as
+    ``--threads``; None: left as configured), built and validated once; a malformed override is blamed on ``--set``."""
     try:
         check_overrides(args.overrides)
     except ConfigError as exc:
         raise flags.FlagError("--set", str(exc)) from None
+    keys = [f"run.{key}={toml_value(value)}" for key, value in (run or {}).items() if value is not None]
     try:
-        return load_config(args.config, args.overrides)
+        return load_config(args.config, [*args.overrides, *keys])
     except ConfigError as exc:
         raise flags.FlagError("--set" if args.overrides and "--set" in str(exc) else "--config", str(exc)) from None

@@ -29,6 +29,7 @@ from pathlib import Path
 from eqc.cli import common as flags
 from eqc.cli.config_flags import add_set_flag, config_source, load_config_flags
 from eqc.cli.reproduce import add_reproduce_parsers
+from eqc.domains.hanabi.config.agent import HIDDEN_SCHEMES
 from eqc.domains.hanabi.config.train import RunConfig
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES
 
@@ -44,11 +45,7 @@ def _train(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.config.schema import ConfigError
     from eqc.domains.hanabi.training.run import RunDirectoryError, TrainingDiverged, train
 
-    config = load_config_flags(args)
-    if args.threads is not None:
-        config = config.replace(run={"threads": args.threads})
-    if args.precision is not None:
-        config = config.replace(run={"precision": args.precision})
+    config = load_config_flags(args, run={"threads": args.threads, "precision": args.precision})
     flags.prepare_output_dir(args.out)
     try:
         summary = train(config, args.out, seed=args.seed, device=args.device, max_minutes=args.max_minutes, progress=not args.no_progress)
@@ -86,10 +83,11 @@ def _eval(args: argparse.Namespace) -> int:
             raise flags.FlagError("--deck-seed", "the agent's recorded training config has no [run] deck_seed "
                                   "(it predates the name): pass --deck-seed")
         args.deck_seed = RunConfig().deck_seed if run is None else run["deck_seed"]
-    if args.sampled and (args.hle or policy.trained_with.get("run", {}).get("algorithm") != "ippo"):
+    training = policy.training
+    if args.sampled and (args.hle or training is None or not training.algorithm.policy):
         why = "plays in HanabiBatch only (not with --hle)" if args.hle else "plays IPPO agents (their policy is stochastic)"
-        raise flags.FlagError("--sampled", f"{why}; {args.checkpoint} was trained by "
-                              f"{policy.trained_with.get('run', {}).get('algorithm', 'another program')!r}")
+        by = "'another program'" if training is None else repr(training.run.algorithm)
+        raise flags.FlagError("--sampled", f"{why}; {args.checkpoint} was trained by {by}")
     if args.hle:
         from eqc.domains.hanabi.play.self_play import evaluate_in_hle
 
@@ -283,7 +281,7 @@ def _add_eval_parser(sub: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--checkpoint", type=Path, required=True, help="run directory or checkpoint file")
     evaluate.add_argument("--symmetrize", choices=COLOUR_GROUP_NAMES, default=None,
                           help="symmetrize the agent at test time over this colour group")
-    evaluate.add_argument("--hidden-scheme", choices=("average", "identity"), default=None,
+    evaluate.add_argument("--hidden-scheme", choices=HIDDEN_SCHEMES, default=None,
                           help="recurrent symmetrizer's hidden-state scheme (default: the one it was trained with, else average)")
     evaluate.add_argument("--games", type=flags.int_in(2), default=1000, help="games, at least 2 (default 1000)")
     evaluate.add_argument("--deck-seed", type=flags.seed, default=None,
@@ -305,7 +303,7 @@ def _add_xp_parser(sub: argparse._SubParsersAction) -> None:
     xp.add_argument("--symmetrize", choices=(*COLOUR_GROUP_NAMES, AS_TRAINED), action="append", default=None,
                     help=f"symmetrize at test time over this colour group: once for all pools, or once per --pool in order "
                     f"('{AS_TRAINED}', the default: each agent as trained)")
-    xp.add_argument("--hidden-scheme", choices=("average", "identity"), default=None,
+    xp.add_argument("--hidden-scheme", choices=HIDDEN_SCHEMES, default=None,
                           help="recurrent symmetrizer's hidden-state scheme (default: the one it was trained with, else average)")
     xp.add_argument("--games", type=flags.positive_int, required=True, help="games per ordered pair (the paper: 5000)")
     xp.add_argument("--out", type=flags.output_dir, required=True, help="directory for xp.json, xp.csv and xp.png")
@@ -324,7 +322,7 @@ def _add_actions_parser(sub: argparse._SubParsersAction) -> None:
     actions.add_argument("--checkpoint", type=Path, required=True, help="run directory or checkpoint file")
     actions.add_argument("--games", type=flags.positive_int, default=1000, help="self-play games per matrix (default 1000, as the paper)")
     actions.add_argument("--out", type=flags.output_dir, required=True, help="directory for actions.png and actions.json")
-    actions.add_argument("--hidden-scheme", choices=("average", "identity"), default=None,
+    actions.add_argument("--hidden-scheme", choices=HIDDEN_SCHEMES, default=None,
                           help="recurrent symmetrizer's hidden-state scheme (default: the one it was trained with, else average)")
     actions.add_argument("--deck-seed", type=flags.seed, default=1, help="seed of the decks (default 1)")
     actions.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")

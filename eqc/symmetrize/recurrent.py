@@ -25,12 +25,14 @@ from eqc._checks import check_choice, check_int, check_tensor
 from eqc.groups import PermutationRepresentation
 from eqc.symmetrize.symmetrizer import Average, GroupAverager
 
-__all__ = ["HiddenScheme", "RecurrentSymmetrizer", "State"]
+__all__ = ["DEFAULT_HIDDEN_SCHEME", "HIDDEN_SCHEMES", "HiddenScheme", "RecurrentSymmetrizer", "State"]
 
 State = torch.Tensor | tuple[torch.Tensor, ...] | None
 _T = TypeVar("_T")
 HiddenScheme = Literal["average", "identity"]
-_SCHEMES = ("average", "identity")
+#: The hidden-state schemes (see the module docstring), and the default: the paper's.
+HIDDEN_SCHEMES: tuple[HiddenScheme, ...] = ("average", "identity")
+DEFAULT_HIDDEN_SCHEME: HiddenScheme = "average"
 
 
 class RecurrentSymmetrizer(nn.Module):
@@ -53,7 +55,7 @@ class RecurrentSymmetrizer(nn.Module):
         in_rep: PermutationRepresentation,
         out_rep: PermutationRepresentation,
         *,
-        hidden_scheme: HiddenScheme = "average",
+        hidden_scheme: HiddenScheme = DEFAULT_HIDDEN_SCHEME,
         state_batch_dim: int = 1,
         average: Average = "outputs",
         mask_value: float = float("-inf"),
@@ -61,7 +63,7 @@ class RecurrentSymmetrizer(nn.Module):
         super().__init__()
         if not callable(module):
             raise TypeError(f"module must be an nn.Module or a callable, got {type(module).__name__}")
-        check_choice(hidden_scheme, "hidden_scheme", _SCHEMES)
+        check_choice(hidden_scheme, "hidden_scheme", HIDDEN_SCHEMES)
         check_int(state_batch_dim, "state_batch_dim", low=0)
         self.module = module
         self.averager = GroupAverager(in_rep, out_rep, average=average, mask_value=mask_value)

@@ -19,12 +19,12 @@ is not on turn (hanabi_SAD, OBL and JaxMARL use the same 21st action for two pla
 from __future__ import annotations
 
 import copy
-from typing import Protocol, TypeGuard
+from typing import Any, Protocol, TypeGuard
 
 import torch
 from torch import nn
 
-from eqc.domains.hanabi.config.agent import HIDDEN_SCHEMES, PRECISIONS, AgentSpec, NetworkConfig
+from eqc.domains.hanabi.config.agent import DEFAULT_HIDDEN_SCHEME, HIDDEN_SCHEMES, PRECISIONS, AgentSpec, NetworkConfig
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import colour_symmetry
 from eqc.groups import PermutationGroup, PermutationRepresentation
@@ -32,7 +32,7 @@ from eqc.symmetrize import RecurrentSymmetrizer, Symmetrizer
 from eqc.symmetrize.recurrent import HiddenScheme
 
 __all__ = [
-    "ActingAgent", "Agent", "LSTMState", "QNetwork", "State", "as_lstm_state", "autocast", "dueling_q", "make_agent",
+    "ActingAgent", "Agent", "AgentWrapper", "LSTMState", "QNetwork", "State", "as_lstm_state", "autocast", "dueling_q", "make_agent",
     "no_op_representation", "spec_agent",
 ]
 
@@ -188,7 +188,7 @@ class Agent(nn.Module):
         obs_rep: PermutationRepresentation | None = None,
         move_rep: PermutationRepresentation | None = None,
         *,
-        hidden_scheme: str = "average",
+        hidden_scheme: str = DEFAULT_HIDDEN_SCHEME,
         precision: str = "fp32",
     ) -> None:
         super().__init__()
@@ -278,8 +278,12 @@ class Agent(nn.Module):
 
 
 class ActingAgent(Protocol):
-    """What a :class:`~.policy.TrainedPolicy` plays: an :class:`Agent`, or a wrapper that acts as one with the same
-    network and precision (``xp.relabelled.RelabelledAgent``)."""
+    """An agent, as everything that plays one sees it (a :class:`~.policy.TrainedPolicy`, the game loops of
+    ``eqc.domains.hanabi.play``): an :class:`Agent`, or an :class:`AgentWrapper` acting through one.
+
+    ``step(obs [R, D], legal [R, A] | None, state) -> (scores [R, A], state)`` (``A``: HLE's moves plus the no-op; the
+    loops play the argmax), from ``initial_state(rows, device)``; a ``recurrent`` agent is stepped on every seat it
+    holds at every move. ``network`` and ``precision``: the network that acts and what it runs in."""
 
     @property
     def network(self) -> QNetwork: ...
@@ -290,12 +294,40 @@ class ActingAgent(Protocol):
     @property
     def recurrent(self) -> bool: ...
 
-    def initial_state(self, batch: int, device: torch.device | str) -> State: ...
+    def initial_state(self, batch: int, device: torch.device | str) -> Any: ...
 
-    def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]: ...
+    def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: Any = None) -> tuple[torch.Tensor, Any]: ...
 
 
-def make_agent(network: QNetwork, rules: HanabiRules, group: PermutationGroup | None = None, *, hidden_scheme: str = "average",
+class AgentWrapper(nn.Module):
+    """An agent acting through ``agent`` (the one wrapper pattern: a relabelled, sampled, recording or comparing
+    agent): its ``network``, ``precision``, ``recurrent`` and ``initial_state`` are ``agent``'s; a subclass
+    implements :meth:`step`."""
+
+    def __init__(self, agent: ActingAgent) -> None:
+        super().__init__()
+        self.agent = agent
+
+    @property
+    def network(self) -> QNetwork:
+        return self.agent.network
+
+    @property
+    def precision(self) -> str:
+        return self.agent.precision
+
+    @property
+    def recurrent(self) -> bool:
+        return self.agent.recurrent
+
+    def initial_state(self, batch: int, device: torch.device | str) -> Any:
+        return self.agent.initial_state(batch, device)
+
+    def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: Any = None) -> tuple[torch.Tensor, Any]:
+        raise NotImplementedError(f"{type(self).__name__} must implement step")
+
+
+def make_agent(network: QNetwork, rules: HanabiRules, group: PermutationGroup | None = None, *, hidden_scheme: str = DEFAULT_HIDDEN_SCHEME,
                precision: str = "fp32") -> Agent:
     """``network`` as an :class:`Agent` playing ``rules``, symmetrized over the colour group ``group`` (None: plain).
 

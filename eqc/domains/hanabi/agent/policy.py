@@ -9,6 +9,7 @@ through ``HanabiEnv``.
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 
 import torch
@@ -26,8 +27,8 @@ from eqc.domains.hanabi.agent.files import (
 from eqc.domains.hanabi.agent.network import ActingAgent, QNetwork, State, make_agent
 from eqc.domains.hanabi.agent.obl import load_obl_network, obl_spec
 from eqc.domains.hanabi.agent.precision import resolve_precision
-from eqc.domains.hanabi.config.agent import HIDDEN_SCHEMES, AgentSpec
-from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS
+from eqc.domains.hanabi.config.agent import DEFAULT_HIDDEN_SCHEME, HIDDEN_SCHEMES, AgentSpec
+from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS, TrainConfig
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group
 from eqc.groups import PermutationGroup
@@ -47,6 +48,8 @@ class TrainedPolicy:
         trained_with: the training config it was trained with, as recorded (a nested dict; empty for an
             agent eqc did not train, such as OBL's), with the ``[run] precision`` it was trained in (fp32 for a
             record from before the key existed).
+
+    Read the record's keys through :attr:`training`, typed.
     """
 
     def __init__(self, agent: ActingAgent, spec: AgentSpec, trained_moves: int, device: torch.device,
@@ -56,6 +59,13 @@ class TrainedPolicy:
         self.obs_dim = agent.network.obs_dim
         self.num_moves = agent.network.num_actions - 1
         self._state: State = None
+
+    @cached_property
+    def training(self) -> TrainConfig | None:
+        """:attr:`trained_with` read as today's :class:`~eqc.domains.hanabi.config.train.TrainConfig` (None for an agent
+        eqc did not train), e.g. ``policy.training.algorithm.policy``; ``ConfigError`` for a record this eqc cannot read
+        (an agent loads and plays without it: its spec is read from the record's agent sections alone)."""
+        return TrainConfig.from_dict(self.trained_with, "the training record") if self.trained_with else None
 
     @property
     def rules(self) -> HanabiRules:
@@ -136,7 +146,7 @@ def load_policy(
                              f"leave symmetrize unset or pass {trained!r}")
         symmetrize = trained
         hidden_scheme = hidden_scheme or spec.hidden_scheme
-    hidden_scheme = hidden_scheme or "average"
+    hidden_scheme = hidden_scheme or DEFAULT_HIDDEN_SCHEME
     group: PermutationGroup | None
     if symmetrize is None or isinstance(symmetrize, PermutationGroup):
         group = symmetrize

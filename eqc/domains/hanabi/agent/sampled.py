@@ -9,9 +9,8 @@ argmax of logits plus Gumbel noise is a draw from their softmax).
 from __future__ import annotations
 
 import torch
-from torch import nn
 
-from eqc.domains.hanabi.agent.network import ActingAgent, Agent, QNetwork, State
+from eqc.domains.hanabi.agent.network import ActingAgent, Agent, AgentWrapper, State
 
 __all__ = ["ILLEGAL_LOGIT", "SampledAgent", "policy_logits", "sample_moves"]
 
@@ -40,35 +39,20 @@ def sample_moves(logits: torch.Tensor, generator: torch.Generator) -> torch.Tens
     return _gumbel_perturbed(logits, generator).argmax(-1)
 
 
-class SampledAgent(nn.Module):
+class SampledAgent(AgentWrapper):
     """``agent`` playing as sampled instead of greedily: its ``step`` returns the legal logits plus Gumbel noise drawn on
     ``generator``, so the greedy loops of :mod:`eqc.domains.hanabi.play` pick a move from the softmax of the logits.
     Dueling agents, feed-forward or recurrent (an IPPO agent's logits are its advantage head)."""
 
     def __init__(self, agent: ActingAgent, generator: torch.Generator) -> None:
-        super().__init__()
         if not isinstance(agent, Agent):  # a wrapper (a relabelled or sampled agent) has no logits of its own
             raise TypeError(f"SampledAgent plays an Agent, got {type(agent).__name__}")
         if not agent.network.config.dueling:
             raise ValueError("SampledAgent plays dueling agents (whose advantage head holds the logits)")
-        self.agent, self.generator = agent, generator
-
-    @property
-    def network(self) -> QNetwork:
-        return self.agent.network
-
-    @property
-    def precision(self) -> str:
-        return self.agent.precision
-
-    @property
-    def recurrent(self) -> bool:
-        return self.agent.recurrent
-
-    def initial_state(self, batch: int, device: torch.device | str) -> State:
-        return self.agent.initial_state(batch, device)
+        super().__init__(agent)
+        self.plain, self.generator = agent, generator
 
     def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]:
-        mask = torch.ones(obs.shape[0], self.agent.network.num_actions, dtype=torch.bool, device=obs.device) if legal is None else legal
-        logits, _, state = policy_logits(self.agent, obs, mask, state)
+        mask = torch.ones(obs.shape[0], self.network.num_actions, dtype=torch.bool, device=obs.device) if legal is None else legal
+        logits, _, state = policy_logits(self.plain, obs, mask, state)
         return _gumbel_perturbed(logits, self.generator), state

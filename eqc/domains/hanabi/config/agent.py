@@ -17,12 +17,12 @@ from eqc.domains.hanabi.config.schema import ConfigError, check_section, config_
 from eqc.domains.hanabi.rules import KNOWLEDGE, PRESETS, SAD_VARIANTS, SHAPE_FIELDS, HanabiRules
 from eqc.domains.hanabi.symmetry import colour_group, colour_group_names
 from eqc.groups import PermutationGroup
+from eqc.symmetrize.recurrent import DEFAULT_HIDDEN_SCHEME, HIDDEN_SCHEMES
 
-__all__ = ["HIDDEN_SCHEMES", "PRECISIONS", "AgentSpec", "GameConfig", "NetworkConfig", "check_agent_sections"]
+__all__ = ["DEFAULT_HIDDEN_SCHEME", "HIDDEN_SCHEMES", "PRECISIONS", "AgentSpec", "GameConfig", "NetworkConfig", "check_agent_sections"]
 
 #: What a network runs in (``[run] precision`` of an agent; a training config may also request "auto").
 PRECISIONS = ("fp32", "bf16")
-HIDDEN_SCHEMES = ("average", "identity")
 DUELING_CENTRES = ("legal", "all")
 
 
@@ -128,7 +128,7 @@ class AgentSpec:
     game: GameConfig = field(default_factory=GameConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
     symmetrize: str | None = None
-    hidden_scheme: str = "average"
+    hidden_scheme: str = DEFAULT_HIDDEN_SCHEME
     precision: str = "fp32"
 
     def __post_init__(self) -> None:
@@ -155,6 +155,7 @@ class AgentSpec:
         network = read_section(NetworkConfig, data.get("network", {}), f"{where}: [network]")
         rule, run = data.get("rule", {}), data.get("run", {})
         try:
-            return cls(game, network, rule.get("symmetrize"), rule.get("hidden_scheme", "average"), run.get("precision", "fp32"))
+            return cls(game, network, rule.get("symmetrize"), rule.get("hidden_scheme", DEFAULT_HIDDEN_SCHEME),
+                       run.get("precision", "fp32"))
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None

@@ -1,9 +1,8 @@
 """The one batched game loop: greedy agents in seats, on given decks, on ``HanabiBatch``.
 
 Self-play evaluation (``play.self_play``) is its one-agent case and cross-play
-(``xp.play``) its many-agent case. An *agent* is anything with ``step(obs [R, D], legal [R, A] |
-None, state) -> (q [R, A], state)``, ``recurrent`` and ``initial_state(rows, device)``, where
-``A`` is HLE's moves plus the no-op (``agent.network.Agent``). A recurrent agent steps every
+(``xp.play``) its many-agent case. An agent is an :class:`~eqc.domains.hanabi.agent.network.ActingAgent`
+(an ``Agent``, or a wrapper acting through one). A recurrent agent steps every
 seat it holds on every move, with only the no-op legal off turn (as it was trained); a
 feed-forward agent evaluates only the seats on turn.
 """
@@ -11,26 +10,14 @@ feed-forward agent evaluates only the seats on turn.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
 
 import torch
 
+from eqc.domains.hanabi.agent.network import ActingAgent
 from eqc.domains.hanabi.batched import HanabiBatch
 from eqc.domains.hanabi.rules import HanabiRules
 
-__all__ = ["GAME_LENGTH_BOUND", "SYNC_EVERY", "SeatAgent", "play_seats", "seat_moves"]
-
-class SeatAgent(Protocol):
-    """What the game loop plays (see the module docstring): ``Agent``, and wrappers that act as one (a relabelled or
-    sampled agent)."""
-
-    @property
-    def recurrent(self) -> bool: ...
-
-    def initial_state(self, batch: int, device: torch.device | str) -> Any: ...
-
-    def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: Any = None) -> tuple[torch.Tensor, Any]: ...
-
+__all__ = ["GAME_LENGTH_BOUND", "SYNC_EVERY", "play_seats", "seat_moves"]
 
 #: A loop bound, not a rule: a standard two-player game lasts at most 89 moves (50 cards, 8 + discards hints).
 GAME_LENGTH_BOUND = 400
@@ -38,7 +25,8 @@ GAME_LENGTH_BOUND = 400
 SYNC_EVERY = 8
 
 
-def seat_moves(agent, obs: torch.Tensor, legal: torch.Tensor, on_turn: torch.Tensor | None, state: object) -> tuple[torch.Tensor, object]:
+def seat_moves(agent: ActingAgent, obs: torch.Tensor, legal: torch.Tensor, on_turn: torch.Tensor | None,
+               state: object) -> tuple[torch.Tensor, object]:
     """Greedy moves ``[R]`` of ``agent`` in ``R`` seats (-1 for seats not on turn).
 
     ``obs [R, D]`` each seat's observation, ``legal [R, M]`` the legal moves of the seat's game,
@@ -60,7 +48,8 @@ def seat_moves(agent, obs: torch.Tensor, legal: torch.Tensor, on_turn: torch.Ten
 
 @torch.no_grad()
 def play_seats(
-    agents: Sequence, rules: Sequence[HanabiRules], seats: torch.Tensor, decks: torch.Tensor, device: torch.device, keep: int = 0
+    agents: Sequence[ActingAgent], rules: Sequence[HanabiRules], seats: torch.Tensor, decks: torch.Tensor, device: torch.device,
+    keep: int = 0,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Greedy games: ``seats`` long ``[B, P]`` the agent (index into ``agents``) in each seat of each game,
     ``decks`` long ``[B, rules.deck_size]``; ``rules[a]`` is agent ``a``'s observation variant of one

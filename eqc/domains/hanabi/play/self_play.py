@@ -10,10 +10,10 @@ from typing import NamedTuple
 import torch
 
 from eqc._checks import check_int
-from eqc.domains.hanabi.agent.network import Agent, State
+from eqc.domains.hanabi.agent.network import ActingAgent, Agent, AgentWrapper, State
 from eqc.domains.hanabi.agent.policy import TrainedPolicy
 from eqc.domains.hanabi.hle import HanabiEnv
-from eqc.domains.hanabi.play.batched import SeatAgent, play_seats
+from eqc.domains.hanabi.play.batched import play_seats
 from eqc.domains.hanabi.play.hle import common_decks, play_games
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.evaluation import mean_sem
@@ -52,7 +52,7 @@ class GreedyGames(NamedTuple):
 
 
 def greedy_games(
-    agent: SeatAgent,
+    agent: ActingAgent,
     rules: HanabiRules,
     device: torch.device,
     *,
@@ -71,7 +71,7 @@ def greedy_games(
     return GreedyGames(scores, bombed, moves)
 
 
-def evaluate_agent(agent: SeatAgent, rules: HanabiRules, games: int, deck_seed: int, device: torch.device) -> EvalResult:
+def evaluate_agent(agent: ActingAgent, rules: HanabiRules, games: int, deck_seed: int, device: torch.device) -> EvalResult:
     """Greedy self-play of ``agent`` on ``common_decks(games, rules, deck_seed)``: mean ± SEM, bomb-out and perfect rates
     (the same games as ``eqc hanabi eval --hle`` plays in HLE for that deck seed)."""
     played = greedy_games(agent, rules, device, games=games, deck_seed=deck_seed)
@@ -107,21 +107,22 @@ class PrecisionDifference:
         return {**asdict(self), "share": self.share}
 
 
-class _Comparing:
+class _Comparing(AgentWrapper):
     """Plays as ``agent``; counts the decisions where ``other`` (the same network in another precision, fed the
     same observations and stepping its own recurrent state) would choose another greedy move."""
 
     def __init__(self, agent: Agent, other: Agent, device: torch.device) -> None:
-        self.agent, self.other, self.recurrent = agent, other, agent.recurrent
+        super().__init__(agent)
+        self.other = other
         self.decisions = torch.zeros((), dtype=torch.long, device=device)
         self.differing = torch.zeros((), dtype=torch.long, device=device)
 
-    def initial_state(self, rows: int, device: torch.device) -> tuple[State, State] | None:
+    def initial_state(self, rows: int, device: torch.device | str) -> tuple[State, State] | None:
         state = self.agent.initial_state(rows, device)
         return None if state is None else (state, state)
 
     def step(self, obs: torch.Tensor, legal: torch.Tensor | None,
-             state: tuple[State, State] | None) -> tuple[torch.Tensor, tuple[State, State] | None]:
+             state: tuple[State, State] | None = None) -> tuple[torch.Tensor, tuple[State, State] | None]:
         if legal is None:
             raise ValueError("counting greedy decisions needs the legal moves")
         mine, theirs = (None, None) if state is None else state

@@ -1,5 +1,5 @@
-"""Independent PPO (IPPO) with parameter sharing: an actor-critic over many parallel games (feed-forward here; with
-an LSTM, :mod:`.ippo_rnn`).
+"""Independent PPO (IPPO) with parameter sharing: an actor-critic over many parallel games, feed-forward or with an
+LSTM (``[network] lstm_layers >= 1``; Forkel et al.'s agents are recurrent).
 
 The rival baseline of Forkel, Ruhdorfer, Bulling and Foerster ("High entropy leads to symmetry
 equivariant policies in Dec-POMDPs", arXiv 2511.22581): independent PPO with a high entropy
@@ -13,7 +13,7 @@ is the critic. Its greedy move, the argmax of the logits, is the argmax of ``Q =
 so an IPPO agent is exported, played, cross-played and symmetrized at test time like any other;
 :class:`~eqc.domains.hanabi.agent.sampled.SampledAgent` plays it as sampled.
 
-One iteration:
+One iteration (the rollout and the minibatches of both forms: :mod:`.rollout`):
 
 1. *Rollout*: every game makes ``rollout_steps`` moves. The player on turn samples a move from the
    softmax of its legal logits (the players off turn take the no-op with probability 1 and add
@@ -24,7 +24,8 @@ One iteration:
    shared reward: the turn-based view the PQN learner's targets take; returns = advantages + values.
 3. *Learning*: ``epochs`` passes of ``minibatches`` minibatches of the clipped surrogate (``clip``),
    ``value_coef`` times the squared error of the value to the returns, minus ``entropy_coef`` times the
-   entropy of the legal-move distribution; advantages normalised per minibatch.
+   entropy of the legal-move distribution; advantages normalised per minibatch (recurrent: the minibatches'
+   games replayed through the LSTM from the rollout's start).
 
 Other-Play, G-OP and a ``[rule] symmetrize`` group act as for every learner (:mod:`.games`).
 """
@@ -32,12 +33,12 @@ Other-Play, G-OP and a ``[rule] symmetrize`` group act as for every learner (:mo
 from __future__ import annotations
 
 import torch
-from torch import nn
 
+from eqc.domains.hanabi.agent.network import State
 from eqc.domains.hanabi.agent.sampled import policy_logits, sample_moves
-from eqc.domains.hanabi.config.agent import AgentSpec
-from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, PPOConfig, RuleConfig
-from eqc.domains.hanabi.training.learner import Learner
+from eqc.domains.hanabi.config.algorithms import PPOConfig
+from eqc.domains.hanabi.training.learner import LearnerSetup
+from eqc.domains.hanabi.training.rollout import RolloutLearner, View
 
 __all__ = ["IPPOLearner", "gae", "ppo_loss"]
 
@@ -78,56 +79,37 @@ def ppo_loss(logits: torch.Tensor, value: torch.Tensor, legal: torch.Tensor, act
     return loss, (weight * entropy).sum().detach()
 
 
-class IPPOLearner(Learner):
-    """Independent PPO with parameter sharing (see the module docstring)."""
+class IPPOLearner(RolloutLearner):
+    """Independent PPO with parameter sharing, feed-forward or recurrent (see the module docstring)."""
 
-    def __init__(self, spec: AgentSpec, rule: RuleConfig, optim: OptimConfig, bootstrap: BootstrapConfig, ppo: PPOConfig, *,
-                 num_envs: int, seed: int, device: torch.device) -> None:
-        super().__init__(spec, rule, optim, bootstrap, num_envs=num_envs, seed=seed, device=device)
+    def __init__(self, setup: LearnerSetup, ppo: PPOConfig) -> None:
+        super().__init__(setup, rollout_steps=ppo.rollout_steps, epochs=ppo.epochs, minibatches=ppo.minibatches)
         self.ppo = ppo
-        T, B, D = ppo.rollout_steps, num_envs, self.obs_dim
-        self._obs = self.games.env.observations()  # reused buffers: [B, P, D], [B, M]
-        self._legal = self.games.env.legal_move_mask()
-        self._buf_obs = torch.empty(T, B, D, device=device)
-        self._buf_legal = torch.empty(T, B, self.num_actions, dtype=torch.bool, device=device)
-        self._buf_action = torch.empty(T, B, dtype=torch.long, device=device)
-        self._buf_log_prob = torch.empty(T, B, device=device)
-        self._buf_value = torch.empty(T, B, device=device)
-        self._buf_reward = torch.empty(T, B, device=device)
-        self._buf_ended = torch.empty(T, B, dtype=torch.bool, device=device)
+        self._buf_log_prob = torch.empty(ppo.rollout_steps, self.num_envs, device=self.device)
+
+    def heads(self, obs: torch.Tensor, legal: torch.Tensor, state: State = None) -> tuple[torch.Tensor, torch.Tensor, State]:
+        return policy_logits(self.agent, obs, legal, state)
+
+    def _sample(self, t: int, view: View) -> torch.Tensor:
+        """The acting players' moves drawn from their policy, recording their log-probabilities and values."""
+        action = sample_moves(view.scores, self.explore_generator)
+        self._buf_log_prob[t] = torch.log_softmax(view.scores, -1).gather(1, action.unsqueeze(1)).squeeze(1)
+        assert view.value is not None  # heads gives values
+        self._buf_value[t] = view.value
+        return action
 
     def iteration(self) -> dict[str, torch.Tensor | float]:
         p = self.ppo
-        T, B = p.rollout_steps, self.num_envs
-        with torch.no_grad():
-            obs, legal, acting = self.games.acting_view(self._obs, self._legal)
-            logits, value, _ = policy_logits(self.agent, obs, legal)
-            for t in range(T):
-                action = sample_moves(logits, self.explore_generator)
-                self._buf_obs[t], self._buf_legal[t], self._buf_action[t] = obs, legal, action
-                self._buf_log_prob[t] = torch.log_softmax(logits, -1).gather(1, action.unsqueeze(1)).squeeze(1)
-                self._buf_value[t] = value
-                greedy = logits.argmax(-1) if self.spec.game.uses_sad else None  # SAD: partners see the greedy move
-                step = self.games.step(action, acting, greedy, shaping=self.shaping)
-                self._buf_reward[t], self._buf_ended[t] = step.reward, step.ended
-                obs, legal, acting = self.games.acting_view(self._obs, self._legal)
-                logits, value, _ = policy_logits(self.agent, obs, legal)
-            advantages = gae(self._buf_reward, self._buf_ended, self._buf_value, value, p.gamma, p.gae_lambda)
-            returns = advantages + self._buf_value
-        self.moves_played += T * B
-        data = (self._buf_obs.flatten(0, 1), self._buf_legal.flatten(0, 1), self._buf_action.flatten(),
-                self._buf_log_prob.flatten(), advantages.flatten(), returns.flatten())
+        last = self.rollout(self._sample)
+        assert last.value is not None
+        advantages = gae(self._buf_reward, self._buf_ended, self._buf_value, last.value, p.gamma, p.gae_lambda)
+        returns = advantages + self._buf_value
         losses, entropies = [], []
-        for _ in range(p.epochs):
-            order = torch.randperm(T * B, generator=self.learn_generator, device=self.device)
-            for idx in order.chunk(p.minibatches):
-                obs_b, legal_b, action_b, old_log_prob, adv_b, return_b = (x[idx] for x in data)
-                logits_b, value_b, _ = policy_logits(self.agent, obs_b, legal_b)
-                loss, entropy = ppo_loss(logits_b, value_b, legal_b, action_b, old_log_prob, adv_b, return_b, p)
-                self.optimize(loss)
-                losses.append(loss.detach())
-                entropies.append(entropy)
+        for batch in self.minibatches(self._buf_log_prob, advantages, returns):
+            assert batch.value is not None
+            old_log_prob, advantages_b, returns_b = batch.decisions
+            loss, entropy = ppo_loss(batch.scores, batch.value, batch.legal, batch.action, old_log_prob, advantages_b, returns_b, p)
+            self.optimize(loss)
+            losses.append(loss.detach())
+            entropies.append(entropy)
         return {"loss": torch.stack(losses).mean(), "entropy": torch.stack(entropies).mean()}
-
-    def modules(self) -> dict[str, nn.Module]:
-        return {"network": self.network}

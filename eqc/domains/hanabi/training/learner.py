@@ -13,6 +13,7 @@ deals new games).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -20,26 +21,50 @@ from torch import nn
 
 from eqc.domains.hanabi.agent.network import QNetwork, spec_agent
 from eqc.domains.hanabi.config.agent import AgentSpec
-from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, RuleConfig
+from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, RuleConfig, TrainConfig
 from eqc.domains.hanabi.training.games import TrainingGames
 from eqc.domains.hanabi.training.resume import restore_generators
 
-__all__ = ["Learner"]
+__all__ = ["Learner", "LearnerSetup"]
 
+
+@dataclass(frozen=True)
+class LearnerSetup:
+    """What every learner reads, beside its algorithm's own section.
+
+    Attributes:
+        spec: the agent it trains: game, network, symmetrizer, precision (``TrainConfig.agent``, a resolved precision).
+        rule: the objective: sp, op or G-OP over ``rule.group``.
+        optim, bootstrap: the optimizer's and the induced convention's sections.
+        num_envs: games in lockstep (``[run] num_envs``).
+        seed: the run's seed (weights, deals, relabellings and the learner's generators derive from it).
+        device: where games, networks and learning run.
+    """
+
+    spec: AgentSpec
+    rule: RuleConfig
+    optim: OptimConfig
+    bootstrap: BootstrapConfig
+    num_envs: int
+    seed: int
+    device: torch.device
+
+    @classmethod
+    def of(cls, config: TrainConfig, seed: int, device: torch.device) -> LearnerSetup:
+        """The setup of ``config`` (its ``[run] precision`` resolved: "auto" is refused by ``config.agent``)."""
+        return cls(config.agent, config.rule, config.optim, config.bootstrap, config.run.num_envs, seed, device)
 
 
 class Learner(ABC):
     """Base class; subclasses implement :meth:`iteration` and :meth:`modules`."""
 
-    def __init__(self, spec: AgentSpec, rule: RuleConfig, optim: OptimConfig, bootstrap: BootstrapConfig, *, num_envs: int, seed: int,
-                 device: torch.device, aux_outputs: int = 0, keep_identity: bool = True) -> None:
-        """The sections a learner reads: ``spec`` (the agent it trains: game, network, symmetrizer, precision;
-        ``TrainConfig.agent``), ``rule`` (the objective: sp, op or G-OP over ``rule.group``), ``optim`` and
-        ``bootstrap``; ``num_envs`` games in lockstep (``[run] num_envs``). ``aux_outputs``: size of the
+    def __init__(self, setup: LearnerSetup, *, aux_outputs: int = 0, keep_identity: bool = True) -> None:
+        """``setup``: what the learner trains and on what (:class:`LearnerSetup`). ``aux_outputs``: size of the
         network's auxiliary head (R2D2's SAD-AUX); ``keep_identity``: see :class:`TrainingGames`."""
-        self.spec, self.optim, self.bootstrap = spec, optim, bootstrap
-        self.num_envs, self.device = num_envs, device
-        self.games = TrainingGames(spec.rules(), rule, bootstrap, num_envs=num_envs, seed=seed, device=device,
+        spec, seed, device = setup.spec, setup.seed, setup.device
+        self.spec, self.optim, self.bootstrap = spec, setup.optim, setup.bootstrap
+        self.num_envs, self.device = setup.num_envs, device
+        self.games = TrainingGames(spec.rules(), setup.rule, setup.bootstrap, num_envs=setup.num_envs, seed=seed, device=device,
                                    keep_identity=keep_identity)
         self.explore_generator = torch.Generator(device=device).manual_seed(seed + 1_000_003)
         self.learn_generator = torch.Generator(device=device).manual_seed(seed + 2_000_003)
@@ -48,6 +73,7 @@ class Learner(ABC):
             network = QNetwork(self.obs_dim, self.num_actions, spec.network, aux_outputs=aux_outputs)
         self.network = network.to(device)
         self.agent = spec_agent(spec, self.network)
+        optim = setup.optim
         optimizer = torch.optim.Adam if optim.optimizer == "adam" else torch.optim.RAdam
         self.optimizer = optimizer(list(self.network.parameters()), lr=optim.lr, eps=optim.adam_eps)
         self.moves_played = 0

@@ -1,7 +1,8 @@
-"""PQN-style learner: a feed-forward Q-network over many parallel games, no replay, no target net.
+"""PQN-style learner: a Q-network over many parallel games, no replay, no target net; feed-forward, or with an LSTM
+(``[network] lstm_layers >= 1``) as purejaxql's recurrent PQN adapted to turn-based Hanabi.
 
 Gallici et al. (2024), "Simplifying deep temporal difference learning"; JaxMARL's strongest
-Hanabi baseline. One iteration:
+Hanabi baseline. One iteration (the rollout and the minibatches of both forms: :mod:`.rollout`):
 
 1. *Rollout*: every game makes ``rollout_steps`` moves. Only the player on turn decides (the
    others' only move is the no-op), so each move is one sample ``(o, legal, a, r, ended)`` from
@@ -10,7 +11,8 @@ Hanabi baseline. One iteration:
    ``max_a Q(o', a)`` of the *next acting player* (the partner in two-player Hanabi). The reward
    is shared, so this is the team value that VDN's sum of per-player Q-values estimates when
    the players off turn take the no-op; with one decision maker per step the sum has one term.
-3. *Learning*: ``epochs`` passes of ``minibatches`` minibatches of squared TD error to the returns.
+3. *Learning*: ``epochs`` passes of ``minibatches`` minibatches of squared TD error to the returns
+   (recurrent: the minibatches' games replayed through the LSTM from the rollout's start).
 
 Other-Play and G-OP: every (game, player) draws a colour relabelling at the start of each episode
 (``eqc.symmetrize.OtherPlay``; under "op" one random player per game keeps the identity, as in
@@ -22,11 +24,11 @@ acting, targets and evaluation.
 from __future__ import annotations
 
 import torch
-from torch import nn
 
-from eqc.domains.hanabi.config.agent import AgentSpec
-from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, PQNConfig, RuleConfig
-from eqc.domains.hanabi.training.learner import Learner
+from eqc.domains.hanabi.agent.network import State
+from eqc.domains.hanabi.config.algorithms import PQNConfig
+from eqc.domains.hanabi.training.learner import LearnerSetup
+from eqc.domains.hanabi.training.rollout import RolloutLearner, View
 
 __all__ = ["PQNLearner", "epsilon_ladder", "epsilon_schedule", "exploration_epsilon", "lambda_returns"]
 
@@ -65,58 +67,33 @@ def exploration_epsilon(p: PQNConfig, moves: int, games: int, device: torch.devi
     return epsilon_schedule(p, moves) if p.exploration == "decay" else epsilon_ladder(p, games, device).float()
 
 
-class PQNLearner(Learner):
-    """The fast feed-forward learner (see the module docstring)."""
+class PQNLearner(RolloutLearner):
+    """The fast learner, feed-forward or recurrent (see the module docstring)."""
 
-    def __init__(self, spec: AgentSpec, rule: RuleConfig, optim: OptimConfig, bootstrap: BootstrapConfig, pqn: PQNConfig, *,
-                 num_envs: int, seed: int, device: torch.device) -> None:
-        super().__init__(spec, rule, optim, bootstrap, num_envs=num_envs, seed=seed, device=device)
+    def __init__(self, setup: LearnerSetup, pqn: PQNConfig) -> None:
+        super().__init__(setup, rollout_steps=pqn.rollout_steps, epochs=pqn.epochs, minibatches=pqn.minibatches)
         self.pqn = pqn
-        p, B = pqn, num_envs
-        self._obs = self.games.env.observations()  # reused buffers: [B, P, D], [B, M]
-        self._legal = self.games.env.legal_move_mask()
-        T, D = p.rollout_steps, self.obs_dim
-        self._buf_obs = torch.empty(T, B, D, device=device)
-        self._buf_legal = torch.empty(T, B, self.num_actions, dtype=torch.bool, device=device)
-        self._buf_action = torch.empty(T, B, dtype=torch.long, device=device)
-        self._buf_reward = torch.empty(T, B, device=device)
-        self._buf_ended = torch.empty(T, B, dtype=torch.bool, device=device)
-        self._buf_value = torch.empty(T, B, device=device)
+
+    def heads(self, obs: torch.Tensor, legal: torch.Tensor, state: State = None) -> tuple[torch.Tensor, None, State]:
+        q, state = self.agent.step(obs, legal, state)
+        return q, None, state
+
+    def _record_value(self, t: int, view: View) -> None:
+        """The target's bootstrap: the greedy value of the view after move ``t``."""
+        value = view.scores.max(-1).values
+        self._buf_value[t] = torch.where(torch.isfinite(value), value, 0.0)  # no legal move: game over
 
     def iteration(self) -> dict[str, torch.Tensor | float]:
         p = self.pqn
-        T, B = p.rollout_steps, self.num_envs
-        epsilon = exploration_epsilon(p, self.moves_played, B, self.device)
-        with torch.no_grad():
-            obs, legal, acting = self.games.acting_view(self._obs, self._legal)
-            q, _ = self.agent.step(obs, legal)
-            for t in range(T):
-                self._buf_obs[t], self._buf_legal[t] = obs, legal
-                action = self.explore(q, legal, epsilon)
-                self._buf_action[t] = action
-                greedy = q.argmax(-1) if self.spec.game.uses_sad else None  # SAD: partners see the greedy move
-                step = self.games.step(action, acting, greedy, shaping=self.shaping)
-                reward, ended = step.reward, step.ended
-                self._buf_reward[t], self._buf_ended[t] = reward, ended
-                obs, legal, acting = self.games.acting_view(self._obs, self._legal)
-                q, _ = self.agent.step(obs, legal)
-                value = q.max(-1).values
-                self._buf_value[t] = torch.where(torch.isfinite(value), value, 0.0)  # no legal move: game over
-            returns = lambda_returns(self._buf_reward, self._buf_ended, self._buf_value, p.gamma, p.td_lambda)
-        self.moves_played += T * B
-        data = (self._buf_obs.flatten(0, 1), self._buf_legal.flatten(0, 1), self._buf_action.flatten(), returns.flatten())
+        epsilon = exploration_epsilon(p, self.moves_played, self.num_envs, self.device)
+        self.rollout(lambda t, view: self.explore(view.scores, view.acting_legal, epsilon), self._record_value)
+        returns = lambda_returns(self._buf_reward, self._buf_ended, self._buf_value, p.gamma, p.td_lambda)
         losses = []
-        for _ in range(p.epochs):
-            order = torch.randperm(T * B, generator=self.learn_generator, device=self.device)
-            for idx in order.chunk(p.minibatches):
-                obs_b, legal_b, action_b, target_b = (x[idx] for x in data)
-                q_b, _ = self.agent.step(obs_b, legal_b)
-                chosen = q_b.gather(1, action_b.unsqueeze(1)).squeeze(1)
-                chosen = torch.where(legal_b.any(-1), chosen, target_b)  # a finished game's step teaches nothing
-                loss = 0.5 * (chosen - target_b).pow(2).mean()
-                self.optimize(loss)
-                losses.append(loss.detach())
+        for batch in self.minibatches(returns):
+            (target,) = batch.decisions
+            chosen = batch.scores.gather(-1, batch.action.unsqueeze(-1)).squeeze(-1)
+            chosen = torch.where(batch.legal.any(-1), chosen, target)  # a finished game's step teaches nothing
+            loss = 0.5 * (chosen - target).pow(2).mean()
+            self.optimize(loss)
+            losses.append(loss.detach())
         return {"loss": torch.stack(losses).mean(), "epsilon": epsilon if isinstance(epsilon, float) else epsilon.mean()}
-
-    def modules(self) -> dict[str, nn.Module]:
-        return {"network": self.network}

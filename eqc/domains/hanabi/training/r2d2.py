@@ -42,9 +42,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from eqc.domains.hanabi.agent.network import as_lstm_state, spec_agent
-from eqc.domains.hanabi.config.agent import AgentSpec
-from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, R2D2Config, RuleConfig
-from eqc.domains.hanabi.training.learner import Learner
+from eqc.domains.hanabi.config.algorithms import R2D2Config
+from eqc.domains.hanabi.training.learner import Learner, LearnerSetup
 from eqc.domains.hanabi.training.replay import EpisodeBatch, EpisodeReplay, sequence_priority
 
 __all__ = ["R2D2Learner", "ape_x_epsilons", "nstep_targets", "own_hand_labels", "q_learning_loss"]
@@ -108,17 +107,16 @@ def own_hand_labels(env: Any) -> torch.Tensor:
 class R2D2Learner(Learner):
     """The recurrent replay learner (see the module docstring)."""
 
-    def __init__(self, spec: AgentSpec, rule: RuleConfig, optim: OptimConfig, bootstrap: BootstrapConfig, r2d2: R2D2Config, *,
-                 num_envs: int, seed: int, device: torch.device) -> None:
+    def __init__(self, setup: LearnerSetup, r2d2: R2D2Config) -> None:
+        spec, device = setup.spec, setup.device
         if r2d2.max_moves < 1:
             raise ValueError("[r2d2] max_moves must be >= 1 (replay episodes are at most that long)")
         if spec.network.lstm_layers < 1:
             raise ValueError("[network] lstm_layers must be >= 1 for algorithm 'r2d2' (a recurrent agent)")
         aux = AUX_CLASSES * spec.rules().hand_size if spec.network.aux_weight > 0 else 0
-        super().__init__(spec, rule, optim, bootstrap, num_envs=num_envs, seed=seed, device=device, aux_outputs=aux,
-                         keep_identity=r2d2.vdn)
+        super().__init__(setup, aux_outputs=aux, keep_identity=r2d2.vdn)
         self.r2d2 = r2d2
-        q, B, P = r2d2, num_envs, self.num_players
+        q, B, P = r2d2, self.num_envs, self.num_players
         self.aux_weight = spec.network.aux_weight
         self.target_network = copy.deepcopy(self.network).requires_grad_(False)
         for module in self.target_network.modules():

@@ -42,10 +42,11 @@ from eqc.domains.hanabi.config.schema import ConfigError
 from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.play.self_play import evaluate_agent
 from eqc.domains.hanabi.training.learner import Learner
+from eqc.domains.hanabi.training.learners import make_learner
 from eqc.domains.hanabi.training.run_log import METRICS, RunLog
 from eqc.io import write_json_atomic
 
-__all__ = ["METRICS", "RunDirectoryError", "RunSummary", "TrainingDiverged", "learner_sections", "make_learner", "train"]
+__all__ = ["METRICS", "RunDirectoryError", "RunSummary", "TrainingDiverged", "train"]
 
 #: ``[run]`` keys that may differ when a run resumes: they do not change what is learned.
 RESUMABLE_KEYS = ("total_moves", "checkpoint_minutes", "threads", "tensorboard")
@@ -59,43 +60,6 @@ class RunDirectoryError(ValueError):
 
 class TrainingDiverged(RuntimeError):
     """The loss became NaN, infinite or absurdly large: the run stops instead of training on garbage."""
-
-
-def learner_sections(config: TrainConfig) -> dict[str, Any]:
-    """The sections of ``config`` its algorithm's learner takes: the agent's spec, ``rule``, ``optim``,
-    ``bootstrap``, its own section (``pqn``, ``r2d2`` or ``ppo``) and ``num_envs``. ``[run] precision`` must be
-    "fp32" or "bf16" ("auto" is resolved on a device: :func:`make_learner`)."""
-    sections: dict[str, dict[str, Any]] = {"pqn": {"pqn": config.pqn}, "r2d2": {"r2d2": config.r2d2}, "ippo": {"ppo": config.ppo}}
-    own = sections[config.run.algorithm]
-    return {"spec": config.agent, "rule": config.rule, "optim": config.optim, "bootstrap": config.bootstrap, **own,
-            "num_envs": config.run.num_envs}
-
-
-def make_learner(config: TrainConfig, seed: int, device: torch.device) -> Learner:
-    """The learner of ``config``'s ``[run] algorithm``: PQN or IPPO (each recurrent when ``[network] lstm_layers >= 1``), R2D2,
-    in ``[run] precision`` ("auto" resolved on ``device``)."""
-    if config.run.precision == "auto":
-        config = config.replace(run={"precision": resolve_precision("auto", device).used})
-    sections = learner_sections(config)
-    if config.run.algorithm == "pqn" and config.network.lstm_layers > 0:
-        from eqc.domains.hanabi.training.pqn_rnn import RecurrentPQNLearner
-
-        return RecurrentPQNLearner(**sections, seed=seed, device=device)
-    if config.run.algorithm == "pqn":
-        from eqc.domains.hanabi.training.pqn import PQNLearner
-
-        return PQNLearner(**sections, seed=seed, device=device)
-    if config.run.algorithm == "ippo" and config.network.lstm_layers > 0:
-        from eqc.domains.hanabi.training.ippo_rnn import RecurrentIPPOLearner
-
-        return RecurrentIPPOLearner(**sections, seed=seed, device=device)
-    if config.run.algorithm == "ippo":
-        from eqc.domains.hanabi.training.ippo import IPPOLearner
-
-        return IPPOLearner(**sections, seed=seed, device=device)
-    from eqc.domains.hanabi.training.r2d2 import R2D2Learner
-
-    return R2D2Learner(**sections, seed=seed, device=device)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import torch
 
 from eqc._checks import check_int
-from eqc.domains.hanabi.agent.network import ActingAgent, State
+from eqc.domains.hanabi.agent.network import ActingAgent, AgentWrapper, State
 from eqc.domains.hanabi.agent.policy import TrainedPolicy
 from eqc.domains.hanabi.play.batched import play_seats
 from eqc.domains.hanabi.play.hle import common_decks
@@ -80,18 +80,13 @@ class SampledEquivariance:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
 
-class _Recording:
+class _Recording(AgentWrapper):
     """An agent that keeps the observations and legal moves it is asked about (for ``play_seats``): the acting seats'
     of a feed-forward agent, every seat's at every move of a recurrent one (its rows in the same order each move)."""
 
     def __init__(self, agent: ActingAgent) -> None:
-        self.agent = agent
-        self.network = agent.network
-        self.recurrent = agent.recurrent
+        super().__init__(agent)
         self.seen: list[tuple[torch.Tensor, torch.Tensor]] = []
-
-    def initial_state(self, batch: int, device: torch.device | str) -> State:
-        return self.agent.initial_state(batch, device)
 
     def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]:
         if legal is not None:
@@ -178,10 +173,11 @@ def sampled_equivariance(policy: TrainedPolicy, *, group: str | None = None, gam
     its greedy self-play as in :func:`greedy_equivariance`."""
     if not isinstance(policy, TrainedPolicy):
         raise TypeError(f"policy must be a TrainedPolicy (from load_policy), got {type(policy).__name__}")
-    algorithm = policy.trained_with.get("run", {}).get("algorithm")
-    if algorithm != "ippo":
+    training = policy.training
+    if training is None or not training.algorithm.policy:
+        by = "another program" if training is None else repr(training.run.algorithm)
         raise ValueError(f"sampled_equivariance measures agents whose logits are a policy (trained by IPPO); this one was trained "
-                         f"by {algorithm!r}, a learner of Q-values that acts greedily: measure it with greedy_equivariance")
+                         f"by {by}, a learner of Q-values that acts greedily: measure it with greedy_equivariance")
     if policy.agent.recurrent:
         raise ValueError("the policy distance is measured on feed-forward agents: a recurrent agent's move depends on its "
                          "history (greedy_equivariance measures recurrent agents greedily)")

@@ -21,10 +21,9 @@ import math
 from dataclasses import dataclass
 
 import torch
-from torch import nn
 
 from eqc._checks import check_int
-from eqc.domains.hanabi.agent.network import ActingAgent, QNetwork, State, no_op_representation
+from eqc.domains.hanabi.agent.network import ActingAgent, AgentWrapper, State, no_op_representation
 from eqc.domains.hanabi.agent.policy import TrainedPolicy
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
@@ -46,7 +45,7 @@ def breaks_colour_symmetry(loss: float, self_play: float, max_score: int) -> boo
     return loss >= BREAKING_LOSS or (max_score < 25 and self_play > 0 and loss >= BREAKING_SHARE * self_play)
 
 
-class RelabelledAgent(nn.Module):
+class RelabelledAgent(AgentWrapper):
     """``agent`` in a world whose colours are relabelled by group element ``element`` (a row of ``group.elements``).
 
     ``step`` relabels the observation by ``rho_obs(g)`` and the legal moves by ``rho_move(g)``, and
@@ -55,27 +54,12 @@ class RelabelledAgent(nn.Module):
     """
 
     def __init__(self, agent: ActingAgent, rules: HanabiRules, group: PermutationGroup, element: int) -> None:
-        super().__init__()
+        super().__init__(agent)
         check_int(element, "element", low=0, high=group.order - 1)
-        self.agent, self.element, self.group = agent, element, group
+        self.element, self.group = element, group
         sym = colour_symmetry(group, rules)
         self.obs_rep = sym.observation_rep
         self.move_rep = no_op_representation(sym.action_rep, agent.network.num_actions - sym.action_rep.dim)
-
-    @property
-    def network(self) -> QNetwork:
-        return self.agent.network
-
-    @property
-    def precision(self) -> str:
-        return self.agent.precision
-
-    @property
-    def recurrent(self) -> bool:
-        return self.agent.recurrent
-
-    def initial_state(self, batch: int, device: torch.device | str) -> State:
-        return self.agent.initial_state(batch, device)
 
     def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]:
         g = self.element  # one int: a row of each device-resident table, nothing read back from the device per move

@@ -8,7 +8,7 @@ import torch
 from eqc.domains.hanabi.config.schema import ConfigError
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.training.bootstrap import NO_HINT, colour_slot_maps, convention_bonus, touched_hint
-from eqc.domains.hanabi.training.run import make_learner
+from eqc.domains.hanabi.training.learners import make_learner
 
 RULES = HanabiRules(num_players=2)  # hand 5: discard 0-4, play 5-9, reveal colour 10-14, rank 15-19
 

@@ -16,8 +16,8 @@ from eqc.domains.hanabi.config.schema import ConfigError
 from eqc.domains.hanabi.config.train import load_config
 from eqc.domains.hanabi.play.self_play import greedy_games
 from eqc.domains.hanabi.training.ippo import IPPOLearner, gae
-from eqc.domains.hanabi.training.ippo_rnn import RecurrentIPPOLearner
-from eqc.domains.hanabi.training.run import make_learner, train
+from eqc.domains.hanabi.training.learners import make_learner
+from eqc.domains.hanabi.training.run import train
 from eqc.domains.hanabi.xp.play import cross_play_games
 
 CPU = torch.device("cpu")
@@ -100,7 +100,7 @@ def test_the_recurrent_learner_replays_its_rollout_through_the_lstm_as_it_played
     """Before any update, replaying each game's rollout from the stored start states gives the logits and values of
     the rollout itself: states are carried between rollouts and zeroed exactly where games ended."""
     learner = make_learner(_ippo(tiny_config, network={"lstm_layers": 1}, ppo={"rollout_steps": 40}), 0, CPU)
-    assert isinstance(learner, RecurrentIPPOLearner)
+    assert isinstance(learner, IPPOLearner) and learner.recurrent
     learner.optimize = lambda loss: None  # no updates: the network that played is the one that replays
     learner.iteration()  # a first rollout, so that the second starts from states carried over
     start = (learner.lstm_state[0].clone(), learner.lstm_state[1].clone())
@@ -108,10 +108,12 @@ def test_the_recurrent_learner_replays_its_rollout_through_the_lstm_as_it_played
     assert bool(learner._buf_ended.any()) and torch.isfinite(stats["loss"])  # games ended inside the rollout
     games = torch.arange(learner.num_envs)
     logits, values = learner.replay(games, start)
+    assert values is not None
     log_prob = torch.log_softmax(logits, -1).gather(2, learner._buf_action.unsqueeze(2)).squeeze(2)
     assert torch.allclose(log_prob, learner._buf_log_prob, atol=1e-5) and torch.allclose(values, learner._buf_value, atol=1e-5)
     fresh = (torch.zeros_like(start[0]), torch.zeros_like(start[1]))
-    assert not torch.allclose(learner.replay(games, fresh)[1], learner._buf_value, atol=1e-5)  # the start state matters
+    fresh_values = learner.replay(games, fresh)[1]
+    assert fresh_values is not None and not torch.allclose(fresh_values, learner._buf_value, atol=1e-5)  # the start state matters
 
 
 def test_a_recurrent_ippo_agent_trains_resumes_exports_and_plays_sampled(tmp_path: Path, tiny_config) -> None:

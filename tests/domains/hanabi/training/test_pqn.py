@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
+from eqc.domains.hanabi.training.learner import LearnerSetup
 from eqc.domains.hanabi.training.pqn import PQNLearner, lambda_returns
-from eqc.domains.hanabi.training.run import learner_sections
 
 CPU = torch.device("cpu")
 
@@ -44,7 +44,7 @@ def test_symmetrized_network_is_trained_and_deployed_symmetrized(tmp_path, tiny_
 
 
 def test_epsilon_ladder_is_hanabi_sads() -> None:
-    from eqc.domains.hanabi.config.train import PQNConfig
+    from eqc.domains.hanabi.config.algorithms import PQNConfig
     from eqc.domains.hanabi.training.pqn import epsilon_ladder
 
     p = PQNConfig(exploration="ladder", eps_start=0.1, eps_end=1e-8, ladder_rungs=80)
@@ -55,8 +55,8 @@ def test_epsilon_ladder_is_hanabi_sads() -> None:
 
 def test_ladder_explores_per_game(tiny_config) -> None:
     """Two rungs, eps 1 and 1e-8: odd games always play the greedy move, even games explore uniformly."""
+    from eqc.domains.hanabi.training.learners import make_learner
     from eqc.domains.hanabi.training.pqn import exploration_epsilon
-    from eqc.domains.hanabi.training.run import make_learner
 
     config = tiny_config(pqn={"exploration": "ladder", "eps_start": 1.0, "eps_end": 1e-8, "ladder_rungs": 2})
     learner = make_learner(config, 0, torch.device("cpu"))
@@ -85,7 +85,7 @@ def test_an_iteration_never_goes_through_the_host(tiny_config, host_traffic, rul
     after the first iteration, none happens in eqc's code (the Other-Play relabelling used to map each move on
     the CPU, and the group's index checks read the indices back)."""
     config = tiny_config(rule={"objective": rule} | ({"group": group} if group else {}))
-    learner = PQNLearner(**learner_sections(config), seed=0, device=CPU)
+    learner = PQNLearner(LearnerSetup.of(config, 0, CPU), config.pqn)
     learner.iteration()
     with host_traffic() as traffic:
         for _ in range(2):
@@ -96,7 +96,8 @@ def test_an_iteration_never_goes_through_the_host(tiny_config, host_traffic, rul
 def test_the_host_traffic_check_sees_the_old_relabelling(tiny_config, host_traffic) -> None:
     """Negative control: relabelling by permutations (the learner's path before issue 25) maps them on the CPU
     and is caught; the checker ignores what the test itself does."""
-    learner = PQNLearner(**learner_sections(tiny_config(rule={"objective": "op"})), seed=0, device=CPU)
+    config = tiny_config(rule={"objective": "op"})
+    learner = PQNLearner(LearnerSetup.of(config, 0, CPU), config.pqn)
     other_play = learner.games.other_play
     perms = other_play.group.elements[learner.games.element_indices]
     other_play.relabelling(perms)  # tables built once, outside

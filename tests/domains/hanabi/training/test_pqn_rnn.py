@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from eqc.domains.hanabi.training.pqn_rnn import RecurrentPQNLearner
-from eqc.domains.hanabi.training.run import learner_sections, make_learner
+from eqc.domains.hanabi.training.learner import LearnerSetup
+from eqc.domains.hanabi.training.learners import make_learner
+from eqc.domains.hanabi.training.pqn import PQNLearner
 
 CPU = torch.device("cpu")
 
@@ -23,7 +24,7 @@ def test_learning_pass_replays_the_q_values_of_acting(tiny_config, rule: str) ->
     """With the weights frozen, replaying each game's rollout from its start state (zeroing states where games
     ended) gives exactly the acting players' Q-values that acting computed, move for move."""
     learner = make_learner(_recurrent(tiny_config, rule={"objective": rule}, pqn={"rollout_steps": 12}), 0, CPU)
-    assert isinstance(learner, RecurrentPQNLearner)
+    assert isinstance(learner, PQNLearner) and learner.recurrent
     for group in learner.optimizer.param_groups:
         group["lr"] = 0.0  # RAdam with lr 0 leaves the weights as they are
     learner.iteration()  # carry states across a rollout boundary first
@@ -42,10 +43,10 @@ def test_learning_pass_replays_the_q_values_of_acting(tiny_config, rule: str) ->
     T, B, P = 12, 32, 2
     acting = torch.stack([q.view(B, P, -1)[torch.arange(B), learner._buf_current[t]] for t, q in enumerate(seen[:T])])
     with torch.no_grad():
-        replayed = learner.replay_q(torch.arange(B), start)
+        replayed, _ = learner.replay(torch.arange(B), start)
     assert bool(learner._buf_ended.any()), "no game ended in the rollout: the reset is untested"
     torch.testing.assert_close(replayed, acting, rtol=0, atol=1e-6)
-    wrong = learner.replay_q(torch.arange(B), tuple(torch.zeros_like(s) for s in start))
+    wrong, _ = learner.replay(torch.arange(B), (torch.zeros_like(start[0]), torch.zeros_like(start[1])))
     assert (wrong - acting)[torch.isfinite(acting)].abs().max() > 1e-4  # negative control: the start state matters
 
 
@@ -74,16 +75,11 @@ def test_rules_symmetrizers_and_sad_run(tiny_config, changes: dict) -> None:
     assert float(learner.lstm_state[0].abs().sum()) == 0.0  # resumed games restart from zero state
 
 
-def test_feed_forward_config_is_refused_by_the_recurrent_learner(tiny_config) -> None:
-    with pytest.raises(ValueError, match="lstm_layers >= 1"):
-        RecurrentPQNLearner(**learner_sections(tiny_config()), seed=0, device=CPU)
-
-
 @pytest.mark.parametrize("rule", ["op", "gop"])
 def test_an_iteration_never_goes_through_the_host(tiny_config, host_traffic, rule: str) -> None:
     """Every player's relabelled view is gathered on the device: no read back, no tensor from host data."""
     config = _recurrent(tiny_config, rule={"objective": rule} | ({"group": "C5"} if rule == "gop" else {}))
-    learner = RecurrentPQNLearner(**learner_sections(config), seed=0, device=CPU)
+    learner = PQNLearner(LearnerSetup.of(config, 0, CPU), config.pqn)
     learner.iteration()
     with host_traffic() as traffic:
         learner.iteration()

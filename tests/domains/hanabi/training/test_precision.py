@@ -25,7 +25,8 @@ from eqc.domains.hanabi.config.schema import ConfigError
 from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.play.self_play import precision_difference
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
-from eqc.domains.hanabi.training.run import RunDirectoryError, make_learner, train
+from eqc.domains.hanabi.training.learners import make_learner
+from eqc.domains.hanabi.training.run import RunDirectoryError, train
 
 CPU = torch.device("cpu")
 AVX2 = frozenset({"avx", "avx2", "fma"})

@@ -9,9 +9,9 @@ import torch
 
 from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.play.self_play import evaluate_agent
+from eqc.domains.hanabi.training.learner import LearnerSetup
 from eqc.domains.hanabi.training.r2d2 import R2D2Learner, ape_x_epsilons, nstep_targets, own_hand_labels, q_learning_loss
 from eqc.domains.hanabi.training.replay import EpisodeBatch
-from eqc.domains.hanabi.training.run import learner_sections
 
 CPU = torch.device("cpu")
 INF = float("inf")
@@ -35,7 +35,7 @@ def make_learner(config: TrainConfig, seed: int) -> R2D2Learner:
     """The learner with its network initialised from ``seed`` (Learner draws initial weights from torch's global RNG)."""
     with torch.random.fork_rng():
         torch.manual_seed(seed)
-        return R2D2Learner(**learner_sections(config), seed=seed, device=CPU)
+        return R2D2Learner(LearnerSetup.of(config, seed, CPU), config.r2d2)
 
 
 # ---------------------------------------------------------------- pure pieces
@@ -150,9 +150,9 @@ def test_sad_op_aux_learner_runs_an_update() -> None:
 
 def test_impossible_settings_are_refused() -> None:
     with pytest.raises(ValueError, match=r"\[r2d2\] max_moves must be >= 1"):
-        R2D2Learner(**learner_sections(tiny_r2d2(r2d2={"max_moves": 0})), seed=0, device=CPU)
+        make_learner(tiny_r2d2(r2d2={"max_moves": 0}), 0)
     with pytest.raises(ValueError, match=r"warmup_episodes \(1024\) must not exceed"):
-        R2D2Learner(**learner_sections(tiny_r2d2(r2d2={"warmup_episodes": 1024})), seed=0, device=CPU)
+        make_learner(tiny_r2d2(r2d2={"warmup_episodes": 1024}), 0)
 
 
 # ---------------------------------------------------------------- learning and state

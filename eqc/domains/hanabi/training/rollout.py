@@ -1,0 +1,207 @@
+"""The skeleton of the rollout learners (PQN, IPPO), written once for both network forms: act, step, record; then
+learn on minibatches of the rollout, the network's outputs recomputed.
+
+A :class:`RolloutLearner` plays ``rollout_steps`` moves in every game, recording what each acting player saw, chose
+and got (``[T, B, ...]`` buffers), then makes ``epochs`` passes of ``minibatches`` minibatches over the rollout. Its
+algorithm fills in three things (as Stable-Baselines3's ``OnPolicyAlgorithm`` leaves the loss to PPO or A2C):
+:meth:`~RolloutLearner.heads` (what the network gives at a step: Q-values, or logits and a value), how the acting
+players choose (the ``choose`` it gives :meth:`~RolloutLearner.rollout`, recording what its targets need) and its loss.
+
+The two forms:
+
+- *Feed-forward* (``[network] lstm_layers = 0``): only the acting player's view is computed and recorded
+  (``TrainingGames.acting_view``); a minibatch is a random set of the ``T * B`` decisions.
+- *Recurrent*: every player steps its own LSTM state on every move (as R2D2 and evaluation do; the waiting players'
+  only legal move is the no-op), the state is carried from rollout to rollout and zeroed when its game ends (the game
+  is re-dealt in the same step); every player's view is recorded (``TrainingGames.player_views``). A minibatch is a
+  random set of games, replayed through the LSTM from the states the rollout started with (:meth:`~RolloutLearner.replay`,
+  both players, states zeroed where games ended). Those start states were computed by the network before the last
+  updates (purejaxql does the same); nothing else is stale.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from eqc.domains.hanabi.agent.network import LSTMState, State, as_lstm_state
+from eqc.domains.hanabi.training.learner import Learner, LearnerSetup
+from eqc.symmetrize.other_play import Relabelling
+
+__all__ = ["Choose", "Minibatch", "RolloutLearner", "View", "zero_ended"]
+
+
+def zero_ended(state: LSTMState, ended: torch.Tensor, players: int) -> LSTMState:
+    """``state`` (rows game-major: game b's players at ``b * players + p``) with the rows of every player of the games
+    that ``ended`` (bool ``[B]``) set to zero: a recurrent learner's next game starts from a fresh state."""
+    keep = (~ended).repeat_interleave(players).view(1, -1, 1).to(state[0].dtype)
+    return state[0] * keep, state[1] * keep
+
+
+@dataclass(frozen=True)
+class View:
+    """What the games look like before a move, and what the network makes of it.
+
+    Attributes:
+        obs, legal: what is recorded: the acting player's view ``[B, D]``, ``[B, A]`` (feed-forward) or every
+            player's ``[B, P, D]``, ``[B, P, A]`` (recurrent), relabelled under Other-Play / G-OP.
+        acting_legal: the acting players' legal actions ``[B, A]``.
+        current: the player on turn ``[B]`` (recurrent; None feed-forward).
+        acting: the acting players' relabelling (None under self-play), for ``TrainingGames.step``.
+        scores: the acting players' outputs ``[B, A]`` (Q-values or logits: :meth:`RolloutLearner.heads`).
+        value: the acting players' values ``[B]`` (None for a learner without a critic).
+        state: every player's LSTM state after this step, not yet zeroed where games end (None feed-forward).
+    """
+
+    obs: torch.Tensor
+    legal: torch.Tensor
+    acting_legal: torch.Tensor
+    current: torch.Tensor | None
+    acting: Relabelling | None
+    scores: torch.Tensor
+    value: torch.Tensor | None
+    state: LSTMState | None
+
+
+@dataclass(frozen=True)
+class Minibatch:
+    """The recorded decisions of one minibatch (any leading shape: ``[n]`` feed-forward, ``[T, b]`` recurrent) and the
+    network's outputs on them now: ``scores [..., A]``, ``value [...]`` (or None), ``legal [..., A]`` the acting
+    players' legal actions, ``action [...]``, and ``decisions``: the learner's own per-decision tensors, selected alike."""
+
+    scores: torch.Tensor
+    value: torch.Tensor | None
+    legal: torch.Tensor
+    action: torch.Tensor
+    decisions: tuple[torch.Tensor, ...]
+
+
+#: How the acting players choose at rollout step ``t`` from the :class:`View` before it: their moves ``[B]``.
+Choose = Callable[[int, View], torch.Tensor]
+
+
+class RolloutLearner(Learner):
+    """A learner of rollouts (see the module docstring); subclasses implement :meth:`heads` and
+    :meth:`~.learner.Learner.iteration` (:meth:`rollout`, its targets, then a loss per :meth:`minibatches`)."""
+
+    def __init__(self, setup: LearnerSetup, *, rollout_steps: int, epochs: int, minibatches: int) -> None:
+        super().__init__(setup)
+        self.rollout_steps, self.epochs, self.num_minibatches = rollout_steps, epochs, minibatches
+        self.recurrent = setup.spec.network.lstm_layers >= 1
+        T, B, P, D, A, device = rollout_steps, self.num_envs, self.num_players, self.obs_dim, self.num_actions, self.device
+        seen = (T, B, P) if self.recurrent else (T, B)
+        self._obs, self._legal = self.games.env.observations(), self.games.env.legal_move_mask()  # reused: [B, P, D], [B, M]
+        self._buf_obs = torch.empty(*seen, D, device=device)
+        self._buf_legal = torch.empty(*seen, A, dtype=torch.bool, device=device)
+        self._buf_acting_legal = self._buf_legal if not self.recurrent else torch.empty(T, B, A, dtype=torch.bool, device=device)
+        self._buf_current = torch.empty(T, B, dtype=torch.long, device=device)
+        self._buf_action = torch.empty(T, B, dtype=torch.long, device=device)
+        self._buf_reward = torch.empty(T, B, device=device)
+        self._buf_ended = torch.empty(T, B, dtype=torch.bool, device=device)
+        self._buf_value = torch.empty(T, B, device=device)
+        self.lstm_state: LSTMState | None = self._fresh_state()
+        self._start_state: LSTMState | None = None
+
+    # ---------------------------------------------------------------- to implement
+    @abstractmethod
+    def heads(self, obs: torch.Tensor, legal: torch.Tensor, state: State = None) -> tuple[torch.Tensor, torch.Tensor | None, State]:
+        """The network's outputs at one step ``obs [N, D]``, ``legal [N, A]`` from ``state``: scores ``[N, A]``, values
+        ``[N]`` (or None) and the next state (None feed-forward)."""
+
+    def modules(self) -> dict[str, nn.Module]:
+        return {"network": self.network}
+
+    # ---------------------------------------------------------------- acting
+    def _fresh_state(self) -> LSTMState | None:
+        return as_lstm_state(self.agent.initial_state(self.num_envs * self.num_players, self.device)) if self.recurrent else None
+
+    def view(self) -> View:
+        """The games before the next move (:class:`View`), the network run on it."""
+        if not self.recurrent:
+            obs, legal, acting = self.games.acting_view(self._obs, self._legal)
+            scores, value, _ = self.heads(obs, legal)
+            return View(obs, legal, legal, None, acting, scores, value, None)
+        B, P, rows = self.num_envs, self.num_players, self.games.rows
+        obs, legal, current, acting = self.games.player_views(self._obs, self._legal)
+        scores, value, state = self.heads(obs.reshape(B * P, -1), legal.reshape(B * P, -1), self.lstm_state)
+        return View(obs, legal, legal[rows, current], current, acting, scores.view(B, P, -1)[rows, current],
+                    None if value is None else value.view(B, P)[rows, current], as_lstm_state(state))
+
+    def rollout(self, choose: Choose, stepped: Callable[[int, View], None] | None = None) -> View:
+        """Play ``rollout_steps`` moves in every game, the acting players' moves from ``choose``, recording them;
+        ``stepped(t, view)`` sees the view after move ``t`` (PQN records the greedy value there). Returns the view
+        after the last move (to bootstrap from)."""
+        if self.lstm_state is not None:
+            self._start_state = (self.lstm_state[0].clone(), self.lstm_state[1].clone())
+        with torch.no_grad():
+            view = self.view()
+            for t in range(self.rollout_steps):
+                self._buf_obs[t], self._buf_legal[t] = view.obs, view.legal
+                if view.current is not None:
+                    self._buf_current[t], self._buf_acting_legal[t] = view.current, view.acting_legal
+                action = choose(t, view)
+                self._buf_action[t] = action
+                greedy = view.scores.argmax(-1) if self.spec.game.uses_sad else None  # SAD: partners see the greedy move
+                step = self.games.step(action, view.acting, greedy, shaping=self.shaping)
+                self._buf_reward[t], self._buf_ended[t] = step.reward, step.ended
+                if view.state is not None:
+                    self.lstm_state = zero_ended(view.state, step.ended, self.num_players)
+                view = self.view()
+                if stepped is not None:
+                    stepped(t, view)
+        self.moves_played += self.rollout_steps * self.num_envs
+        return view
+
+    # ---------------------------------------------------------------- learning
+    def minibatches(self, *decisions: torch.Tensor) -> Iterator[Minibatch]:
+        """``epochs`` passes of ``minibatches`` minibatches over the last rollout (``decisions``: the learner's own
+        ``[T, B]`` tensors, selected with the recorded ones): random decisions (feed-forward) or random games
+        replayed from the rollout's start (recurrent)."""
+        T, B = self.rollout_steps, self.num_envs
+        flat = tuple(x.flatten(0, 1) for x in (self._buf_obs, self._buf_legal, self._buf_action, *decisions))
+        for _ in range(self.epochs):
+            if not self.recurrent:
+                order = torch.randperm(T * B, generator=self.learn_generator, device=self.device)
+                for idx in order.chunk(self.num_minibatches):
+                    obs, legal, action, *own = (x[idx] for x in flat)
+                    scores, value, _ = self.heads(obs, legal)
+                    yield Minibatch(scores, value, legal, action, tuple(own))
+            else:
+                order = torch.randperm(B, generator=self.learn_generator, device=self.device)
+                for games in order.chunk(self.num_minibatches):
+                    scores, value = self.replay(games)
+                    yield Minibatch(scores, value, self._buf_acting_legal[:, games], self._buf_action[:, games],
+                                    tuple(x[:, games] for x in decisions))
+
+    def replay(self, games: torch.Tensor, start_state: LSTMState | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The acting players' scores ``[T, b, A]`` and values ``[T, b]`` (or None) of ``games`` ``[b]`` over the last
+        rollout, replayed through the LSTM from ``start_state`` (all games' states at the rollout's start; default the
+        recorded one), zeroing where games ended."""
+        start = self._start_state if start_state is None else start_state
+        assert start is not None, "replay follows a recurrent rollout"
+        T, P, b = self.rollout_steps, self.num_players, games.numel()
+        rows = (games.view(b, 1) * P + torch.arange(P, device=self.device)).reshape(-1)
+        state: LSTMState = (start[0][:, rows], start[1][:, rows])
+        seat = torch.arange(b, device=self.device)
+        scores, values = [], []
+        for t in range(T):
+            step_scores, step_value, stepped = self.heads(self._buf_obs[t, games].flatten(0, 1), self._buf_legal[t, games].flatten(0, 1),
+                                                          state)
+            current = self._buf_current[t, games]
+            scores.append(step_scores.view(b, P, -1)[seat, current])
+            if step_value is not None:
+                values.append(step_value.view(b, P)[seat, current])
+            state = zero_ended(as_lstm_state(stepped), self._buf_ended[t, games], P)
+        return torch.stack(scores), (torch.stack(values) if values else None)
+
+    # ---------------------------------------------------------------- state
+    def load_state_dict(self, state: dict) -> str | None:
+        """Restore as :class:`~.learner.Learner` does (and return its note); the games restart, so every LSTM state
+        starts from zero."""
+        note = super().load_state_dict(state)
+        self.lstm_state = self._fresh_state()
+        return note

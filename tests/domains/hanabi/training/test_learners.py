@@ -1,0 +1,31 @@
+"""The table of learners: every algorithm the config accepts has a learner, in each of its forms, and nothing else."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from eqc.domains.hanabi.config.schema import ConfigError
+from eqc.domains.hanabi.config.train import ALGORITHMS
+from eqc.domains.hanabi.training.learners import LEARNERS, make_learner
+
+CPU = torch.device("cpu")
+
+
+def test_the_learners_are_the_configs_algorithms() -> None:
+    assert set(LEARNERS) == set(ALGORITHMS)
+
+
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+@pytest.mark.parametrize("recurrent", [False, True])
+def test_make_learner_looks_up_the_algorithm_in_each_of_its_forms(tiny_config, name: str, recurrent: bool) -> None:
+    algorithm = ALGORITHMS[name]
+    changes = {"run": {"algorithm": name, "num_envs": 8}, "network": {"hidden_size": 16, "mlp_layers": 1, "lstm_layers": int(recurrent)},
+               "r2d2": {"batch_size": 4, "warmup_episodes": 4, "buffer_episodes": 64}}
+    if recurrent not in algorithm.forms:  # negative control: a form the algorithm lacks is refused by the config
+        with pytest.raises(ConfigError, match=r"\[network\] lstm_layers"):
+            tiny_config(**changes)
+        return
+    learner = make_learner(tiny_config(**changes), 0, CPU)
+    assert isinstance(learner, LEARNERS[name]) and learner.network.recurrent == recurrent  # type: ignore[arg-type]
+    assert torch.isfinite(torch.as_tensor(learner.iteration()["epsilon" if not algorithm.policy else "entropy"]))

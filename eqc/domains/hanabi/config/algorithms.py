@@ -4,11 +4,11 @@ An :class:`Algorithm` is what the configuration knows of a learner: its name (th
 the section of its own keys (a dataclass of :func:`~.schema.config_field` s, one field of the training config),
 the rules of those keys, the rules it sets on the other sections when it is the one chosen, the forms it has
 (feed-forward, recurrent: ``[network] lstm_layers``) and what its agents are (an auxiliary head, logits that
-are a policy). :data:`~.train.ALGORITHMS` maps names to them; the learners themselves (the code that trains) are
+are a policy). :data:`ALGORITHMS` maps names to them; the learners themselves (the code that trains) are
 ``eqc.domains.hanabi.training``'s, one module each, found by name and form in its ``LEARNERS`` table.
 
-Adding an algorithm: its section and :class:`Algorithm` here, a field of ``TrainConfig`` and a line of
-``ALGORITHMS`` (:mod:`.train`); its learner module and a line of ``LEARNERS`` (``training/learners.py``).
+Adding an algorithm: its section, its :class:`Algorithm` and a line of :data:`ALGORITHMS` here, its section as a field
+of ``TrainConfig`` (:mod:`.train`); its learner module and a line of ``LEARNERS`` (``training/learners.py``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from eqc.domains.hanabi.config.schema import config_field, require
 if TYPE_CHECKING:
     from eqc.domains.hanabi.config.train import TrainConfig
 
-__all__ = ["IPPO", "PQN", "R2D2", "Algorithm", "PPOConfig", "PQNConfig", "R2D2Config"]
+__all__ = ["ALGORITHMS", "IPPO", "PQN", "R2D2", "Algorithm", "PPOConfig", "PQNConfig", "R2D2Config"]
 
 EXPLORATIONS = ("decay", "ladder")
 
@@ -175,3 +175,7 @@ def _use_ippo(c: TrainConfig) -> None:
 
 
 IPPO = Algorithm("ippo", "ppo", PPOConfig, forms=(False, True), aux=False, policy=True, check_keys=_check_ppo, check_use=_use_ippo)
+
+
+#: The table of algorithms: what ``[run] algorithm`` may name; each one's section is a field of ``TrainConfig``.
+ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (PQN, R2D2, IPPO)}

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from eqc.domains.hanabi.config.agent import DEFAULT_HIDDEN_SCHEME, PRECISIONS, AgentSpec, GameConfig, NetworkConfig, check_agent_sections
-from eqc.domains.hanabi.config.algorithms import IPPO, PQN, R2D2, Algorithm, PPOConfig, PQNConfig, R2D2Config
+from eqc.domains.hanabi.config.algorithms import ALGORITHMS, Algorithm, PPOConfig, PQNConfig, R2D2Config
 from eqc.domains.hanabi.config.files import apply_overrides, read_config_file
 from eqc.domains.hanabi.config.schema import (
     ConfigError,
@@ -40,7 +40,6 @@ from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group_names
 
 __all__ = [
-    "ALGORITHMS",
     "REQUESTED_PRECISIONS",
     "BootstrapConfig",
     "OptimConfig",
@@ -57,8 +56,6 @@ REQUESTED_PRECISIONS = ("auto", *PRECISIONS)
 RULES = ("sp", "op", "gop")
 OPTIMIZERS = ("adam", "radam")
 CONVENTIONS = ("none", "colour_to_slot", "colour_to_touched_slot")
-#: The algorithms ``[run] algorithm`` may name (:mod:`.algorithms`), each with its section, a field of :class:`TrainConfig`.
-ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (PQN, R2D2, IPPO)}
 
 
 @dataclass(frozen=True)

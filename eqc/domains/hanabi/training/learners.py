@@ -3,7 +3,7 @@ or recurrent: ``Algorithm.forms``).
 
 A learner's class takes the :class:`~.learner.LearnerSetup` every learner reads and its algorithm's own section
 (``config.<section>`` of :class:`~eqc.domains.hanabi.config.algorithms.Algorithm`). What the configuration knows of
-an algorithm (its section, rules and forms) is :data:`~eqc.domains.hanabi.config.train.ALGORITHMS`; a test checks
+an algorithm (its section, rules and forms) is :data:`~eqc.domains.hanabi.config.algorithms.ALGORITHMS`; a test checks
 that both tables name the same algorithms. A new learner is its module and one line here.
 """
 
@@ -14,7 +14,8 @@ from typing import Any
 
 import torch
 
-from eqc.domains.hanabi.config.train import ALGORITHMS, TrainConfig
+from eqc.domains.hanabi.config.algorithms import ALGORITHMS
+from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.training.ippo import IPPOLearner
 from eqc.domains.hanabi.training.learner import Learner, LearnerSetup
 from eqc.domains.hanabi.training.pqn import PQNLearner

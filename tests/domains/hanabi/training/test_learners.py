@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from eqc.domains.hanabi.config.algorithms import ALGORITHMS
 from eqc.domains.hanabi.config.schema import ConfigError
-from eqc.domains.hanabi.config.train import ALGORITHMS
 from eqc.domains.hanabi.training.learners import LEARNERS, make_learner
 
 CPU = torch.device("cpu")

@@ -27,15 +27,34 @@ Pools (one agent per seed, ``eqc hanabi pool``), by scale:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from eqc.domains.hanabi.config.train import TrainConfig, load_config
 
 __all__ = [
-    "COLOUR_POOLS", "COLOUR_TABLES", "ENTROPY_POOLS", "ENTROPY_TABLES", "INDUCED_SLOTS", "INDUCED_TABLES", "PAPER", "SCALES", "TABLES",
-    "TOUCHED_POOLS", "TOUCHED_STREAMS",
-    "Cell", "ColourPool", "Scale", "Table", "colour_agent_config", "touched_agent_config", "describe_pool", "paper_numbers", "pool_config", "table_spec",
+    "COLOUR_POOLS",
+    "COLOUR_TABLES",
+    "ENTROPY_POOLS",
+    "ENTROPY_TABLES",
+    "INDUCED_SLOTS",
+    "INDUCED_TABLES",
+    "PAPER",
+    "SCALES",
+    "TABLES",
+    "TOUCHED_POOLS",
+    "TOUCHED_STREAMS",
+    "TOUCHED_TABLES",
+    "Cell",
+    "ColourPool",
+    "Scale",
+    "Table",
+    "colour_agent_config",
+    "describe_pool",
+    "paper_numbers",
+    "pool_config",
+    "table_spec",
+    "touched_agent_config",
 ]
 
 
@@ -52,6 +71,12 @@ class Scale:
     relabel_elements: int = 12  # relabelled self-play per agent: non-identity colour permutations ...
     relabel_games: int = 500  # ... and games per element
     shipped: str | None = None  # the repository folder of this scale's shipped pools (read unless retrained)
+    # pool -> the folders (relative to the shipped folder, or to --agents) holding its agents, in matching order; a pool
+    # not named here is the folder of its name. Agent k of two pools is matched when both have the same folder index and
+    # agent name (``<index>/<name>``: the seed, or the stream and pi).
+    pool_folders: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # how the pools are trained when they are not seed pools (each agent its own pi): ``--retrain`` is refused
+    trained_by: str | None = None
 
 
 SCALES = {
@@ -64,7 +89,15 @@ SCALES = {
     # the colour testbed: agents are named by their colour-to-slot map (slots_<pi>), not by seed; its pools are
     # trained by scripts/train_shipped.py --scale colour (COLOUR_POOLS), so ``seeds`` is unused here
     "colour": Scale("colour", seeds=(), games=1000, feedforward_moves=8_000_000, recurrent_moves=0, relabel_elements=5,
-                    shipped="results/colour/agents"),
+                    shipped="results/colour/agents", pool_folders={"sp_streams": ("sp", "sp_stream1")},
+                    trained_by="scripts/train_shipped.py --scale colour"),
+    # the claim-1 experiment (results/touched/PREREGISTRATION.md): 12 agents per pool, stream 0 then stream 1, pi in
+    # colour_slot_maps order; stream 0 of sp is the colour testbed's touched pool
+    "touched": Scale("touched", seeds=(), games=1000, feedforward_moves=8_000_000, recurrent_moves=0, relabel_elements=5,
+                     shipped="results/touched/agents",
+                     pool_folders={"sp": ("../../colour/agents/touched", "sp/stream_1"),
+                                   **{p: (f"{p}/stream_0", f"{p}/stream_1") for p in ("op", "eqc", "gop_c3")}},
+                     trained_by="scripts/train_shipped.py --scale touched"),
     "entropy": Scale("entropy", seeds=tuple(range(6)), games=1000, feedforward_moves=4_000_000, recurrent_moves=0, relabel_elements=5,
                      shipped="results/entropy/agents"),
     "paper": Scale("paper", seeds=tuple(range(10)), games=5000, feedforward_moves=0, recurrent_moves=0),
@@ -200,9 +233,8 @@ def pool_config(pool: str, scale: Scale, seed: int | None = None) -> TrainConfig
             raise ValueError(f"pool {pool!r} is not a pool of scale 'entropy' (pools: {sorted(ENTROPY_POOLS)})")
         return load_config("ippo_mini").replace(ppo={"entropy_coef": ENTROPY_POOLS[pool]},
                                                 run={"total_moves": scale.feedforward_moves, "precision": "fp32"})
-    if scale.name == "colour":
-        raise ValueError("the colour testbed's agents are not a seed pool: each has its own pi (colour_agent_config(pool, slots); "
-                         "trained by scripts/train_shipped.py --scale colour)")
+    if scale.trained_by is not None:
+        raise ValueError(f"the {scale.name} scale's agents are not a seed pool: each has its own pi (trained by {scale.trained_by})")
     if scale.name == "induced":
         if pool not in INDUCED_POOLS:
             raise ValueError(f"pool {pool!r} is not a pool of scale 'induced' (pools: {sorted(INDUCED_POOLS)})")
@@ -229,6 +261,16 @@ def pool_config(pool: str, scale: Scale, seed: int | None = None) -> TrainConfig
 
 def describe_pool(pool: str, scale: Scale) -> str:
     """One line saying what a pool's agents are at ``scale`` (printed under each table)."""
+    if scale.name == "touched":
+        rules = {"sp": "self-play", "op": "Other-Play over S3", "eqc": "self-play with the network symmetrized over S3 while it trains",
+                 "gop_c3": "G-OP over C3 (Other-Play over C3 while it trains, symmetrized over C3 when it plays)"}
+        return (f"Mini-Hanabi, the induced recipe in fp32, stream seeds 0 and 1 x the six pi (12 agents, matched by stream and pi), "
+                f"INDUCED convention 'colour c, touching slot pi(c), means play it' (bonus {INDUCED_BOOTSTRAP['bonus']:g} for the first "
+                f"{INDUCED_BOOTSTRAP['moves']:,} moves), {rules[pool]}, {scale.feedforward_moves:,} moves per agent"
+                + ("; stream 0 is the colour testbed's shipped `touched` pool" if pool == "sp" else ""))
+    if scale.name == "colour" and pool == "sp_streams":
+        return ("the `sp` and `sp_stream1` pools together: self-play on stream seeds 0 and 1 x the six pi (12 agents), INDUCED "
+                "convention 'colour c means play slot pi(c)'")
     if scale.name == "colour":
         spec = COLOUR_POOLS[pool]
         trained = {"sp": "self-play", "op": "Other-Play over S3", "gop": f"G-OP over {spec.rule.get('group')}"}[spec.rule["objective"]]
@@ -281,18 +323,25 @@ def _small_r2d2(scale: Scale) -> TrainConfig:
 
 @dataclass(frozen=True)
 class Cell:
-    """One column of a table: a pool, optionally symmetrized over a group with a hidden-state scheme."""
+    """One column of a table: a pool, optionally symmetrized over a group with a hidden-state scheme; the group acts on
+    the colours, or with ``acts_on="rank"`` on the ranks (not a symmetry of Hanabi: the smoothing control)."""
 
     label: str
     pool: str
     symmetrize: str | None = None
     hidden_scheme: str = "average"
+    acts_on: str = "colour"
 
 
 @dataclass(frozen=True)
 class Table:
-    """A table: its cells, which pools exist at which scale, and its tests (better, worse). The ``primary`` tests are
-    the paper's claims for the table, adjusted together for multiplicity; the other tests are exploratory."""
+    """A table: its cells, which pools exist at which scale, and its tests (first, second; H1: the first is higher, or
+    for the ``two_sided`` ones: they differ).
+
+    One rule for every table: the ``primary`` tests are the claims of the paper's table it reproduces (Table 1: trained
+    equivariant agents against Other-Play; Table 2: each pool symmetrized over its largest group against the pool
+    plain; Table 3: the hidden-state schemes against no symmetrizer; a pre-registered table: its registered tests), one
+    Holm family per table, and a comparison is primary in at most one table of a scale. Every other test is exploratory."""
 
     name: str
     title: str
@@ -300,6 +349,8 @@ class Table:
     tests: tuple[tuple[str, str], ...]
     paper_only_pools: tuple[str, ...] = ()
     primary: tuple[tuple[str, str], ...] = ()
+    two_sided: tuple[tuple[str, str], ...] = ()
+    registered: str | None = None  # the pre-registration its primary and secondary tests follow (a repository file)
 
 
 def _symmetrized(pool: str, name: str) -> tuple[Cell, ...]:
@@ -339,7 +390,7 @@ INDUCED_TABLES = {
          Cell("S3-equivariant (OP symmetrized)", "op", "S3"), Cell("trained S3-symmetrized", "sym_s3")),
         (("C3-equivariant", "OP"), ("C2-equivariant", "OP"), ("S3-equivariant (OP symmetrized)", "OP"),
          ("C3-equivariant", "C2-equivariant"), ("trained S3-symmetrized", "OP")),
-        primary=(("C3-equivariant", "OP"), ("C2-equivariant", "OP"), ("S3-equivariant (OP symmetrized)", "OP")),
+        primary=(("C3-equivariant", "OP"), ("C2-equivariant", "OP")),
     ),
     "table2": Table(
         "table2", "Symmetrizing self-play and OP agents at test time (XP), Mini-Hanabi with INDUCED colour conventions",
@@ -362,7 +413,7 @@ COLOUR_TABLES = {
          Cell("S3-equivariant (OP symmetrized)", "op", "S3")),
         (("C3-equivariant", "OP"), ("C2-equivariant", "OP"), ("S3-equivariant (OP symmetrized)", "OP"),
          ("C3-equivariant", "C2-equivariant")),
-        primary=(("C3-equivariant", "OP"), ("C2-equivariant", "OP"), ("S3-equivariant (OP symmetrized)", "OP")),
+        primary=(("C3-equivariant", "OP"), ("C2-equivariant", "OP")),
     ),
     "table2": Table(
         "table2", "Symmetrizing self-play and OP agents at test time (XP), the colour testbed",
@@ -370,18 +421,39 @@ COLOUR_TABLES = {
          Cell("OP", "op"), Cell("OP S3-symmetrized", "op", "S3"),
          Cell("SP touched", "touched"), Cell("SP touched S3-symmetrized", "touched", "S3"),
          Cell("SP stream 1", "sp_stream1"), Cell("SP stream 1 S3-symmetrized", "sp_stream1", "S3"),
-         Cell("IPPO c=0.01", "ippo_c001"), Cell("IPPO c=0.05", "ippo_c005"), Cell("IPPO c=0.05 S3-symmetrized", "ippo_c005", "S3")),
-        (("SP S3-symmetrized", "SP"), ("SP C3-symmetrized", "SP"), ("OP S3-symmetrized", "OP"), ("OP", "SP"),
+         Cell("IPPO c=0.01", "ippo_c001"), Cell("IPPO c=0.05", "ippo_c005"), Cell("IPPO c=0.05 S3-symmetrized", "ippo_c005", "S3"),
+         Cell("SP streams 0+1", "sp_streams"), Cell("SP streams 0+1 S3-symmetrized", "sp_streams", "S3")),
+        (("SP S3-symmetrized", "SP"), ("OP S3-symmetrized", "OP"), ("SP C3-symmetrized", "SP"), ("OP", "SP"),
          ("SP touched S3-symmetrized", "SP touched"), ("SP stream 1 S3-symmetrized", "SP stream 1"),
+         ("SP streams 0+1 S3-symmetrized", "SP streams 0+1"),
          ("IPPO c=0.05", "IPPO c=0.01"), ("IPPO c=0.05", "SP S3-symmetrized"), ("IPPO c=0.05", "OP"),
          ("IPPO c=0.05 S3-symmetrized", "IPPO c=0.05")),
-        primary=(("SP S3-symmetrized", "SP"), ("SP C3-symmetrized", "SP")),
+        primary=(("SP S3-symmetrized", "SP"), ("OP S3-symmetrized", "OP")),
     ),
 }
 """The tables at scale ``colour`` (:data:`COLOUR_POOLS`): the paper's Tables 1 and 2 on pools whose agents differ in
 their induced colour convention alone, beside the grounded convention (``touched``), a second stream seed and IPPO
 self-play at the usual and at a high entropy coefficient (Forkel et al.'s claim, exploratory here: it is the primary
 test of the ``entropy`` scale's Table 1)."""
+
+TOUCHED_TABLES = {
+    "table1": Table(
+        "table1", "Claim 1 on the card-grounded testbed: equivariant agents against Other-Play, and the test-time symmetrizer, "
+        "matched by stream and pi (XP; pre-registered)",
+        (Cell("OP", "op"), Cell("EQC", "eqc"), Cell("G-OP C3", "gop_c3", "C3"), Cell("SP", "sp"),
+         Cell("SP S3-symmetrized", "sp", "S3"), Cell("SP rank-averaged", "sp", "S3", acts_on="rank"),
+         Cell("OP S3-symmetrized", "op", "S3")),
+        (("EQC", "OP"), ("G-OP C3", "OP"), ("SP S3-symmetrized", "SP"),
+         ("SP S3-symmetrized", "SP rank-averaged"), ("SP rank-averaged", "SP"), ("EQC", "SP S3-symmetrized"), ("EQC", "G-OP C3"),
+         ("OP S3-symmetrized", "OP"), ("OP", "SP")),
+        primary=(("EQC", "OP"), ("G-OP C3", "OP"), ("SP S3-symmetrized", "SP")),
+        two_sided=(("SP rank-averaged", "SP"), ("EQC", "G-OP C3")),
+        registered="results/touched/PREREGISTRATION.md",
+    ),
+}
+"""The table at scale ``touched``: the pre-registered claim-1 experiment (``results/touched/PREREGISTRATION.md``): primary
+tests P1-P3 and secondary tests S1-S6 in the registered order; ``SP rank-averaged`` is the control that averages the
+same six forward passes over permutations of the ranks, which are not a symmetry of Hanabi."""
 
 ENTROPY_TABLES = {
     "table1": Table(
@@ -397,7 +469,7 @@ ENTROPY_TABLES = {
 the primary test, a higher coefficient and the test-time symmetrizer beside it. Sampled play and how equivariant
 each agent is: ``eqc hanabi reproduce entropy`` (:mod:`.entropy`)."""
 
-_SCALE_TABLES = {"induced": INDUCED_TABLES, "colour": COLOUR_TABLES, "entropy": ENTROPY_TABLES}
+_SCALE_TABLES = {"induced": INDUCED_TABLES, "colour": COLOUR_TABLES, "entropy": ENTROPY_TABLES, "touched": TOUCHED_TABLES}
 
 
 def table_spec(table: str, scale: str) -> Table:

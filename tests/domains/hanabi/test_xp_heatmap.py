@@ -8,10 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-pytest.importorskip("matplotlib")
-
-from eqc.domains.hanabi import HanabiRules  # noqa: E402
-from eqc.domains.hanabi.xp import XPGames, plot_xp, report, write_xp  # noqa: E402
+from eqc.domains.hanabi import HanabiRules
+from eqc.domains.hanabi.xp import XPGames, plot_xp, report, write_xp
 
 
 def _colour_range(figure) -> tuple[float, float]:

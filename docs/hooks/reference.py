@@ -77,7 +77,7 @@ def _flag_row(action: argparse.Action, where: str) -> str:
     elif action.required:
         default = "*required*"
     else:
-        default = "" if action.default in (None, argparse.SUPPRESS) else f"`{action.default}`"
+        default = "" if action.default in (None, argparse.SUPPRESS, [], ()) else f"`{action.default}`"
     text = action.help % {"default": action.default, "prog": where} if "%" in action.help else action.help
     return f"| {name} | {default} | {_cell(text)} |"
 
@@ -165,6 +165,10 @@ def on_files(files: Any, config: Any) -> Any:
         pages = {CLI_PAGE: cli_page(), CONFIG_PAGE: config_page()}
     except UndocumentedError as err:
         raise PluginError(f"docs/hooks/reference.py: {err}") from None
+    except ImportError as err:
+        raise PluginError(f"docs/hooks/reference.py: the CLI and config reference pages are generated from eqc, which "
+                          f"could not be imported ({err}); build where eqc and its dependencies are installed "
+                          f"(`make docs`), or with PYTHONPATH pointing at the clone") from None
     for uri, text in pages.items():
         files.append(File.generated(config, uri, content=text))
     return files

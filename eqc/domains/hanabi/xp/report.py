@@ -73,8 +73,15 @@ def xp_record(games: XPGames, agents: Sequence[Mapping], extra: Mapping | None =
     return json_safe({**record, **(dict(extra) if extra else {})})
 
 
-def plot_xp(matrix: torch.Tensor, labels: Sequence[str], *, title: str | None = None) -> Figure:
-    """Heatmap of pair means ``[A, A]`` (row: first agent, column: partner; SP on the diagonal); a matplotlib Figure."""
+def plot_xp(matrix: torch.Tensor, labels: Sequence[str], *, max_score: int, title: str | None = None) -> Figure:
+    """Heatmap of pair means ``[A, A]`` (row: first agent, column: partner; SP on the diagonal); a matplotlib Figure.
+
+    The colour scale runs from 0 to ``max_score``, the game's perfect score (``HanabiRules.max_score``:
+    25 in the standard game, 9 in Mini-Hanabi), so a colour means the same share of a perfect game in
+    every heatmap of one game.
+    """
+    if isinstance(max_score, bool) or not isinstance(max_score, int) or max_score < 1:
+        raise ValueError(f"max_score must be a positive int (the game's perfect score), got {max_score!r}")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -82,12 +89,12 @@ def plot_xp(matrix: torch.Tensor, labels: Sequence[str], *, title: str | None = 
     figure = Figure(figsize=(0.55 * a + 3.0, 0.5 * a + 2.5), layout="constrained")
     FigureCanvasAgg(figure)
     ax = figure.add_subplot()
-    image = ax.imshow(matrix.double().numpy(), vmin=0.0, vmax=25.0, cmap="viridis")
+    image = ax.imshow(matrix.double().numpy(), vmin=0.0, vmax=float(max_score), cmap="viridis")
     if a <= 20:
         for i in range(a):
             for j in range(a):
                 value = float(matrix[i, j])
-                ax.text(j, i, f"{value:.1f}", ha="center", va="center", fontsize=7, color="white" if value < 15 else "black")
+                ax.text(j, i, f"{value:.1f}", ha="center", va="center", fontsize=7, color="white" if value < 0.6 * max_score else "black")
     ax.set_xticks(range(a), list(labels), rotation=90, fontsize=7)
     ax.set_yticks(range(a), list(labels), fontsize=7)
     ax.set_xlabel("partner")
@@ -121,7 +128,7 @@ def write_xp(out: str | Path, games: XPGames, agents: Sequence[Mapping], *, extr
     atomic_write(paths["csv"], lambda f: f.write(text.getvalue().encode()))
     s = record["summary"]
     title = f"XP {s['xp_mean']:.2f} ± {s['xp_sem']:.2f} over {s['xp_pairs']} pairs\n{games.games} games per pair; SP on the diagonal"
-    figure = plot_xp(summary.mean, names, title=title)
+    figure = plot_xp(summary.mean, names, max_score=games.max_score, title=title)
     image = io.BytesIO()
     figure.savefig(image, format="png", dpi=120)
     atomic_write(paths["png"], lambda f: f.write(image.getvalue()))

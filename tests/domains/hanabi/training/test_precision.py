@@ -20,7 +20,7 @@ from eqc.domains.hanabi.agent import precision as hardware
 from eqc.domains.hanabi.agent.files import export_policy, load_checkpoint
 from eqc.domains.hanabi.agent.network import Agent, QNetwork
 from eqc.domains.hanabi.agent.policy import load_policy
-from eqc.domains.hanabi.agent.precision import Bf16EmulatedWarning
+from eqc.domains.hanabi.agent.precision import Bf16SlowWarning
 from eqc.domains.hanabi.config.schema import ConfigError
 from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.play.self_play import precision_difference
@@ -29,7 +29,7 @@ from eqc.domains.hanabi.training.run import RunDirectoryError, make_learner, tra
 
 CPU = torch.device("cpu")
 AVX2 = frozenset({"avx", "avx2", "fma"})
-NATIVE_BF16 = frozenset({"avx2", "avx512f", "avx512_bf16"})
+NATIVE_BF16 = frozenset({"avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile"})  # AMX: bf16 is faster
 QUIET = {"progress": False, "log": lambda _: None}
 
 
@@ -188,10 +188,10 @@ def test_a_resumed_run_keeps_the_precision_it_started_with(tmp_path: Path, tiny_
 
 def test_explicit_bf16_on_emulating_hardware_trains_with_one_warning(tmp_path: Path, tiny_config, cpu) -> None:
     cpu(AVX2)
-    with pytest.warns(Bf16EmulatedWarning) as caught:
+    with pytest.warns(Bf16SlowWarning) as caught:
         train(tiny_config(run={"precision": "bf16", "total_moves": 1024, "eval_every_moves": 1024}), tmp_path, seed=0, **QUIET)
-    assert [str(w.message) for w in caught if issubclass(w.category, Bf16EmulatedWarning)] == [
-        "precision 'bf16' on cpu: this CPU has no native bf16 (AVX2), so bf16 is emulated and runs slower than fp32 "
+    assert [str(w.message) for w in caught if issubclass(w.category, Bf16SlowWarning)] == [
+        "precision 'bf16' on cpu: this CPU has no native bf16 (AVX2), so bf16 runs slower than fp32 "
         "('auto' or 'fp32' runs fp32 here)"]
     assert load_checkpoint(tmp_path)["precision"]["used"] == "bf16"
 
@@ -216,7 +216,7 @@ def test_the_cli_takes_auto_and_refuses_other_names(tmp_path: Path, cpu, capsys:
     emulated = tmp_path / "emulated"
     assert main(["hanabi", "train", *config, "--out", str(emulated), "--precision", "bf16", "--no-progress"]) == 0
     warned = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
-    assert warned == ["eqc: warning: precision 'bf16' on cpu: this CPU has no native bf16 (AVX2), so bf16 is emulated and runs "
+    assert warned == ["eqc: warning: precision 'bf16' on cpu: this CPU has no native bf16 (AVX2), so bf16 runs "
                       "slower than fp32 ('auto' or 'fp32' runs fp32 here)"]  # one line, not Python's file, line and source
     for command in (["train", *config, "--out", str(tmp_path / "x")], ["eval", "--checkpoint", str(out)],
                     ["xp", "--pool", str(out), "--games", "2", "--out", str(tmp_path / "x")], ["relabelled", "--pool", str(out)],

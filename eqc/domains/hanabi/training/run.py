@@ -11,7 +11,9 @@ Run directory ``DIR``:
 - ``tensorboard/`` with ``[run] tensorboard = true``.
 
 Running ``train`` again on the same directory resumes from the checkpoint (networks, optimizer,
-generators, counters; games in progress restart). A directory holding a run of another config
+generators, counters, the games in progress and LSTM states: on the device type it was written on the
+resumed run equals the uninterrupted one, row for row of ``metrics.csv`` but for the timings; R2D2 deals
+new games, its replay unsaved; :mod:`~eqc.domains.hanabi.training.resume`). A directory holding a run of another config
 or seed is refused, naming the keys that differ; keys that do not change what is learned
 (``[run] total_moves, checkpoint_minutes, threads, tensorboard``) may change on resume.
 

@@ -69,6 +69,8 @@ class HanabiBatch:
     (a long tensor on ``device``); nothing is read back to the host, so the calls can be captured
     by CUDA graphs (with ``auto_reset``, ``step`` refreshes its pool of spare decks every few steps
     from Python: capture ``observations``/``legal_move_mask`` and the policy, not ``step``).
+    ``state_dict()``/``load_state_dict()`` save the games in progress and continue them in another
+    batch of the same games, on any device (exact resume of training; the deck ``generator`` is saved beside).
     In checked mode a ``step`` when every game is over raises ValueError, as ``HanabiEnv`` does
     for a move after the end; a ``step`` or view before ``reset`` raises RuntimeError.
     On the "meta" device (shape-only tracing) sampling uses no generator.

@@ -169,3 +169,21 @@ def test_the_games_in_progress_round_trip_and_misfits_are_refused(tiny_config) -
     with pytest.raises(ValueError, match=r"state\['pool'\] must be a torch.uint8 tensor"):
         restore_games(target.games, broken)
     assert all(torch.equal(before["env"][k], target.games.env.state_dict()[k]) for k in before["env"])  # nothing changed
+
+
+def test_the_cli_resumes_exactly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``eqc hanabi train`` stopped at a move budget and run again with a larger one, as a user resumes."""
+    from eqc.cli import main
+
+    sets = ["run.num_envs=32", "run.eval_every_moves=1024", "run.eval_games=16", "network.hidden_size=32", "network.mlp_layers=1",
+            "run.precision=fp32", "rule.objective=op"]
+
+    def command(out: Path, moves: int) -> list[str]:
+        return ["hanabi", "train", "--config", "vdn_cpu", *(f"--set={s}" for s in [*sets, f"run.total_moves={moves}"]), "--seed", "2",
+                "--out", str(out), "--no-progress"]
+
+    assert main(command(tmp_path / "whole", 4096)) == 0
+    assert main(command(tmp_path / "resumed", 2048)) == 0
+    assert main(command(tmp_path / "resumed", 4096)) == 0
+    assert f"resuming {tmp_path / 'resumed'} at 2,048 moves" in capsys.readouterr().out
+    _assert_same_run(tmp_path / "whole", tmp_path / "resumed")

@@ -5,16 +5,20 @@ A *requested* precision is one of :data:`REQUESTED_PRECISIONS` ("auto", "fp32", 
 network *runs in* is one of :data:`PRECISIONS`: "fp32", or "bf16" (its matrix products in bfloat16
 autocast; heads and Q-values stay float32). :func:`resolve_precision` turns the one into the other.
 
-The rule of "auto", stated here once: bf16 only where bf16 autocast is faster than fp32, which eqc reads
-from what the hardware reports: an x86 CPU listing AMX (both ``amx_bf16`` and ``amx_tile``), an aarch64 CPU
-listing ``bf16``, a CUDA device of compute capability 8.0 or more; else fp32. ``avx512_bf16`` alone is not
-enough: on an Intel Xeon whose flags show it without AMX (a VM that hides AMX) bf16 trained 0.72x the moves
-of fp32, and on an AMD EPYC of that kind one bf16 training step is slower too (issue 40); where no bf16
-instruction is listed at all bf16 is emulated, 6.5x slower (AVX2, benchmarks/RESULTS.md). The CPU rule is a
-pure function of the flag words (:func:`cpu_bf16_support`; :func:`cpu_flags` reads them from the text of
-``/proc/cpuinfo``); the decision never times anything. Training with "auto" trains in bf16 where it is
-faster, else in fp32. A trained agent played with "auto" runs in the precision it was trained in where bf16
-is faster on this device, else in fp32: "auto" never moves an fp32-trained agent to bf16.
+The rule of "auto", stated here once: bf16 only where bf16 autocast is faster than fp32. Where the hardware's
+report settles it: an x86 CPU listing AMX (both ``amx_bf16`` and ``amx_tile``), an aarch64 CPU listing
+``bf16`` and a CUDA device of compute capability 8.0 or more run bf16; a CPU listing no bf16 instruction runs
+fp32 (bf16 is emulated there, 6.5x slower on an AVX2-only CPU, benchmarks/RESULTS.md). An x86 CPU listing
+``avx512_bf16`` without AMX is not settled by its flags: an Intel Xeon whose VM hides AMX trained 0.72x the
+moves of fp32 in bf16, an AMD EPYC with the same flags 1.39x (issue 40). There a run that starts measures:
+``measure`` times one training step of the run's own network in each precision
+(:func:`eqc.domains.hanabi.training.probe.training_step_ms`) and bf16 is used only where it is at least
+:data:`MEASURED_MARGIN` times faster; without a measurement (evaluation, a caller without one) fp32. The CPU
+rule is a pure function of the flag words (:func:`cpu_bf16_support`; :func:`cpu_flags` reads them from the
+text of ``/proc/cpuinfo``), and the reason names the flags and the timings that decided. Training with
+"auto" trains in bf16 where it is faster, else in fp32; the run records the decision, and a resumed run keeps
+it. A trained agent played with "auto" runs in the precision it was trained in where bf16 is faster on this
+device by the flags, else in fp32: "auto" never moves an fp32-trained agent to bf16.
 
 An explicit "bf16" runs in bf16 anywhere, with a :class:`Bf16SlowWarning` where the device runs it slower
 than fp32; an explicit "fp32" runs in fp32. The probes (:func:`cpu_features`, :func:`cuda_capability`) are
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +48,8 @@ __all__ = [
 AMX_FLAGS = ("amx_bf16", "amx_tile")
 #: aarch64's ``Features`` word for bf16 matrix instructions (BFMMLA; no x86 CPU lists a bare ``bf16``).
 AARCH64_BF16 = "bf16"
+#: bf16 is chosen by a measurement only where its training step is at least this many times faster than fp32's.
+MEASURED_MARGIN = 1.1
 #: The first CUDA compute capability with bf16 tensor cores (Ampere).
 CUDA_NATIVE_BF16 = (8, 0)
 #: torch's cpuinfo probes, read only where ``/proc/cpuinfo`` is not (macOS, Windows): probe -> the flags it stands for.
@@ -69,10 +76,11 @@ class Precision:
 
 @dataclass(frozen=True)
 class Bf16Support:
-    """Whether bf16 autocast is ``fast`` (faster than fp32) on a device, and what the device reported, as a phrase
-    for messages (the flags seen, for a CPU)."""
+    """Whether bf16 autocast is ``fast`` (faster than fp32) on a device: True, False, or None where what the device
+    reports does not tell (an x86 CPU with ``avx512_bf16`` but no AMX: measure); and what it reported, as a phrase for
+    messages (the flags seen, for a CPU)."""
 
-    fast: bool
+    fast: bool | None
     hardware: str
 
 
@@ -99,9 +107,9 @@ def cpu_features() -> frozenset[str]:
 
 
 def cpu_bf16_support(features: frozenset[str]) -> Bf16Support:
-    """Whether bf16 autocast is faster than fp32 on a CPU listing ``features`` (:func:`cpu_flags`): an x86 CPU with AMX
-    (every one of :data:`AMX_FLAGS`) or an aarch64 CPU with ``bf16``; not ``avx512_bf16`` alone (the module docstring).
-    A pure function: its phrase names the flags that decided."""
+    """Whether bf16 autocast is faster than fp32 on a CPU listing ``features`` (:func:`cpu_flags`): yes with AMX (every one
+    of :data:`AMX_FLAGS`) or aarch64 ``bf16``, no without any bf16 instruction, None (measure) with ``avx512_bf16`` alone
+    (the module docstring). A pure function: its phrase names the flags that decided."""
     if all(flag in features for flag in AMX_FLAGS):
         return Bf16Support(True, f"this CPU has AMX ({', '.join(AMX_FLAGS)})")
     if AARCH64_BF16 in features:
@@ -110,7 +118,7 @@ def cpu_bf16_support(features: frozenset[str]) -> Bf16Support:
     amx = [flag for flag in AMX_FLAGS if flag in features]
     if "avx512_bf16" in features:
         partial = f"; {amx[0]} without {next(f for f in AMX_FLAGS if f not in amx)}" if amx else ""
-        return Bf16Support(False, f"this CPU has avx512_bf16 but no AMX ({isa}{partial}), where bf16 autocast is slower than fp32")
+        return Bf16Support(None, f"this CPU has avx512_bf16 but no AMX ({isa}{partial})")
     return Bf16Support(False, f"this CPU has no native bf16 ({isa})")
 
 
@@ -133,10 +141,13 @@ def bf16_support(device: torch.device | str) -> Bf16Support:
     return cpu_bf16_support(cpu_features())
 
 
-def resolve_precision(requested: str, device: torch.device | str, *, trained: str | None = None) -> Precision:
+def resolve_precision(requested: str, device: torch.device | str, *, trained: str | None = None,
+                      measure: Callable[[], tuple[float, float]] | None = None) -> Precision:
     """The precision a network runs in on ``device`` for ``requested`` (:data:`REQUESTED_PRECISIONS`), by the rule
     of the module docstring: ``trained`` None resolves for training, else for an agent trained in ``trained``
-    (:data:`PRECISIONS`). An explicit "bf16" where ``device`` runs it slower than fp32 warns (:class:`Bf16SlowWarning`)."""
+    (:data:`PRECISIONS`). ``measure``: milliseconds of one training step in fp32 and in bf16, called for "auto" only
+    where the hardware's report does not settle it. An explicit "bf16" where ``device`` runs it slower than fp32
+    warns (:class:`Bf16SlowWarning`)."""
     check_choice(requested, "precision", REQUESTED_PRECISIONS)
     if trained is not None:
         check_choice(trained, "trained", PRECISIONS)
@@ -146,11 +157,19 @@ def resolve_precision(requested: str, device: torch.device | str, *, trained: st
         return Precision("auto", "fp32", "auto: fp32, the precision the agent was trained in")
     support = bf16_support(device)
     if requested == "bf16":
-        if support.fast:
+        if support.fast is not False:
             return Precision("bf16", "bf16", f"requested bf16; {support.hardware}")
         warnings.warn(f"precision 'bf16' on {device}: {support.hardware}, so bf16 runs slower than fp32 "
                       "('auto' or 'fp32' runs fp32 here)", Bf16SlowWarning, stacklevel=2)
         return Precision("bf16", "bf16", f"requested bf16; {support.hardware}: slower than fp32")
-    as_trained = "" if trained is None else " (as trained)" if support.fast else " (trained in bf16)"
-    used = "bf16" if support.fast else "fp32"
-    return Precision("auto", used, f"auto: {used}{as_trained}, {support.hardware}")
+    fast, found = support.fast, ""
+    if fast is None and measure is not None and trained is None:
+        fp32_ms, bf16_ms = measure()
+        fast = bf16_ms * MEASURED_MARGIN <= fp32_ms
+        found = (f": measured one training step of this run's network, fp32 {fp32_ms:.1f} ms, bf16 {bf16_ms:.1f} ms "
+                 f"(bf16 needs {MEASURED_MARGIN}x)")
+    elif fast is None:
+        found = ": bf16 is faster than fp32 on some such CPUs and slower on others, and was not measured here"
+    as_trained = "" if trained is None else " (as trained)" if fast else " (trained in bf16)"
+    used = "bf16" if fast else "fp32"
+    return Precision("auto", used, f"auto: {used}{as_trained}, {support.hardware}{found}")

@@ -12,10 +12,12 @@ Run directory ``DIR``:
 
 Running ``train`` again on the same directory resumes from the checkpoint (networks, optimizer,
 generators, counters, the games in progress and LSTM states: on the device type it was written on the
-resumed run equals the uninterrupted one, row for row of ``metrics.csv`` but for the timings; R2D2 deals
-new games, its replay unsaved; :mod:`~eqc.domains.hanabi.training.resume`). A directory holding a run of another config
-or seed is refused, naming the keys that differ; keys that do not change what is learned
-(``[run] total_moves, checkpoint_minutes, threads, tensorboard``) may change on resume.
+resumed run equals the uninterrupted one, row for row of ``metrics.csv`` but for the timings and the row
+a stop between two evaluations adds (its checkpoint keeps the episode counts that row reports, so the next
+row is the uninterrupted run's); R2D2 deals new games, its replay unsaved;
+:mod:`~eqc.domains.hanabi.training.resume`). A directory holding a run of another config or seed is
+refused, naming the keys that differ; keys that do not change what is learned (``[run] total_moves,
+checkpoint_minutes, threads, tensorboard``) may change on resume.
 
 Precision: ``[run] precision`` is resolved once, when the run starts, on its device
 (:func:`~eqc.domains.hanabi.agent.precision.resolve_precision`: "auto" is bf16 where it is faster than fp32,
@@ -246,11 +248,12 @@ def _train_locked(
                 run_log.evaluated(_evaluate(learner, config, stats, window, clock, device))
                 next_eval = (learner.moves_played // every + 1) * every
             if time.monotonic() - last_save >= 60 * config.run.checkpoint_minutes:
-                _save(out, config, seed, precision, learner, run_log.rows, clock)
+                _save(out, config, seed, precision, learner.state_dict(), run_log.rows, clock)
                 last_save = time.monotonic()
+        state = learner.state_dict()  # before the stop's own row takes the episode counts of the row in progress
         if run_log.rows[-1]["moves"] != learner.moves_played:
             run_log.evaluated(_evaluate(learner, config, stats, window, clock, device))
-        _save(out, config, seed, precision, learner, run_log.rows, clock)
+        _save(out, config, seed, precision, state, run_log.rows, clock)
     finally:
         run_log.close()
     last = run_log.rows[-1]
@@ -319,9 +322,9 @@ def _evaluate(learner: Learner, config: TrainConfig, stats: dict[str, Any], wind
     }
 
 
-def _save(out: Path, config: TrainConfig, seed: int, precision: Precision, learner: Learner, rows: Sequence[dict[str, Any]],
+def _save(out: Path, config: TrainConfig, seed: int, precision: Precision, state: dict[str, Any], rows: Sequence[dict[str, Any]],
           clock: _Clock) -> None:
-    state = learner.state_dict()
+    """Write the checkpoint of the learner's ``state`` (``Learner.state_dict()``) and the metrics ``rows``."""
     state["counters"]["wall_s"] = clock.wall()
     save_checkpoint(out / CHECKPOINT_NAME, {"config": config.to_dict(), "seed": seed, "precision": precision.as_dict(), "learner": state,
                                             "metrics": list(rows)})

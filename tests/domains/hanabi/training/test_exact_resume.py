@@ -1,8 +1,9 @@
 """Exact resume: a run stopped between two iterations and resumed equals the uninterrupted run, row for row of
 ``metrics.csv`` (all but the timings) and weight for weight, for every learner that saves its games in progress.
 
-Two ways a run stops, both through ``train``: at ``[run] total_moves`` (a resumable key, raised on resume), and
-interrupted after a checkpoint written between two evaluations (``checkpoint_minutes`` tiny: one after every
+Ways a run stops, all through ``train``: at ``[run] total_moves`` (a resumable key, raised on resume), on an
+evaluation or between two (the stop then adds its own row, and only that), and interrupted after a checkpoint
+written between two evaluations (``checkpoint_minutes`` tiny: one after every
 iteration; the next iteration raises, as a kill would end it), so the episode counts of an unfinished metrics row
 are resumed too. Negative control: the same checkpoint without its games (as eqc wrote them before) parts from the
 uninterrupted run."""
@@ -102,6 +103,26 @@ def test_a_run_stopped_at_total_moves_and_resumed_equals_the_uninterrupted_one(t
     assert summary.resumed and summary.moves == 4096
     assert not any("new games" in line or "re-seeded" in line for line in lines), lines
     _assert_same_run(tmp_path / "whole", tmp_path / "resumed")
+
+
+@pytest.mark.parametrize("name", ["pqn_op", "ippo_rnn"])
+def test_a_stop_between_evaluations_adds_its_row_and_the_next_rows_are_the_uninterrupted_ones(
+    tmp_path: Path, tiny_config, name: str
+) -> None:
+    """A stop (``total_moves`` or ``--max-minutes``) between two evaluations evaluates there; its checkpoint keeps the
+    episode counts of the row in progress, so the next row equals the uninterrupted run's."""
+    whole = _config(tiny_config, name)
+    train(whole, tmp_path / "whole", seed=4, **QUIET)
+    stop = 1536  # between the rows at 1024 and 2048 moves, on an iteration boundary (8 moves of every game)
+    assert stop % (8 * whole.run.num_envs) == 0
+    train(_config(tiny_config, name, total_moves=stop), tmp_path / "resumed", seed=4, **QUIET)
+    train(whole, tmp_path / "resumed", seed=4, **QUIET)
+    rows = _rows(tmp_path / "resumed")
+    assert [r["moves"] for r in rows] == ["0", "1024", str(stop), "2048", "3072", "4096"]
+    assert int(rows[2]["train_episodes"]) > 0
+    assert [r for r in rows if r["moves"] != str(stop)] == _rows(tmp_path / "whole")
+    wa, wb = _weights(tmp_path / "whole"), _weights(tmp_path / "resumed")
+    assert all(torch.equal(wa["network"][k], wb["network"][k]) for k in wa["network"])
 
 
 @pytest.mark.parametrize("name", ["pqn_op", "pqn_rnn_op", "ippo"])

@@ -10,6 +10,7 @@ from eqc.domains.hanabi.agent.network import LSTMState, as_lstm_state
 from eqc.domains.hanabi.config.agent import AgentSpec
 from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, RuleConfig
 from eqc.domains.hanabi.training.learner import Learner
+from eqc.domains.hanabi.training.resume import lstm_state_dict, restore_lstm_state
 
 __all__ = ["RecurrentLearner", "zero_ended"]
 
@@ -50,8 +51,14 @@ class RecurrentLearner(Learner):
         rows = (games.view(b, 1) * P + torch.arange(P, device=self.device)).reshape(-1)
         return start_state[0][:, rows], start_state[1][:, rows]
 
+    def state_dict(self) -> dict:
+        """As :class:`Learner`'s, with every player's LSTM state (``lstm``)."""
+        return {**super().state_dict(), "lstm": lstm_state_dict(self.lstm_state)}
+
     def load_state_dict(self, state: dict) -> str | None:
-        """Restore as :class:`Learner` does (and return its note); the games restart, so every LSTM state starts from zero."""
+        """Restore as :class:`Learner` does (and return its note) and every player's LSTM state; where the games restart
+        (a checkpoint without them), every LSTM state starts from zero."""
         note = super().load_state_dict(state)
-        self.lstm_state = as_lstm_state(self.agent.initial_state(self.num_envs * self.num_players, self.device))
+        zero = as_lstm_state(self.agent.initial_state(self.num_envs * self.num_players, self.device))
+        self.lstm_state = restore_lstm_state(state["lstm"], zero) if "games" in state and "lstm" in state else zero
         return note

@@ -79,7 +79,7 @@ def _check_pool_device(args: argparse.Namespace, address: str | None, use_ray: b
 
 
 def _conventions(args: argparse.Namespace) -> int:
-    """``eqc hanabi reproduce conventions --scale induced|colour``: what explains cross-play (hint maps, best-aligned
+    """``eqc hanabi reproduce conventions --scale induced|colour|touched``: what explains cross-play (hint maps, best-aligned
     cross-play, the symmetrization ceiling, shared-factor cross-play)."""
     from eqc.domains.hanabi.reproduce.conventions import ALIGNED_POOLS, reproduce_conventions
 
@@ -222,7 +222,7 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
 
     reproduce = sub.add_parser("reproduce", help="train or reuse pools, cross-play them and write one of the paper's tables")
     reproduce.add_argument("table", choices=("table1", "table2", "table3", "conventions", "entropy"),
-                           help="a table; 'conventions': what explains cross-play at --scale induced or colour "
+                           help="a table; 'conventions': what explains cross-play at --scale induced, colour or touched "
                            "(run after table1 and table2 into the same --out to get each cell's share of the alignable gap); "
                            "'entropy': the IPPO pools of --scale entropy or colour played greedily and as sampled, and how "
                            "equivariant each is")

@@ -32,7 +32,7 @@ from eqc.domains.hanabi.reproduce.specs import Table
 from eqc.evaluation import compare_pools, holm, verdict
 from eqc.evaluation.stats import Alternative
 
-__all__ = ["ALPHA", "MONTE_CARLO_SEED", "TableTests", "table_tests", "comparison_kind"]
+__all__ = ["ALPHA", "MONTE_CARLO_SEED", "TableTests", "comparison_kind", "table_tests"]
 
 #: Seed of the Monte Carlo draws of every test (pools too large to enumerate), so a table is reproducible.
 MONTE_CARLO_SEED = 0

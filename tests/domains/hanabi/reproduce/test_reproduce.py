@@ -357,3 +357,9 @@ def test_touched_scale_matches_agents_by_stream_and_pi_and_plays_the_rank_contro
     assert record["cells"]["SP rank-averaged"]["matrix"] != record["cells"]["SP S3-symmetrized"]["matrix"]
     text = (tmp_path / "out" / "table1.md").read_text()
     assert "registered in `results/touched/PREREGISTRATION.md`" in text and "| EQC > OP | primary | matched | 3 matched sets |" in text
+    from eqc.domains.hanabi.reproduce.conventions import reproduce_conventions
+
+    report = reproduce_conventions("touched", tmp_path / "out", agents=agents, games=4, log=lambda _: None)
+    assert sorted(report["agents"]["sp"]) == keys and set(report["alignment"]) == {"sp", "op"}
+    shared = report["shared_factor"]["op x eqc"]  # 3 matched pairs (both seatings) share stream and pi, 6 x 2 do not
+    assert shared["factor"] == "stream and pi" and (shared["shared_pairs"], shared["other_pairs"]) == (6, 12)

@@ -52,8 +52,8 @@ def render_markdown(record: dict[str, Any]) -> str:
             f"{format_number(paper['xp_mean'])} ± {format_number(paper['xp_sem'])}", _rate(paper.get("bomb_out_rate")))
         lines.append(f"| {label} | {r['pool'] if r else 'not available'} | {' | '.join(ours)} | {' | '.join(theirs)} |")
     lines += ["", "Pools:", ""] + [f"- `{name}`: {text}" for name, text in record["pools"].items()]
-    if record["paper_only_pools_skipped"]:
-        lines += ["", f"Pools run at paper scale only (not at this scale): {', '.join(record['paper_only_pools_skipped'])}."]
+    if record["pools_not_at_this_scale"]:
+        lines += ["", f"Pools run at paper scale only (not at this scale): {', '.join(record['pools_not_at_this_scale'])}."]
     lines += _relabelled_lines(record)
     lines += _test_lines(record)
     lines += ["", f"Produced by `{record['command'] or 'eqc.domains.hanabi.reproduce.reproduce(...)'}` with eqc "

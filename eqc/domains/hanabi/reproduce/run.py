@@ -97,7 +97,7 @@ to record (the CLI passes its own).
     spec, sc, out = table_spec(table, scale), SCALES[scale], Path(out)
     for file in obl or []:
         load_policy(file, device=device)  # a bad file fails before any work
-    cells = [c for c in spec.cells if scale == "paper" or c.pool not in spec.paper_only_pools]
+    cells = [c for c in spec.cells if c.pool in sc.pools]
     skipped = sorted({c.pool for c in spec.cells} - {c.pool for c in cells})
     pools = list(dict.fromkeys(c.pool for c in cells))
     trained = retrain or sc.shipped is None
@@ -127,7 +127,7 @@ to record (the CLI passes its own).
         "cells": results,
         "paper": {k: dict(zip(("xp_mean", "xp_sem", "bomb_out_rate"), v, strict=True)) for k, v in paper_numbers(table, scale).items()},
         "tests": tests.xp, "bomb_out_tests": tests.bomb_out, "test_matrices": tests.matrices,
-        "relabelled": relabelled, "paper_only_pools_skipped": skipped, "registered": spec.registered,
+        "relabelled": relabelled, "pools_not_at_this_scale": skipped, "registered": spec.registered,
         "matching_note": _matching_note(spec, tests.xp),
         "pools": {p: describe_pool(p, sc) for p in pools},
         "pool_configs": {p: (configs[p][sc.seeds[0]] if trained else TrainConfig.from_dict(load_policy(r[0]).trained_with)).to_dict()
@@ -203,7 +203,7 @@ def shipped_pools(table: str, scale: str, agents: str | Path | None, *, obl: boo
         raise PoolError(f"no shipped agents at {where} (they come with a clone of the repository): "
                         "pass agents=DIR (--agents) or retrain=True (--retrain)")
     spec = table_spec(table, scale)
-    pools = list(dict.fromkeys(c.pool for c in spec.cells if c.pool not in spec.paper_only_pools))
+    pools = list(dict.fromkeys(c.pool for c in spec.cells if c.pool in SCALES[scale].pools))
     found = {pool: [run for _, run in pool_agents(where, SCALES[scale], pool)] for pool in pools}
     if not obl and all(len(runs) < 2 for runs in found.values()):
         held = ", ".join(f"{p}: {len(r)}" for p, r in found.items())

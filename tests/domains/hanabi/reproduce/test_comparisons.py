@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 import torch
-
-import eqc.domains.hanabi.reproduce.between as between
 from scipy import stats
 
-from eqc.domains.hanabi.reproduce.comparisons import ALPHA, table_tests, comparison_kind
+import eqc.domains.hanabi.reproduce.between as between
+from eqc.domains.hanabi.reproduce.comparisons import ALPHA, comparison_kind, table_tests
 from eqc.domains.hanabi.reproduce.specs import COLOUR_TABLES, ENTROPY_TABLES, INDUCED_TABLES, TABLES, TOUCHED_TABLES, Cell, Table
 from eqc.evaluation import compare_pools, holm
 

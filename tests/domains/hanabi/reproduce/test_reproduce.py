@@ -44,7 +44,7 @@ def test_table1_then_table2_reuse_pools(tmp_path: Path) -> None:
     messages.clear()
     record = reproduce("table2", "smoke", tmp_path, use_ray=False, log=messages.append)
     assert "2 of 2 seeds already finished; training 0" in messages  # the OP pool of table1 is reused
-    assert record["paper_only_pools_skipped"] == ["iql"]
+    assert record["pools_not_at_this_scale"] == ["iql"]
     assert {"SAD", "SAD D10-symmetrized", "OP C5-symmetrized"} <= set(record["cells"])
     assert record["cells"]["SAD D10-symmetrized"]["symmetrize"] == "D10"
     paired = record["tests"]["SAD D10-symmetrized > SAD"]  # the same agents, plain and symmetrized: 2^2 swaps of forms
@@ -230,25 +230,22 @@ def test_pools_are_the_configs_their_shipped_agents_were_trained_by(scale_name: 
     from eqc.domains.hanabi.config.train import TrainConfig
     from eqc.domains.hanabi.reproduce import SCALES
     from eqc.domains.hanabi.reproduce.run import pool_agents, shipped_agents
-    from eqc.domains.hanabi.reproduce.specs import (
-        COLOUR_POOLS, ENTROPY_POOLS, INDUCED_POOLS, POOLS, TOUCHED_POOLS, colour_agent_config, pool_config, touched_agent_config,
-    )
+    from eqc.domains.hanabi.reproduce.specs import colour_agent_config, pool_config, touched_agent_config
 
     scale = SCALES[scale_name]
-    pools = {"induced": INDUCED_POOLS, "colour": COLOUR_POOLS, "entropy": ENTROPY_POOLS, "touched": TOUCHED_POOLS}.get(
-        scale_name, [p for p in POOLS if p != "iql"])
+    pools = [p for p in scale.pools if p != "sp_streams"]  # sp_streams: the sp and sp_stream1 agents again
     checked = 0
     for pool in pools:
-        for run in [run for _, run in pool_agents(shipped_agents(scale), scale, pool)]:
-                slots = tuple(int(c) for c in run.name.removeprefix("slots_")) if run.name.startswith("slots_") else ()
-                if scale_name == "colour":
-                    expected = colour_agent_config(pool, slots)
-                elif scale_name == "touched":
-                    expected = touched_agent_config(pool, slots)
-                else:
-                    expected = pool_config(pool, scale, int(run.name.removeprefix("seed_")))  # the induced seeds differ in their slots
-                assert TrainConfig.from_dict(load_policy(run).trained_with).to_dict() == expected.to_dict(), run
-                checked += 1
+        for _, run in pool_agents(shipped_agents(scale), scale, pool):
+            slots = tuple(int(c) for c in run.name.removeprefix("slots_")) if run.name.startswith("slots_") else ()
+            if scale_name == "colour":
+                expected = colour_agent_config(pool, slots)
+            elif scale_name == "touched":
+                expected = touched_agent_config(pool, slots)
+            else:
+                expected = pool_config(pool, scale, int(run.name.removeprefix("seed_")))  # the induced seeds differ in their slots
+            assert TrainConfig.from_dict(load_policy(run).trained_with).to_dict() == expected.to_dict(), run
+            checked += 1
     assert checked >= at_least
 
 
@@ -339,7 +336,7 @@ def test_touched_scale_matches_agents_by_stream_and_pi_and_plays_the_rank_contro
     for pool in ("op", "eqc", "gop_c3"):
         for k, (stream, pi) in enumerate(((0, "012"), (0, "021"), (1, "012"))):
             shutil.copytree(stand_ins[k], agents / pool / f"stream_{stream}" / f"slots_{pi}")
-    for stream, pi in ((0, "012"), (0, "021")):
+    for pi in ("012", "021"):
         shutil.copytree(f"results/colour/agents/touched/slots_{pi}", tmp_path / "agents" / "colour" / "agents" / "touched" / f"slots_{pi}")
     shutil.copytree("results/colour/agents/touched/slots_012", agents / "sp" / "stream_1" / "slots_012")
     scale = dataclasses.replace(SCALES["touched"], games=4, relabel_elements=1, relabel_games=4,

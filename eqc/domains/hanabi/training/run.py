@@ -202,13 +202,23 @@ def train(
     if (out / POLICY_JSON).is_file():
         raise RunDirectoryError(f"out {str(out)!r} is a policy directory ({POLICY_JSON}): training there would overwrite its "
                                 "metrics.csv and learning curve; train in a directory of its own")
+    fresh = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / ".lock", "w") as lock:
+    lock_path = out / ".lock"
+    new_lock = not lock_path.exists()
+    with open(lock_path, "w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise RunDirectoryError(f"out {str(out)!r} is being trained by another process right now") from None
-        return _train_locked(config, out, seed, device, max_minutes, progress, log)
+        try:
+            return _train_locked(config, out, seed, device, max_minutes, progress, log)
+        except ValueError:  # a refusal (another run's checkpoint, a corrupt one, ...): leave out as it was found
+            if new_lock:
+                lock_path.unlink(missing_ok=True)
+            if fresh and not any(out.iterdir()):
+                out.rmdir()
+            raise
 
 
 def _train_locked(

@@ -199,3 +199,16 @@ def test_a_refused_run_leaves_no_trace(tmp_path: Path, tiny_config, monkeypatch)
     with pytest.raises(ConfigError, match="tensorboard"):
         train(tiny_config(run={"tensorboard": True}), out, seed=0, progress=False)
     assert out.is_dir() and list(out.iterdir()) == []
+
+
+def test_a_refused_resume_leaves_no_lock(tmp_path: Path, tiny_config) -> None:
+    """Refused once locked (a checkpoint of another config, or of another seed), train leaves no .lock behind."""
+    out = tmp_path / "run"
+    train(tiny_config(), out, seed=0, progress=False, log=lambda _: None)
+    (out / ".lock").unlink()
+    before = sorted(p.name for p in out.iterdir())
+    with pytest.raises(RunDirectoryError, match="holds a run with seed 0, not 1"):
+        train(tiny_config(), out, seed=1, progress=False, log=lambda _: None)
+    with pytest.raises(RunDirectoryError, match="holds a run of another config"):
+        train(tiny_config(optim={"lr": 1e-2}), out, seed=0, progress=False, log=lambda _: None)
+    assert sorted(p.name for p in out.iterdir()) == before

@@ -23,7 +23,14 @@ import torch
 from eqc.domains.hanabi.agent.files import export_policy
 from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.reproduce.specs import (
-    COLOUR_POOLS, ENTROPY_POOLS, SCALES, TOUCHED_POOLS, TOUCHED_STREAMS, colour_agent_config, pool_config, touched_agent_config,
+    COLOUR_POOLS,
+    ENTROPY_POOLS,
+    SCALES,
+    TOUCHED_POOLS,
+    TOUCHED_STREAMS,
+    colour_agent_config,
+    pool_config,
+    touched_agent_config,
 )
 from eqc.domains.hanabi.training.bootstrap import colour_slot_maps
 from eqc.domains.hanabi.training.run import train

@@ -6,6 +6,11 @@
   (the code of the ``eqc`` executable, without starting an interpreter per line), any other bash block
   runs with ``bash -euo pipefail``. A ```shell block is shown, not run (a long run); its ``eqc`` lines
   are still parsed by ``eqc``'s own parser, as are those of the README.
+- A ```text title="Output" block right after a block that runs is what that block prints (its stdout),
+  checked line by line; ``...`` stands for any text (timings, paths), and numbers are checked by their shape, not
+  their value (a trained agent's score depends on the processor's arithmetic). Every block of a tutorial that runs
+  is followed by its output. A page's torch thread count is restored after it, so no page sets
+  another's.
 - The API reference documents every name in the ``__all__`` of each subpackage it covers.
 
 The site itself is built by ``make docs`` (``mkdocs build --strict``), not here.
@@ -13,7 +18,10 @@ The site itself is built by ``make docs`` (``mkdocs build --strict``), not here.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import importlib.util
+import io
 import os
 import re
 import shlex
@@ -26,6 +34,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
+#: A block's info string, for the ```text title="Output" blocks.
+FENCE_INFO = re.compile(r"^```(\w*)([^\n]*)\n(.*?)^```[ \t]*$", re.S | re.M)
+OUTPUT = ("text", 'title="Output"')
 RUN = ("python", "bash")
 #: What each page's code needs beyond eqc's core (skipped without it).
 REQUIRES = {
@@ -54,24 +65,76 @@ def test_the_tutorials_have_code_that_runs() -> None:
                                                 "reproduce-a-table")} <= set(PAGES)
 
 
+def runs_with_outputs(path: Path) -> list[tuple[int, str, str, str | None]]:
+    """The blocks of ``path`` that run, as (index, language, code, the output shown after it or None)."""
+    blocks = [(lang, info.strip(), code) for lang, info, code in FENCE_INFO.findall(path.read_text())]
+    found = []
+    for k, (lang, _, code) in enumerate(blocks):
+        if lang in RUN:
+            after = blocks[k + 1] if k + 1 < len(blocks) else None
+            shown = after[2] if after is not None and (after[0], after[1]) == OUTPUT else None
+            found.append((k, lang, code, shown))
+    return found
+
+
+def matches(printed: str, shown: str) -> bool:
+    """Whether ``printed`` is ``shown``, line ends stripped, ``...`` in ``shown`` standing for any text, and each run of
+    digits in ``shown`` for any run of digits: numbers are checked by their shape (signs, points, exponents), not their
+    value, since what a trained agent scores depends on the processor's arithmetic; words and formats are exact."""
+    def tidy(text: str) -> str:
+        return "\n".join(line.rstrip() for line in text.strip().splitlines())
+
+    def literal(part: str) -> str:
+        return r"\d+".join(re.escape(piece) for piece in re.split(r"\d+", part))
+
+    pattern = ".*?".join(literal(part) for part in tidy(shown).split("..."))
+    return re.fullmatch(pattern, tidy(printed), re.S) is not None
+
+
+def test_every_tutorial_block_shows_its_output() -> None:
+    for page in sorted((DOCS / "tutorials").glob("*.md")):
+        missing = [k for k, _, _, shown in runs_with_outputs(page) if shown is None]
+        assert not missing, f"{page.relative_to(ROOT)}: blocks {missing} show no output after them"
+
+
+def test_matches() -> None:
+    assert matches("a 1.5 s\nb  \n", "a ... s\nb")
+    assert not matches("a 1.5 s\nc", "a ... s\nb") and not matches("x", "")
+    assert matches("score 0.31 ± 0.20 (bomb-out 96.5%)", "score 0.28 ± 0.20 (bomb-out 96.0%)")  # numbers by shape
+    assert not matches("error 4.0e+00", "error 1.2e-16") and not matches("score 0.28 of 9", "score 0.28 ± 0.20 of 9")
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_page_runs(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for module in REQUIRES.get(page, []):
         pytest.importorskip(module)
+    torch = pytest.importorskip("torch")
     for name in ("results", "configs"):
         (tmp_path / name).symlink_to(ROOT / name)
     monkeypatch.chdir(tmp_path)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     namespace: dict[str, object] = {"__name__": "__main__"}
-    for k, (lang, code) in enumerate(code_blocks(DOCS / page)):
-        if lang == "python":
-            exec(compile(code, f"docs/{page}, block {k}", "exec"), namespace)
-        elif lang == "bash" and all(line.startswith("eqc ") for line in _lines(code)):
-            for line in _lines(code):
-                assert _run_eqc(line) == 0, f"docs/{page}, block {k}: {line} failed"
-        elif lang == "bash":
-            done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], env=env, capture_output=True, text=True)
-            assert done.returncode == 0, f"docs/{page}, block {k}:\n{code}\n{done.stdout}\n{done.stderr}"
+    threads = torch.get_num_threads()
+    try:
+        for k, lang, code, shown in runs_with_outputs(DOCS / page):
+            printed = io.StringIO()
+            if lang == "python":
+                with contextlib.redirect_stdout(printed):
+                    exec(compile(code, f"docs/{page}, block {k}", "exec"), namespace)
+            elif lang == "bash" and all(line.startswith("eqc ") for line in _lines(code)):
+                for line in _lines(code):
+                    with contextlib.redirect_stdout(printed):
+                        code_returned = _run_eqc(line)
+                    assert code_returned == 0, f"docs/{page}, block {k}: {line} failed"
+            else:
+                done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], env=env, capture_output=True, text=True)
+                assert done.returncode == 0, f"docs/{page}, block {k}:\n{code}\n{done.stdout}\n{done.stderr}"
+                printed.write(done.stdout)
+            if shown is not None:
+                assert matches(printed.getvalue(), shown), (
+                    f"docs/{page}, block {k} printed:\n{printed.getvalue()}\nwhere the page shows:\n{shown}")
+    finally:
+        torch.set_num_threads(threads)  # a page that sets its threads sets them for itself only
 
 
 def _lines(code: str) -> list[str]:
@@ -167,3 +230,66 @@ def test_the_citation_names_this_version_and_the_paper() -> None:
     cff = (ROOT / "CITATION.cff").read_text()
     assert f'version: "{eqc.__version__}"' in cff
     assert 'name: "eqc developers"' in cff and 'title: "Equivariant Networks for Zero-Shot Coordination"' in cff
+
+
+def _hook(name: str):
+    """A module of ``docs/hooks/`` (MkDocs loads them by path, not as a package)."""
+    spec = importlib.util.spec_from_file_location(f"docs_hooks_{name}", DOCS / "hooks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_cli_reference_names_every_subcommand_and_flag() -> None:
+    """``reference/cli.md`` (generated by ``docs/hooks/reference.py``) has a section per subcommand and every flag."""
+    pytest.importorskip("torch")
+    import argparse
+
+    from eqc.cli import build_parser
+
+    reference = _hook("reference")
+    page = reference.cli_page()
+    for path, _, parser in reference.commands(build_parser()):
+        section = page.split(f"## `{' '.join(path)}`\n", 1)[1].split("\n## ", 1)[0]
+        for action in reference.flags(parser):
+            for option in action.option_strings or [action.metavar or action.dest]:
+                assert f"`{option}`" in section, f"{' '.join(path)}: {option} missing from reference/cli.md"
+    parser = argparse.ArgumentParser(prog="x")
+    parser.add_argument("--undocumented")
+    with pytest.raises(reference.UndocumentedError, match="--undocumented"):
+        [reference._flag_row(a, "x") for a in reference.flags(parser)]
+
+
+def test_the_config_reference_names_every_key() -> None:
+    pytest.importorskip("torch")
+    import dataclasses
+
+    reference = _hook("reference")
+    page = reference.config_page()
+    for section, cls in reference.config_sections().items():
+        text = page.split(f"## `[{section}]`\n", 1)[1].split("\n## ", 1)[0]
+        for field in dataclasses.fields(cls):
+            assert f"| `{field.name}` |" in text, f"[{section}] {field.name} missing from reference/config.md"
+
+
+def test_the_site_renders_math_offline() -> None:
+    """mkdocs.yml loads KaTeX from files under docs/ (no network), and every font its CSS names is there."""
+    config = (ROOT / "mkdocs.yml").read_text()
+    assert "pymdownx.arithmatex:\n      generic: true" in config and "font: false" in config
+    assets = re.findall(r"^extra_(?:javascript|css):\n((?:  - .+\n)+)", config, re.M)
+    files = [line.strip()[2:] for block in assets for line in block.splitlines()]
+    assert "javascripts/katex/katex.min.js" in files and "javascripts/katex/katex.min.css" in files
+    assert all(not re.match(r"[a-z]+://", f) and (DOCS / f).is_file() for f in files), files
+    css = (DOCS / "javascripts/katex/katex.min.css").read_text()
+    fonts = re.findall(r"url\(([^)]+)\)", css)
+    assert fonts and all((DOCS / "javascripts/katex" / f).is_file() for f in fonts)
+
+
+def test_code_blocks_fit_the_page() -> None:
+    """No line of a code block is wider than 100 characters (what a block prints, its Output, may be)."""
+    wide = []
+    for page in sorted(DOCS.rglob("*.md")):
+        for lang, info, code in FENCE_INFO.findall(page.read_text()):
+            if (lang, info.strip()) != OUTPUT:
+                wide += [f"{page.relative_to(ROOT)}: {line}" for line in code.splitlines() if len(line) > 100]
+    assert not wide, "\n".join(wide)

@@ -7,6 +7,8 @@ checked against the Makefile in ``tests/test_setup.py``.
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 
@@ -45,3 +47,21 @@ def test_the_lever_demo_is_what_make_demo_runs():
     command = re.search(r"```bash\n(.*?)```", section, re.S).group(1).strip()
     assert command == "eqc lever --seeds 0-7 --out runs/lever"
     assert f"$(VENV)/bin/{command}" in (ROOT / "Makefile").read_text()
+
+
+def test_the_lever_table_is_what_the_demo_prints(tmp_path, capsys):
+    """The README's lever table (notes aside) is the demo's output, not numbers typed in."""
+    torch = pytest.importorskip("torch")
+    from eqc.cli import main
+
+    section = README.read_text().split("## The main demo", 1)[1]
+    shown = re.search(r"```text\n(.*?)```", section, re.S).group(1)
+    threads = torch.get_num_threads()
+    try:
+        assert main(["lever", "--seeds", "0-7", "--out", str(tmp_path / "lever"), "--no-progress"]) == 0
+    finally:
+        torch.set_num_threads(threads)
+    printed = [line.split() for line in capsys.readouterr().out.splitlines()]
+    printed = [cells for cells in printed if cells and cells[0] in {"rule", "sp", "op", "gop", "eq", "sp+sym"}]
+    table = [line.split() for line in shown.strip().splitlines()]
+    assert [cells[:4] for cells in printed] == [cells[:4] for cells in table]

@@ -5,7 +5,8 @@
    members, its parents' members and imports, as Python would; in a package's docstring also the
    names its submodules export, and the names a package loads lazily, ``_LAZY``). A resolved target
    becomes an optional reference: a link where the site documents it, code where it does not (a
-   private helper). A name of another library (``scipy.stats.permutation_test``) is code. A target
+   private helper). A name of another library (``scipy.stats.permutation_test``) is code, whether or not
+   that library is importable where the site is built (:data:`OTHER_LIBRARIES`). A target
    that resolves nowhere stays a required reference, which ``mkdocs build --strict`` reports as an
    error: a docstring that names something that does not exist breaks the build.
 2. An ``Args:`` entry for several parameters at once (``in_rep, out_rep: ...``) becomes one entry each.
@@ -22,6 +23,10 @@ from typing import Any
 
 import griffe
 
+#: Libraries whose names eqc's docstrings may cite: shown as code even where the library is not installed
+#: (the strict build needs none of them; any other importable top-level module counts too).
+OTHER_LIBRARIES = frozenset({"escnn", "hypothesis", "numpy", "pettingzoo", "pytest", "ray", "safetensors", "scipy",
+                             "shimmy", "sympy", "torch"})
 ROLE = re.compile(r":(?:class|func|meth|mod|attr|data|exc|obj):`(~?)([\w.]+)`")
 SECTION = re.compile(r"^(\s*)(Args|Arguments|Parameters|Attributes):\s*$")
 ENTRY = re.compile(r"^(\s+)(\w+(?:,\s*\w+)+):(.*)$")
@@ -158,7 +163,8 @@ class SphinxRoles(griffe.Extension):
         shown = name.rsplit(".", 1)[-1] if short else name.lstrip(".")
         code = f"<code>{html.escape(shown)}</code>"
         path = _resolve(pkg, obj, name)
-        if path is None and name.split(".")[0] != pkg.name and importlib.util.find_spec(name.split(".")[0]) is not None:
+        top = name.split(".")[0]
+        if path is None and top != pkg.name and (top in OTHER_LIBRARIES or importlib.util.find_spec(top) is not None):
             return code  # another library's name (no inventory offline)
         if path is None:
             return f"[`{shown}`][{name.lstrip('.')}]"  # unresolvable: the strict build reports it

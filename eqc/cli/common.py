@@ -240,15 +240,16 @@ def add_precision_flag(parser: argparse.ArgumentParser, *, trains: bool = False)
     rule of "auto"). For commands that train the default is the config's ``[run] precision`` (itself "auto" by
     default); otherwise "auto"."""
     if trains:
-        rule = ("auto: bf16 where this device computes bf16 natively (a CPU with avx512_bf16, AMX or aarch64 bf16; CUDA "
-                "compute capability >= 8.0), else fp32; a resumed run keeps the precision it started with (default: the "
-                "config's [run] precision)")
+        rule = ("auto: bf16 where it is faster than fp32 on this device (an x86 CPU with AMX, amx_bf16 and amx_tile; "
+                "aarch64 bf16; CUDA compute capability >= 8.0; with avx512_bf16 alone a timed training step decides), "
+                "else fp32; a resumed run keeps the "
+                "precision it started with (default: the config's [run] precision)")
     else:
-        rule = ("auto (default): each agent in the precision it was trained in where this device computes that natively, "
-                "else fp32 (auto never moves an fp32-trained agent to bf16 and never runs emulated bf16)")
+        rule = ("auto (default): each agent in the precision it was trained in where bf16 is faster than fp32 on this device, "
+                "else fp32 (auto never moves an fp32-trained agent to bf16)")
     parser.add_argument("--precision", choices=REQUESTED_PRECISIONS, default=None if trains else "auto",
-                        help=f"network precision: fp32, bf16 (bfloat16 autocast; Q-values stay float32; emulated, slower than "
-                        f"fp32, on hardware without native bf16) or {rule}")
+                        help=f"network precision: fp32, bf16 (bfloat16 autocast; Q-values stay float32; slower than fp32 "
+                        f"where this device emulates it or lacks AMX) or {rule}")
 
 
 def apply_threads(args: argparse.Namespace) -> int | None:

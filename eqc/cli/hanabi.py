@@ -104,7 +104,7 @@ def _eval(args: argparse.Namespace) -> int:
     record = {"checkpoint": str(args.checkpoint), "where": where, "symmetrize": args.symmetrize, "precision": policy.agent.precision,
               "deck_seed": args.deck_seed, **result.as_dict()}
     trained = policy.spec.precision
-    if policy.agent.precision != trained and args.precision == "auto":  # comparing would run bf16 where it is emulated
+    if policy.agent.precision != trained and args.precision == "auto":  # comparing would run bf16 where it is slow
         from eqc.domains.hanabi.agent.precision import bf16_support
 
         print(f"trained in {trained}, run in {policy.agent.precision}: {bf16_support(policy.device).hardware} "

@@ -2,8 +2,8 @@
 
 - ``eqc hanabi pool --config FILE --seeds 0-9 --out DIR [--ray ADDRESS] [--max-minutes M]``: one
   run per seed in ``DIR/seed_<n>/`` (see ``eqc.domains.hanabi.training.pool``).
-- ``eqc hanabi reproduce {table1,table2,table3} --scale smoke|cpu|induced|colour|entropy|paper --out DIR [--retrain]``: read
-  the shipped agents (cpu, induced, colour, entropy) or train the table's pools, cross-play them, write ``DIR/<table>.md`` and
+- ``eqc hanabi reproduce {table1,table2,table3} --scale smoke|cpu|induced|colour|touched|entropy|paper --out DIR [--retrain]``: read
+  the shipped agents (cpu, induced, colour, touched, entropy) or train the table's pools, cross-play them, write ``DIR/<table>.md`` and
   ``.json`` (see ``eqc.domains.hanabi.reproduce``); ``conventions`` and ``entropy``: the reports of
   ``eqc.domains.hanabi.reproduce.conventions`` and ``.entropy``.
 """
@@ -79,7 +79,7 @@ def _check_pool_device(args: argparse.Namespace, address: str | None, use_ray: b
 
 
 def _conventions(args: argparse.Namespace) -> int:
-    """``eqc hanabi reproduce conventions --scale induced|colour``: what explains cross-play (hint maps, best-aligned
+    """``eqc hanabi reproduce conventions --scale induced|colour|touched``: what explains cross-play (hint maps, best-aligned
     cross-play, the symmetrization ceiling, shared-factor cross-play)."""
     from eqc.domains.hanabi.reproduce.conventions import ALIGNED_POOLS, reproduce_conventions
 
@@ -144,9 +144,9 @@ def _reproduce(args: argparse.Namespace) -> int:
                               "--retrain or another scale")
     if args.agents is not None and not args.agents.is_dir():
         raise flags.FlagError("--agents", f"{str(args.agents)!r} is not a directory of pools (<pool>/seed_<n>/ or <pool>/slots_<pi>/)")
-    if args.retrain and args.scale == "colour":
-        raise flags.FlagError("--retrain", "the colour testbed's agents differ in their colour-to-slot map, not their seed: "
-                              "train them with `python scripts/train_shipped.py --scale colour` (one worker per core) and pass --agents")
+    if args.retrain and scale.trained_by:
+        raise flags.FlagError("--retrain", f"the {args.scale} scale's agents differ in their colour-to-slot map, not their seed: "
+                              f"train them with `python {scale.trained_by}` (one worker per core) and pass --agents")
     trained = args.retrain or scale.shipped is None
     if args.overrides and not trained:
         raise flags.FlagError("--set", f"changes the configs of trained pools: at --scale {args.scale} it needs --retrain "
@@ -222,22 +222,24 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
 
     reproduce = sub.add_parser("reproduce", help="train or reuse pools, cross-play them and write one of the paper's tables")
     reproduce.add_argument("table", choices=("table1", "table2", "table3", "conventions", "entropy"),
-                           help="a table; 'conventions': what explains cross-play at --scale induced or colour "
+                           help="a table; 'conventions': what explains cross-play at --scale induced, colour or touched "
                            "(run after table1 and table2 into the same --out to get each cell's share of the alignable gap); "
                            "'entropy': the IPPO pools of --scale entropy or colour played greedily and as sampled, and how "
                            "equivariant each is")
-    reproduce.add_argument("--scale", choices=("smoke", "cpu", "induced", "colour", "entropy", "paper"), required=True,
+    reproduce.add_argument("--scale", choices=("smoke", "cpu", "induced", "colour", "touched", "entropy", "paper"), required=True,
                            help="smoke: seconds (tests); cpu: the shipped agents (5 per pool), minutes; induced: the shipped "
                            "Mini-Hanabi agents with INDUCED colour conventions (8 per pool; table1, table2), minutes; colour: the "
                            "shipped colour testbed (one stream seed, the six induced conventions per pool; table1, table2, conventions, "
                            "entropy), "
-                           "minutes; entropy: the shipped Mini-Hanabi IPPO pools of three entropy coefficients (6 seeds each; "
+                           "minutes; touched: the pre-registered claim-1 experiment on the card-grounded testbed (12 agents per "
+                           "pool matched by stream and pi; table1); entropy: the shipped Mini-Hanabi IPPO pools of three entropy "
+                           "coefficients (6 seeds each; "
                            "table1, entropy), minutes; paper: 10 seeds, 5000 games, a GPU or cluster")
     reproduce.add_argument("--out", type=flags.output_dir, required=True,
                            help="directory for pools/, xp/ and the tables (pools are reused)")
     reproduce.add_argument("--obl", type=Path, nargs="+", default=None, help="public OBL agent files (model0.pthw) to add to table2")
     reproduce.add_argument("--agents", type=Path, default=None,
-                           help="pools to read at --scale cpu, induced, colour or entropy (default: the repository's "
+                           help="pools to read at --scale cpu, induced, colour, touched or entropy (default: the repository's "
                            "results/<scale>/agents)")
     reproduce.add_argument("--retrain", action="store_true",
                            help="at --scale cpu, induced or entropy, train the pools from scratch under OUT/pools instead of "

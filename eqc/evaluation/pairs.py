@@ -189,22 +189,45 @@ class PoolComparison:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
     def verdict(self, alpha: float = 0.05) -> str:
-        """What the test says of its one-sided H1 at level ``alpha`` on its own p: see :func:`verdict`."""
-        return verdict(self.difference, self.p_value, self.alternative, alpha)
+        """What the test says at level ``alpha`` from its own p and its own interval: see :func:`verdict`."""
+        return verdict(self.difference, self.p_value, self.alternative, alpha, interval=self.interval)
 
 
-VERDICTS = ("holds", "does not hold", "cannot tell")
+VERDICTS = ("holds", "reversed", "does not hold", "differs", "cannot tell")
 
 
-def verdict(difference: float, p_value: float, alternative: str, alpha: float = 0.05) -> str:
-    """"does not hold" when the observed ``difference`` lies on the wrong side of H1 (or is 0), "holds" when
-    ``p_value < alpha``, else "cannot tell". ``alternative``: "greater" or "less" (a two-sided test has no direction)."""
-    if alternative not in ("greater", "less"):
-        raise ValueError(f"alternative must be 'greater' or 'less' for a verdict on a direction, got {alternative!r}")
+def verdict(difference: float, p_value: float, alternative: str, alpha: float = 0.05,
+            interval: tuple[float, float] | None = None) -> str:
+    """What a test says, from its p-value and, when given, its interval for the difference (so the two cannot disagree).
+
+    One-sided (``alternative`` "greater": H1 is difference > 0; "less": < 0):
+
+    - "reversed": the interval lies wholly on the other side of 0 (the opposite direction is shown);
+    - "does not hold": the observed ``difference`` is 0 or on the other side (and not reversed);
+    - "holds": ``p_value < alpha`` and the interval (when given) excludes 0 on H1's side;
+    - "cannot tell": otherwise.
+
+    Two-sided: "differs" when ``p_value < alpha`` and the interval (when given) excludes 0, else "cannot tell".
+    An interval with a NaN end (too few agents for one) counts as not given.
+    """
+    if alternative not in ("greater", "less", "two-sided"):
+        raise ValueError(f"alternative must be 'greater', 'less' or 'two-sided', got {alternative!r}")
     check_float(alpha, "alpha", low=0, high=1, low_open=True, high_open=True)
-    if (difference <= 0) if alternative == "greater" else (difference >= 0):
+    given = interval is not None and not any(math.isnan(v) for v in interval)
+    low, high = interval if given and interval is not None else (0.0, 0.0)
+    if low > high:
+        raise ValueError(f"interval must be (low, high) with low <= high, got {interval}")
+    if alternative == "two-sided":
+        return "differs" if p_value < alpha and (not given or low > 0 or high < 0) else "cannot tell"
+    sign = 1.0 if alternative == "greater" else -1.0
+    toward, away = (low, high) if sign > 0 else (-high, -low)  # the interval as seen along H1's direction
+    if not given:
+        toward, away = math.inf, math.inf
+    if away < 0:
+        return "reversed"
+    if sign * difference <= 0:
         return "does not hold"
-    return "holds" if p_value < alpha else "cannot tell"
+    return "holds" if p_value < alpha and toward > 0 else "cannot tell"
 
 
 def compare_pools(

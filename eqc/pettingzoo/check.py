@@ -20,6 +20,7 @@ from eqc._checks import check_int
 from eqc.dec_pomdp import DecPOMDP, Symmetry
 from eqc.pettingzoo.adapter import MAX_SEED, PettingZooDecPOMDP, RelabelChance, RelabelState
 from eqc.pettingzoo.outcomes import StepRecord
+from eqc.pettingzoo.replay import replay_difference
 from eqc.verification import Counterexample, check_env_symmetry
 from eqc.verification.env_symmetry import DEFAULT_MAX_STEPS
 
@@ -51,7 +52,9 @@ def check_pettingzoo_symmetry(
         episodes, indices, permutations, max_steps: as in :func:`eqc.verification.check_env_symmetry`.
 
     Raises ``ValueError`` naming both sizes when ``symmetry`` was declared for another observation or
-    action size, and whatever :class:`PettingZooDecPOMDP` refuses (an env it cannot replay exactly).
+    action size, whatever :class:`PettingZooDecPOMDP` refuses (an env it cannot replay exactly), and, before a
+    counterexample is returned, when the env turns out not to replay itself after all (the probe's two episodes
+    can agree by chance): then the counterexample would blame a correct declaration.
     """
     if not isinstance(symmetry, Symmetry):
         raise TypeError(f"symmetry must be an eqc Symmetry, got {type(symmetry).__name__}")
@@ -70,7 +73,18 @@ def check_pettingzoo_symmetry(
         adapter, symmetry, episodes=episodes, generator=torch.Generator().manual_seed(seed), indices=indices,
         permutations=permutations, max_steps=max_steps, atol=0.0, invariants=_record, reward_ulps=adapter.reward_ulps,
     )
+    if found is not None and (where := replay_difference(adapter, REPLAY_STEPS)) is not None:
+        raise ValueError(
+            f"{adapter.env} does not replay itself: episodes from one reset seed with the same moves differ at {where}. So the "
+            f"counterexample found ({found.kind} at step {found.step}) says nothing about the declared symmetry: the env draws "
+            f"from something reset(seed=...) does not seed (the global numpy or random generators, the clock, ...). The "
+            f"replay probe run when the adapter was built passed by chance"
+        )
     return _with_rounding_hint(found, built=adapter is env)
+
+
+#: Steps of each episode :func:`replay_difference` plays before a counterexample is reported.
+REPLAY_STEPS = 64
 
 
 def _record(env: DecPOMDP) -> StepRecord:

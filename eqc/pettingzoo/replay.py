@@ -20,7 +20,7 @@ from eqc.pettingzoo.outcomes import EpisodeStart
 if TYPE_CHECKING:
     from eqc.pettingzoo.adapter import PettingZooDecPOMDP
 
-__all__ = ["probe"]
+__all__ = ["probe", "replay_difference"]
 
 _SEEDS = (12345, 54321)
 
@@ -52,6 +52,17 @@ def _first_difference(a: list[tuple[str, Any]], b: list[tuple[str, Any]]) -> str
         if not same:
             return what
     return None if len(a) == len(b) else f"episode length ({len(a)} vs {len(b)} records)"
+
+
+def replay_difference(adapter: PettingZooDecPOMDP, steps: int, runs: int = 8) -> str | None:
+    """Where ``runs`` episodes from one seed with the same moves first differ (None: they are all the same). The probe
+    plays two; this plays more, so that an environment whose reset ignores its seed (a few outcomes of the global
+    generator) is caught with near certainty before a counterexample is blamed on the declaration."""
+    first = _run(adapter, _SEEDS[0], steps)
+    for _ in range(runs - 1):
+        if (where := _first_difference(first, _run(adapter, _SEEDS[0], steps))) is not None:
+            return where
+    return None
 
 
 def probe(adapter: PettingZooDecPOMDP, steps: int) -> None:

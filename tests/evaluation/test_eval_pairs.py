@@ -163,7 +163,8 @@ def test_a_comparison_reports_and_gives_its_verdict() -> None:
     xp[:6, :6] += 5
     result = compare_pools(xp, range(6), range(6, 12))
     assert result.verdict() == "holds" and result.p_value == pytest.approx(1 / 924)
-    assert compare_pools(xp, list(range(6, 12)), list(range(6))).verdict() == "does not hold"
+    reversed_ = compare_pools(xp, list(range(6, 12)), list(range(6)))
+    assert reversed_.interval[1] < 0 and reversed_.verdict() == "reversed"  # the other direction is shown
     assert result.verdict(alpha=result.p_value) == "cannot tell"
     record = result.as_dict()
     assert record["agents"] == [6, 6] and record["arrangements"] == 924 and len(record["interval"]) == 2
@@ -176,10 +177,24 @@ def test_verdicts_follow_direction_then_p() -> None:
     assert verdict(-0.3, 0.99, "greater") == "does not hold" and verdict(0.0, 0.5, "greater") == "does not hold"
     assert verdict(-0.1, 0.001, "less") == "holds" and verdict(0.1, 0.001, "less") == "does not hold"
     assert verdict(0.3, 0.05, "greater") == "cannot tell"  # strictly below alpha
-    with pytest.raises(ValueError, match="two-sided"):
-        verdict(0.3, 0.01, "two-sided")
+    with pytest.raises(ValueError, match="alternative"):
+        verdict(0.3, 0.01, "sideways")
     with pytest.raises(ValueError, match="alpha"):
         verdict(0.3, 0.01, "greater", alpha=1.5)
+
+
+def test_verdicts_read_the_interval_too_so_the_two_cannot_disagree() -> None:
+    assert verdict(0.3, 0.01, "greater", interval=(-0.1, 0.7)) == "cannot tell"  # p small, interval holds 0
+    assert verdict(0.3, 0.01, "greater", interval=(0.05, 0.55)) == "holds"
+    assert verdict(-0.8, 0.99, "greater", interval=(-1.2, -0.4)) == "reversed"  # wholly on the other side
+    assert verdict(-0.1, 0.6, "greater", interval=(-0.5, 0.3)) == "does not hold"
+    assert verdict(-0.3, 0.01, "less", interval=(-0.6, -0.1)) == "holds" and verdict(0.5, 0.9, "less", interval=(0.1, 0.9)) == "reversed"
+    assert verdict(0.3, 0.01, "greater", interval=(float("nan"), float("nan"))) == "holds"  # no interval: the p decides
+    assert verdict(0.4, 0.01, "two-sided", interval=(0.1, 0.7)) == "differs"
+    assert verdict(-0.4, 0.01, "two-sided", interval=(-0.7, -0.1)) == "differs"
+    assert verdict(0.4, 0.01, "two-sided", interval=(-0.1, 0.9)) == "cannot tell"
+    with pytest.raises(ValueError, match="low <= high"):
+        verdict(0.3, 0.01, "greater", interval=(1.0, 0.0))
 
 
 def test_holm_adjusts_a_family_step_down() -> None:

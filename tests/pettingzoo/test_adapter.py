@@ -81,6 +81,19 @@ def test_refuses_what_it_cannot_replay(colour_match, colour_symmetry):
         PettingZooDecPOMDP(colour_match(), relabel_chance=lambda outcome, labels: outcome)
 
 
+def test_an_env_that_passed_the_probe_by_chance_is_named_not_the_declaration(colour_match, colour_symmetry):
+    """A reset that ignores its seed (the global generator) can pass the two-episode probe when two draws agree; the
+    counterexample that follows is then the env's, not the declaration's, and the check says so."""
+    import numpy as np
+
+    np.random.seed(4)  # its first two draws of a colour agree, so the probe's two runs from one seed agree
+    assert len(set(np.random.randint(4, size=2))) == 1
+    np.random.seed(4)
+    adapter = PettingZooDecPOMDP(colour_match(global_rng=True), relabel_state=relabel_secret)  # passes by chance
+    with pytest.raises(ValueError, match=r"does not replay itself: .* says nothing about the declared symmetry"):
+        check_pettingzoo_symmetry(adapter, colour_symmetry(), episodes=5)
+
+
 def test_bad_input_is_a_clear_error(colour_match, colour_symmetry):
     with pytest.raises(TypeError, match="env must be a PettingZoo AECEnv or ParallelEnv, got dict"):
         PettingZooDecPOMDP({})

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from eqc._checks import check_choice, check_int
 from eqc.dec_pomdp import Symmetry
-from eqc.domains.hanabi.rules import HanabiRules, action_layout, check_rules, colour_labels, observation_layout
+from eqc.domains.hanabi.rules import HanabiRules, action_layout, check_rules, colour_labels, observation_layout, rank_labels
 from eqc.groups import PermutationGroup, alternating, cyclic, dihedral, symmetric
 
-__all__ = ["COLOUR_GROUP_NAMES", "colour_group", "colour_group_name", "colour_group_names", "colour_symmetry"]
+__all__ = ["ACTS_ON", "COLOUR_GROUP_NAMES", "colour_group", "colour_group_name", "colour_group_names", "colour_symmetry",
+           "rank_relabelling"]
 
 
 def colour_group_names(num_colours: int) -> tuple[str, ...]:
@@ -86,3 +87,22 @@ def colour_symmetry(group: PermutationGroup, rules: HanabiRules | None = None) -
             f"colour groups of this game: {list(colour_group_names(r.num_colours))}"
         )
     return Symmetry(group, acts_on=colour_labels(r.num_colours), observation_layout=observation_layout(r), action_layout=action_layout(r))
+
+
+def rank_relabelling(group: PermutationGroup, rules: HanabiRules | None = None) -> Symmetry:
+    """``group`` (on the ranks; its degree is the number of ranks) permuting the rank labels of Hanabi's observation
+    and moves under ``rules``: card (c, r) becomes (c, g(r)) in hands, fireworks, the last move and card knowledge,
+    and rank hints are permuted; the discard counts (per colour, not per rank label) stay.
+
+    Ranks are **not** a symmetry of Hanabi (a 1 is playable first, a 5 last): this is a control. Symmetrized over it
+    by the same formula and the same number of forward passes as over a colour group, an agent shows what averaging
+    forward passes does when the group is not the game's."""
+    r = check_rules(rules)
+    if group.degree != r.num_ranks:
+        raise ValueError(f"group {group.name} acts on {group.degree} points but rules.num_ranks is {r.num_ranks}")
+    return Symmetry(group, acts_on=rank_labels(r.num_ranks), observation_layout=observation_layout(r), action_layout=action_layout(r))
+
+
+#: What a test-time group may permute: ``"colour"`` (Hanabi's symmetry) or ``"rank"`` (not one: the smoothing control).
+ACTS_ON = ("colour", "rank")
+

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 import torch
 
 from eqc.domains.hanabi.batched import HanabiBatch
@@ -85,3 +86,39 @@ def test_auto_reset_never_reuses_a_spare_deck() -> None:
         for x, y in itertools.pairwise(env_hands):
             assert not torch.equal(x, y)
     assert max(chi_square(torch.stack(firsts)[:, k]) for k in range(10)) < 70
+
+
+def _random_legal(env: HanabiBatch, generator: torch.Generator) -> torch.Tensor:
+    return torch.multinomial(env.legal_move_mask().float(), 1, generator=generator).squeeze(1)
+
+
+def test_a_saved_batch_continues_move_for_move_in_another() -> None:
+    """``state_dict``/``load_state_dict`` (with the deck generator's state beside): the games, the SAD block, the spare
+    decks and their refresh go on exactly; a batch given only the generator (negative control) does not."""
+    rules = HanabiRules(knowledge="v0_belief", sad="greedy_last_action")
+    source = HanabiBatch(300, rules, seed=1, auto_reset=True, check=False)  # >= 256 games: the Fisher-Yates pool refresh
+    moves = torch.Generator().manual_seed(0)
+    source.reset()
+    for _ in range(23):  # not a multiple of the refresh period
+        source.step(_random_legal(source, moves))
+    copy, control = (HanabiBatch(300, rules, seed=9, auto_reset=True, check=False) for _ in range(2))
+    copy.load_state_dict(source.state_dict())
+    control.reset()
+    for env in (copy, control):
+        env.generator.set_state(source.generator.get_state())
+    ended = 0
+    for _ in range(120):
+        move = _random_legal(source, moves)
+        assert torch.equal(copy.observations(), source.observations())
+        assert torch.equal(copy.step(move), source.step(move))
+        ended += int(source.ended.sum())
+    assert ended > 300  # the games were re-dealt from the spare decks, many times
+    assert not torch.equal(control.observations(), source.observations())
+
+
+def test_load_state_dict_refuses_another_batch() -> None:
+    source = HanabiBatch(8, seed=1)
+    source.reset()
+    other = HanabiBatch(4, seed=1)
+    with pytest.raises(ValueError, match=r"state\['deck'\] must be a torch.uint8 tensor of shape \[4, \d+\] \(4 games of these rules\)"):
+        other.load_state_dict(source.state_dict())

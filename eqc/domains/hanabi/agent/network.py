@@ -24,9 +24,10 @@ from typing import Any, Protocol, TypeGuard
 import torch
 from torch import nn
 
+from eqc._checks import check_choice
 from eqc.domains.hanabi.config.agent import DEFAULT_HIDDEN_SCHEME, HIDDEN_SCHEMES, PRECISIONS, AgentSpec, NetworkConfig
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.symmetry import colour_symmetry
+from eqc.domains.hanabi.symmetry import ACTS_ON, colour_symmetry, rank_relabelling
 from eqc.groups import PermutationGroup, PermutationRepresentation
 from eqc.symmetrize import RecurrentSymmetrizer, Symmetrizer
 from eqc.symmetrize.recurrent import HiddenScheme
@@ -328,14 +329,16 @@ class AgentWrapper(nn.Module):
 
 
 def make_agent(network: QNetwork, rules: HanabiRules, group: PermutationGroup | None = None, *, hidden_scheme: str = DEFAULT_HIDDEN_SCHEME,
-               precision: str = "fp32") -> Agent:
-    """``network`` as an :class:`Agent` playing ``rules``, symmetrized over the colour group ``group`` (None: plain).
+               precision: str = "fp32", acts_on: str = "colour") -> Agent:
+    """``network`` as an :class:`Agent` playing ``rules``, symmetrized over ``group`` (None: plain) acting on the
+    colours, or with ``acts_on="rank"`` on the ranks (not a symmetry of Hanabi: a control, :func:`rank_relabelling`).
 
     The one way eqc builds an agent: learning (``training.learner``) and loading (``policy.load_policy``)
     call it, so they run the same (symmetrized) computation."""
+    check_choice(acts_on, "acts_on", ACTS_ON)
     if group is None:
         return Agent(network, precision=precision)
-    sym = colour_symmetry(group, rules)
+    sym = colour_symmetry(group, rules) if acts_on == "colour" else rank_relabelling(group, rules)
     return Agent(network, sym.observation_rep, sym.action_rep, hidden_scheme=hidden_scheme, precision=precision)
 
 

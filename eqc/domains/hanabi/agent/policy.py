@@ -30,7 +30,7 @@ from eqc.domains.hanabi.agent.precision import resolve_precision
 from eqc.domains.hanabi.config.agent import DEFAULT_HIDDEN_SCHEME, HIDDEN_SCHEMES, AgentSpec
 from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS, TrainConfig
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group
+from eqc.domains.hanabi.symmetry import ACTS_ON, COLOUR_GROUP_NAMES, colour_group
 from eqc.groups import PermutationGroup
 
 __all__ = ["TrainedPolicy", "load_policy"]
@@ -114,6 +114,7 @@ def load_policy(
     symmetrize: str | PermutationGroup | None = None,
     hidden_scheme: str | None = None,
     precision: str = "auto",
+    acts_on: str = "colour",
 ) -> TrainedPolicy:
     """Load a policy directory (:mod:`.files`), run directory, checkpoint file or public OBL ``.pthw``
     file (:mod:`.obl`).
@@ -124,6 +125,9 @@ def load_policy(
     trained symmetrized stays symmetrized over its training group: another group is refused (that would
     silently replace the agent it was trained as); a group equal to it (the same elements, whatever its name)
     is that group.
+    ``acts_on``: what a test-time ``symmetrize`` group permutes: "colour" (Hanabi's symmetry), or "rank" (not a
+    symmetry of Hanabi: the control that averages as many forward passes over a group that is not the game's;
+    :func:`~eqc.domains.hanabi.symmetry.rank_relabelling`), then ``symmetrize`` names a group on the ranks.
     ``hidden_scheme`` (recurrent agents): the hidden-state scheme; by default the one the agent was trained
     with, else "average". ``precision``: the requested precision (:mod:`.precision`): "fp32", "bf16", or
     "auto" (the default): the precision it was trained in (``[run] precision``) where ``device`` runs that
@@ -138,7 +142,11 @@ def load_policy(
     check_choice(precision, "precision", REQUESTED_PRECISIONS)
     network, spec, trained_moves, trained_with = _load_network(path, device)
     network.eval()
+    check_choice(acts_on, "acts_on", ACTS_ON)
     trained = spec.symmetrize
+    if acts_on == "rank" and (trained is not None or symmetrize is None):
+        raise ValueError(f"acts_on='rank' needs a test-time group (symmetrize) and an agent trained plain; {path} was trained "
+                         f"{'symmetrized over ' + trained if trained else 'plain'} and symmetrize is {symmetrize!r}")
     if trained is not None:
         if symmetrize is not None and not _same_group(symmetrize, spec):
             name = symmetrize if isinstance(symmetrize, str) else getattr(symmetrize, "name", "a group")
@@ -152,12 +160,12 @@ def load_policy(
         group = symmetrize
     elif isinstance(symmetrize, str):
         check_choice(symmetrize, "symmetrize", COLOUR_GROUP_NAMES)
-        group = colour_group(symmetrize, spec.rules().num_colours)
+        group = colour_group(symmetrize, spec.rules().num_colours if acts_on == "colour" else spec.rules().num_ranks)
     else:
         raise TypeError(f"symmetrize must be None (as trained), a group name {COLOUR_GROUP_NAMES} or a PermutationGroup, "
                         f"got {type(symmetrize).__name__}")
     used = resolve_precision(precision, device, trained=spec.precision).used
-    agent = make_agent(network, spec.rules(), group, hidden_scheme=hidden_scheme, precision=used)
+    agent = make_agent(network, spec.rules(), group, hidden_scheme=hidden_scheme, precision=used, acts_on=acts_on)
     return TrainedPolicy(agent, spec, trained_moves, device, trained_with)
 
 

@@ -10,6 +10,8 @@ and player numbering: :mod:`eqc.domains.hanabi.rules`.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from dataclasses import fields
 
 import torch
 
@@ -67,6 +69,8 @@ class HanabiBatch:
     (a long tensor on ``device``); nothing is read back to the host, so the calls can be captured
     by CUDA graphs (with ``auto_reset``, ``step`` refreshes its pool of spare decks every few steps
     from Python: capture ``observations``/``legal_move_mask`` and the policy, not ``step``).
+    ``state_dict()``/``load_state_dict()`` save the games in progress and continue them in another
+    batch of the same games, on any device (exact resume of training; the deck ``generator`` is saved beside).
     In checked mode a ``step`` when every game is over raises ValueError, as ``HanabiEnv`` does
     for a move after the end; a ``step`` or view before ``reset`` raises RuntimeError.
     On the "meta" device (shape-only tracing) sampling uses no generator.
@@ -297,6 +301,36 @@ class HanabiBatch:
     def restarted(self) -> torch.Tensor:
         """Bool [B]: games re-dealt by the last step (with ``auto_reset`` exactly ``ended``, else none)."""
         return self._state.restarted.clone()
+
+    # ---------------------------------------------------------------- saving
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        """Everything a later ``step`` or view reads, as tensors (copies): the ``BatchState`` fields, the SAD block's
+        last actor and move, the spare decks of ``auto_reset`` and the step count that times their refresh.
+        The deck ``generator`` is not in it: its owner saves it beside (``generator.get_state()``)."""
+        self._require_started()
+        return {name: tensor.clone() for name, tensor in self._saved_tensors().items()}
+
+    def load_state_dict(self, state: Mapping[str, torch.Tensor]) -> None:
+        """Continue the games of ``state`` (:meth:`state_dict` of a batch of the same ``num_envs`` and ``rules``, saved on
+        any device): copied into this batch's tensors, whose storage is kept. ValueError naming an entry that is
+        missing or of another dtype or shape; nothing is changed then."""
+        live = self._saved_tensors()
+        for name, tensor in live.items():
+            saved = state.get(name)
+            if not isinstance(saved, torch.Tensor) or saved.dtype != tensor.dtype or saved.shape != tensor.shape:
+                got = f"{saved.dtype} {list(saved.shape)}" if isinstance(saved, torch.Tensor) else type(saved).__name__
+                raise ValueError(f"state[{name!r}] must be a {tensor.dtype} tensor of shape {list(tensor.shape)} "
+                                 f"({self.num_envs} games of these rules), got {got}")
+        for name, tensor in live.items():
+            if name != "steps":
+                tensor.copy_(state[name])
+        self._steps = int(state["steps"])
+        self._started = True
+
+    def _saved_tensors(self) -> dict[str, torch.Tensor]:
+        s = self._state
+        return {**{f.name: getattr(s, f.name) for f in fields(s)}, "sad_player": self._sad_player, "sad_value": self._sad_value,
+                "pool": self._pool, "steps": torch.tensor(self._steps)}
 
     # ---------------------------------------------------------------- internals
     def _require_started(self) -> None:

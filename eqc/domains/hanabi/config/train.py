@@ -70,8 +70,9 @@ class RunConfig:
     checkpoint_minutes: float = config_field("write a checkpoint at least this often (wall-clock minutes)", 5.0)
     precision: str = config_field("'auto', 'fp32' or 'bf16': 'bf16' runs the networks' matrix products in bfloat16 autocast "
                                   "(acting, learning, evaluation; heads, Q-values, losses, targets and optimizer state stay "
-                                  "float32); 'auto' trains in bf16 where the device computes it natively (a CPU with "
-                                  "avx512_bf16/AMX/aarch64 bf16, CUDA capability >= 8.0), else fp32. The run records the "
+                                  "float32); 'auto' trains in bf16 where it is faster than fp32 (x86 AMX, aarch64 bf16, "
+                                  "CUDA capability >= 8.0; with avx512_bf16 alone a timed training step decides), "
+                                  "else fp32. The run records the "
                                   "precision used and why, and keeps it on resume", "auto")
     threads: int = config_field("torch CPU threads (1 is fastest for eqc's small networks on a busy machine; benchmarks/RESULTS.md)", 1)
     tensorboard: bool = config_field("also write TensorBoard scalars to DIR/tensorboard (needs the tensorboard package)", False)

@@ -29,12 +29,16 @@ BLOCKS = ("matrix_ab", "matrix_ba", "bomb_out_ab", "bomb_out_ba")
 
 
 def form(cell: Cell) -> dict[str, str | None]:
-    """What a cell does to its pool's agents (two cells of one form hold the same policies)."""
-    return {"pool": cell.pool, "symmetrize": cell.symmetrize, "hidden_scheme": cell.hidden_scheme}
+    """What a cell does to its pool's agents (two cells of one form hold the same policies); ``acts_on`` is named only
+    when the group acts on something other than the colours (so that saved colour forms keep their keys)."""
+    rank = {"acts_on": cell.acts_on} if cell.acts_on != "colour" else {}
+    return {"pool": cell.pool, "symmetrize": cell.symmetrize, "hidden_scheme": cell.hidden_scheme, **rank}
 
 
 def _form_slug(cell: Cell) -> str:
-    return cell.pool if cell.symmetrize is None else f"{cell.pool}_{cell.symmetrize}_{cell.hidden_scheme}".lower()
+    if cell.symmetrize is None:
+        return cell.pool
+    return f"{cell.pool}_{cell.symmetrize}_{cell.hidden_scheme}".lower() + ("" if cell.acts_on == "colour" else f"_{cell.acts_on}")
 
 
 def play_between(a: Cell, runs_a: Sequence[Path], policies_a: list[TrainedPolicy], b: Cell, runs_b: Sequence[Path],

@@ -1,15 +1,22 @@
 """A table's tests between its cells, with the agent as the unit (:func:`eqc.evaluation.compare_pools`).
 
-A test of cells (better, worse) runs on the matrix over every agent of both cells, each in its cell's form:
-the cells' own matrices on the diagonal blocks, the cross-play between them (:mod:`.between`) off it; agents
-of ``better`` are rows ``0..n-1``. Cells of one pool (the same agents, plain and symmetrized) are compared
-paired: agent ``k``'s two forms are rows ``k`` and ``n + k``. Each test runs on XP (``"better > worse"``, H1:
-better is higher) and on bomb-out rates (``"better < worse"``, H1: better's pairs bomb out less).
+A test of cells (first, second) runs on the matrix over every agent of both cells, each in its cell's form: the
+cells' own matrices on the diagonal blocks, the cross-play between them (:mod:`.between`) off it; agents of the
+first cell are rows ``0..n-1``. Its kind follows the design:
 
-The table's primary tests (:attr:`~eqc.domains.hanabi.reproduce.specs.Table.primary`, the paper's claims) on
-XP are one family: their p-values are adjusted together by Holm's method (``adjusted_p``), and their verdicts
-read the adjusted p. Every other test, and every bomb-out test (a secondary measure), is exploratory: its
-p-value is unadjusted (``adjusted_p`` None).
+- *paired*: the cells hold the same agents in two forms (plain and symmetrized); agent ``k``'s forms are rows ``k``
+  and ``n + k``, and the test swaps them.
+- *matched*: the cells hold different agents matched one to one (the same matching keys, ``<folder>/<seed or pi>``:
+  the same stream seed and pi, or the same seed); the test swaps the two members of each matched set.
+- *unpaired*: anything else; the test splits the agents of both cells.
+
+Each test runs on XP (``"first > second"``, H1: the first is higher; ``"first vs second"`` for a two-sided test) and
+on bomb-out rates (``"first < second"``, H1: the first's pairs bomb out less).
+
+The table's primary tests on XP are one family: their p-values are adjusted together by Holm's method
+(``adjusted_p``) and their intervals are simultaneous (Bonferroni: confidence ``1 - ALPHA / m`` for ``m`` primary
+tests). Every other test, and every bomb-out test, is exploratory: unadjusted p, 95% interval. The verdict
+(:func:`eqc.evaluation.verdict`) reads both the p-value and the interval the test reports, so they cannot disagree.
 """
 
 from __future__ import annotations
@@ -18,16 +25,20 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from scipy import stats
 
 from eqc.domains.hanabi.reproduce.between import union_matrix
 from eqc.domains.hanabi.reproduce.specs import Table
-from eqc.evaluation import compare_pools, holm
+from eqc.evaluation import compare_pools, holm, verdict
 from eqc.evaluation.stats import Alternative
 
-__all__ = ["MONTE_CARLO_SEED", "TableTests", "table_tests"]
+__all__ = ["ALPHA", "MONTE_CARLO_SEED", "TableTests", "comparison_kind", "table_tests"]
 
 #: Seed of the Monte Carlo draws of every test (pools too large to enumerate), so a table is reproducible.
 MONTE_CARLO_SEED = 0
+
+#: The level of every table's tests (one-sided, or two-sided for a table's ``two_sided`` tests).
+ALPHA = 0.05
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,14 @@ class TableTests:
     matrices: dict[str, dict[str, Any]]
 
 
+def comparison_kind(first: dict[str, Any], second: dict[str, Any]) -> str:
+    """"paired" (one pool in two forms), "matched" (two pools of equal matching keys) or "unpaired" (module docstring)."""
+    if first["pool"] == second["pool"]:
+        return "paired"
+    keys_a, keys_b = first.get("matching"), second.get("matching")
+    return "matched" if keys_a and keys_a == keys_b and len(keys_a) == first["agents"] == second["agents"] else "unpaired"
+
+
 def table_tests(spec: Table, results: dict[str, dict[str, Any]], between: dict[tuple[str, str], dict[str, torch.Tensor]]) -> TableTests:
     """The tests of ``spec`` whose two cells were played (``results`` by label, with ``between`` blocks by test)."""
     xp_tests: dict[str, dict[str, Any]] = {}
@@ -48,21 +67,32 @@ def table_tests(spec: Table, results: dict[str, dict[str, Any]], between: dict[t
         if (better, worse) not in between:
             continue
         blocks, first, second = between[(better, worse)], results[better], results[worse]
-        paired = first["pool"] == second["pool"]
+        kind = comparison_kind(first, second)
         a, b = list(range(first["agents"])), list(range(first["agents"], first["agents"] + second["agents"]))
         union = {}
         for within, ab, ba in (("matrix", "matrix_ab", "matrix_ba"), ("bomb_out_matrix", "bomb_out_ab", "bomb_out_ba")):
             own_a, own_b = (torch.tensor(cell[within], dtype=torch.float64) for cell in (first, second))
             union[within] = union_matrix(own_a, own_b, blocks[ab], blocks[ba])
         primary = (better, worse) in spec.primary
+        two_sided = (better, worse) in spec.two_sided
         sides: tuple[tuple[dict[str, dict[str, Any]], str, str, Alternative, str], ...] = (
-            (xp_tests, ">", "matrix", "greater", "primary" if primary else "exploratory"),
+            (xp_tests, "vs" if two_sided else ">", "matrix", "two-sided" if two_sided else "greater",
+             "primary" if primary else "exploratory"),
             (bomb_out_tests, "<", "bomb_out_matrix", "less", "exploratory"))
         for tests, sign, within, alternative, role in sides:
-            result = compare_pools(union[within], a, b, paired=paired, alternative=alternative, generator=MONTE_CARLO_SEED)
-            tests[f"{better} {sign} {worse}"] = {"cells": [better, worse], "role": role, "adjusted_p": None, **result.as_dict()}
+            result = compare_pools(union[within], a, b, paired=kind != "unpaired", alternative=alternative, generator=MONTE_CARLO_SEED)
+            tests[f"{better} {sign} {worse}"] = {"cells": [better, worse], "role": role, "kind": kind, "adjusted_p": None,
+                                                 **result.as_dict()}
         matrices[f"{better} vs {worse}"] = {"cells": [better, worse], "a": a, "b": b, **{k: v.tolist() for k, v in union.items()}}
     family = {name: t["p_value"] for name, t in xp_tests.items() if t["role"] == "primary"}
     for name, adjusted in holm(family).items():
-        xp_tests[name]["adjusted_p"] = adjusted
+        test = xp_tests[name]
+        confidence = 1 - ALPHA / len(family)
+        half = float(stats.t.ppf(0.5 + confidence / 2, test["df"])) * test["se"]
+        test.update(adjusted_p=adjusted, interval=[test["difference"] - half, test["difference"] + half], confidence=confidence,
+                    interval_kind="simultaneous (Bonferroni)")
+    for tests in (xp_tests, bomb_out_tests):
+        for test in tests.values():
+            p = test["p_value"] if test["adjusted_p"] is None else test["adjusted_p"]
+            test["verdict"] = verdict(test["difference"], p, test["alternative"], ALPHA, interval=tuple(test["interval"]))
     return TableTests(xp_tests, bomb_out_tests, matrices)

@@ -1,6 +1,6 @@
 """What explains cross-play in pools with induced colour conventions (``eqc hanabi reproduce conventions``).
 
-Reported beside the tables of the ``induced`` and ``colour`` scales, from the same shipped agents:
+Reported beside the tables of the ``induced``, ``colour`` and ``touched`` scales, from the same shipped agents:
 
 - **hint maps**: per agent, the slot its partner plays right after each colour hint and each rank hint in
   greedy self-play (:func:`~eqc.domains.hanabi.xp.conventions.hint_slot_counts`), the slot each hint
@@ -41,19 +41,22 @@ from eqc.domains.hanabi.xp.relabelled import relabelled_self_play
 __all__ = ["ALIGNED_POOLS", "SHARED_FACTORS", "convention_report", "render_conventions", "reproduce_conventions"]
 
 #: Self-play pools whose best-aligned cross-play is measured, by scale; the first is the reference of the gap shares.
-ALIGNED_POOLS = {"induced": ("sp",), "colour": ("sp", "touched", "sp_stream1", "ippo_c001", "ippo_c005")}
+ALIGNED_POOLS = {"induced": ("sp",), "colour": ("sp", "touched", "sp_stream1", "ippo_c001", "ippo_c005"), "touched": ("sp", "op")}
 
 #: Pool pairs whose plain cross-play is split by a shared factor, by scale: (pool a, pool b, the factor).
 SHARED_FACTORS = {
     "induced": (("sp", "op", "seed"), ("op", "gop_c3", "seed")),
     "colour": (("sp", "sp_stream1", "pi"), ("sp", "op", "pi"), ("sp", "touched", "pi"), ("sp", "ippo_c005", "pi"),
                ("ippo_c001", "ippo_c005", "pi")),
+    "touched": (("sp", "op", "stream and pi"), ("op", "eqc", "stream and pi"), ("op", "gop_c3", "stream and pi"),
+                ("sp", "eqc", "stream and pi")),
 }
 
 
-def _shared_key(path: Path) -> str:
-    """What an agent directory shares with agents of another pool: its seed (``seed_<n>``) or its pi (``slots_<pi>``)."""
-    return path.name.split("_", 1)[1]
+def _shared_key(path: Path, keys: dict[Path, str]) -> str:
+    """What an agent shares with agents of another pool: its matching key where the scale's pools span folders
+    (``<folder>/slots_<pi>``: stream and pi), else its seed (``seed_<n>``) or its pi (``slots_<pi>``)."""
+    return keys.get(path, path.name.split("_", 1)[1])
 
 
 def _hint_maps(policy: TrainedPolicy, games: int) -> dict[str, Any]:
@@ -81,29 +84,34 @@ def _ceiling(policy: TrainedPolicy, path: Path, device: str, precision: str, gam
             "symmetrized_self_play": float(scores.double().mean())}
 
 
-def _shared_factor(a: list[Path], b: list[Path], factor: str, device: str, precision: str, games: int) -> dict[str, Any]:
+def _shared_factor(a: list[Path], b: list[Path], factor: str, device: str, precision: str, games: int,
+                   keys: dict[Path, str]) -> dict[str, Any]:
     policies = [load_policy(p, device=device, precision=precision) for p in (*a, *b)]
     across = [(i, j) for i in range(len(a)) for j in range(len(b))]
     pairs = [(i, len(a) + j) for i, j in across] + [(len(a) + j, i) for i, j in across]  # both seatings
     scores, _, _, _ = play_pairs(policies, pairs, games)
     means = scores.double().mean(1)
-    shared = torch.tensor([_shared_key(a[i]) == _shared_key(b[j]) for i, j in across] * 2)
+    shared = torch.tensor([_shared_key(a[i], keys) == _shared_key(b[j], keys) for i, j in across] * 2)
     return {"factor": factor, "games_per_pair": games, "shared_xp": float(means[shared].mean()) if bool(shared.any()) else math.nan,
             "shared_pairs": int(shared.sum()), "other_xp": float(means[~shared].mean()) if bool((~shared).any()) else math.nan,
             "other_pairs": int((~shared).sum())}
 
 
 def convention_report(scale: str, runs: dict[str, list[Path]], *, device: str = "cpu", precision: str = "auto", games: int = 400,
-                      cell_xp: dict[str, float] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
+                      cell_xp: dict[str, float] | None = None, keys: dict[Path, str] | None = None,
+                      log: Callable[[str], None] = print) -> dict[str, Any]:
     """The report of the module docstring for the pools ``runs`` (pool name -> agent directories) of ``scale``
-    ("induced" or "colour"), ``games`` greedy games per measurement (alignment: per ordered pair and element, half
-    held out). ``cell_xp``: table cells' XP by label, whose shares of the alignable gap are reported."""
+    (one of :data:`ALIGNED_POOLS`), ``games`` greedy games per measurement (alignment: per ordered pair and element, half
+    held out). ``cell_xp``: table cells' XP by label, whose shares of the alignable gap are reported. ``keys``: each
+    agent's matching key where a pool spans folders (:func:`~eqc.domains.hanabi.reproduce.run.pool_agents`); agents are
+    named by it in the report, else by their directory."""
+    keys = keys or {}
     if scale not in ALIGNED_POOLS:
         raise ValueError(f"scale must be one of {sorted(ALIGNED_POOLS)} (the scales with induced conventions), got {scale!r}")
     report: dict[str, Any] = {"scale": scale, "games": games, "agents": {}, "alignment": {}, "ceiling": {}, "shared_factor": {}}
     for pool, paths in runs.items():
         log(f"hint maps: {pool} ({len(paths)} agents)")
-        report["agents"][pool] = {p.name: _hint_maps(load_policy(p, device=device, precision=precision), games) for p in paths}
+        report["agents"][pool] = {keys.get(p, p.name): _hint_maps(load_policy(p, device=device, precision=precision), games) for p in paths}
     for pool in ALIGNED_POOLS[scale]:
         paths = runs.get(pool, [])
         if len(paths) < 2:
@@ -111,11 +119,12 @@ def convention_report(scale: str, runs: dict[str, list[Path]], *, device: str = 
         log(f"best-aligned cross-play and the symmetrization ceiling: {pool}")
         policies = [load_policy(p, device=device, precision=precision) for p in paths]
         report["alignment"][pool] = aligned_cross_play(policies, games=games).as_dict()
-        report["ceiling"][pool] = {p.name: _ceiling(q, p, device, precision, games) for p, q in zip(paths, policies, strict=True)}
+        report["ceiling"][pool] = {keys.get(p, p.name): _ceiling(q, p, device, precision, games)
+                                   for p, q in zip(paths, policies, strict=True)}
     for a, b, factor in SHARED_FACTORS[scale]:
         if len(runs.get(a, [])) and len(runs.get(b, [])):
             log(f"cross-play {a} x {b} by shared {factor}")
-            report["shared_factor"][f"{a} x {b}"] = _shared_factor(runs[a], runs[b], factor, device, precision, games)
+            report["shared_factor"][f"{a} x {b}"] = _shared_factor(runs[a], runs[b], factor, device, precision, games, keys)
     reference = ALIGNED_POOLS[scale][0]
     if cell_xp and reference in report["alignment"]:
         plain, aligned = (report["alignment"][reference][k] for k in ("plain_xp", "aligned_xp"))
@@ -183,9 +192,8 @@ def reproduce_conventions(scale: str, out: str | Path, *, agents: str | Path | N
     """The report for every pool of ``scale``'s shipped agents (or ``agents``: a directory of pools), written to
     ``out/conventions.json`` and ``.md``; the cells of ``out/table1.json`` and ``out/table2.json``, where they exist
     (``eqc hanabi reproduce table1|table2`` into the same ``out``), get their share of the alignable gap."""
-    from eqc.domains.hanabi.reproduce.run import shipped_agents
+    from eqc.domains.hanabi.reproduce.run import pool_agents, shipped_agents
     from eqc.domains.hanabi.reproduce.specs import SCALES
-    from eqc.domains.hanabi.xp import pool_runs
     from eqc.io import json_safe, write_json_atomic, write_text_atomic
 
     if scale not in ALIGNED_POOLS:
@@ -193,14 +201,19 @@ def reproduce_conventions(scale: str, out: str | Path, *, agents: str | Path | N
     where = Path(agents) if agents is not None else shipped_agents(SCALES[scale])
     if where is None or not where.is_dir():
         raise ValueError(f"no pools at {str(where)!r}: pass agents=DIR (--agents), a directory of <pool>/ agent directories")
-    runs = {p.name: pool_runs(p) for p in sorted(where.iterdir()) if p.is_dir()}
+    scale_spec = SCALES[scale]
+    names = sorted({p.name for p in where.iterdir() if p.is_dir()} | set(scale_spec.pool_folders) & set(ALIGNED_POOLS[scale]))
+    listed = {name: pool_agents(where, scale_spec, name) for name in names}
+    runs = {name: [run for _, run in agents] for name, agents in listed.items() if agents}
+    spans = any(len(scale_spec.pool_folders.get(name, (name,))) > 1 for name in names)  # then the name alone is ambiguous
+    keys = {run: key for agents in listed.values() for key, run in agents} if spans else {}
     out = Path(out)
     cell_xp = {}
     for table in ("table1", "table2"):
         if (out / f"{table}.json").is_file():
             cells = json.loads((out / f"{table}.json").read_text())["cells"]
             cell_xp.update({label: cell["xp_mean"] for label, cell in cells.items()})
-    report = convention_report(scale, runs, device=device, precision=precision, games=games, cell_xp=cell_xp, log=log)
+    report = convention_report(scale, runs, device=device, precision=precision, games=games, cell_xp=cell_xp, keys=keys, log=log)
     report["command"] = None if command is None else " ".join(command)
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "conventions.json", json_safe(report))

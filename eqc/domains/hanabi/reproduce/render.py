@@ -6,11 +6,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from eqc.domains.hanabi.reproduce.comparisons import ALPHA
 from eqc.domains.hanabi.xp.relabelled import BREAKING_LOSS, BREAKING_SHARE, breaks_colour_symmetry
 from eqc.evaluation import verdict
-
-#: The level at which a table's test "holds" (:func:`eqc.evaluation.verdict`).
-ALPHA = 0.05
 
 __all__ = ["format_number", "render_markdown"]
 
@@ -54,8 +52,8 @@ def render_markdown(record: dict[str, Any]) -> str:
             f"{format_number(paper['xp_mean'])} ± {format_number(paper['xp_sem'])}", _rate(paper.get("bomb_out_rate")))
         lines.append(f"| {label} | {r['pool'] if r else 'not available'} | {' | '.join(ours)} | {' | '.join(theirs)} |")
     lines += ["", "Pools:", ""] + [f"- `{name}`: {text}" for name, text in record["pools"].items()]
-    if record["paper_only_pools_skipped"]:
-        lines += ["", f"Pools run at paper scale only (not at this scale): {', '.join(record['paper_only_pools_skipped'])}."]
+    if record["pools_not_at_this_scale"]:
+        lines += ["", f"Pools run at paper scale only (not at this scale): {', '.join(record['pools_not_at_this_scale'])}."]
     lines += _relabelled_lines(record)
     lines += _test_lines(record)
     lines += ["", f"Produced by `{record['command'] or 'eqc.domains.hanabi.reproduce.reproduce(...)'}` with eqc "
@@ -119,36 +117,64 @@ def _breaking_verdict(relabelled: dict[str, Any]) -> str:
 
 
 def _test_lines(record: dict[str, Any]) -> list[str]:
+    registered = record.get("registered")
     lines = ["", "Tests (`eqc.evaluation.compare_pools`). The unit is the agent: each test runs on the cross-play matrix over "
-             "every agent of both cells, the pairs between the cells included, and relabels agents over it: splits of the agents "
-             "of two pools (unpaired), or swaps of each agent's two forms when both cells hold the same agents, plain and "
-             "symmetrized (paired). Exact when the arrangements number at most the draws, else Monte Carlo (seeded). With few "
-             "agents the smallest attainable p is large whatever the games per pair; it is given beside each p. The interval "
-             "for the difference is a 95% t interval on a jackknife over agents (n/a with fewer than 3 agents per cell). "
-             "*Primary* tests are the paper's claims for this table; their p-values are adjusted together (Holm) and their "
-             "verdicts read the adjusted p. *Exploratory* tests (the rest, and every bomb-out test) are unadjusted. Verdict: "
-             f"'does not hold' when the difference is on the other side, 'holds' when p < {ALPHA:g}, else 'cannot tell'.", ""]
+             "every agent of both cells, the pairs between the cells included, and relabels agents over it. Its kind follows "
+             "the design: *paired* when both cells hold the same agents in two forms (plain and symmetrized: swaps of each "
+             "agent's two forms); *matched* when the cells hold different agents matched one to one by stream seed and pi, or "
+             "by seed (swaps of the two members of each matched set); *unpaired* otherwise (splits of the agents of both "
+             "cells). Exact when the arrangements number at most the draws, else Monte Carlo (seeded). With few agents the "
+             "smallest attainable p is large whatever the games per pair; it is given beside each p. H0 is that the two "
+             "cells' agents (or the two members of each pair or matched set) are exchangeable: the same distribution of "
+             "agents, not only the same mean XP. Under weak nulls (equal means, different structure: a clustered, OP-like "
+             "pool against an additive one, skewed agent effects, a symmetrizer that erases conventions) the tests can reject "
+             "more often than their level; `benchmarks/weak_nulls.py` measures how often (its figures: "
+             "`docs/concepts/cross-play-statistics.md`), so a p-value near its level is weaker evidence than it reads "
+             "wherever a cell of other-play or symmetrized agents meets one of self-play agents.",
+             "",
+             "*Primary* tests are the claims of the paper's table this table reproduces"
+             + (f" (here: the tests registered in `{registered}` before its agents trained)" if registered else "")
+             + f"; they are one Holm family, and each has a simultaneous (Bonferroni) interval at confidence 1 - {ALPHA:g}/m for "
+             "m primary tests. *Exploratory* tests (the rest, and every bomb-out test) have unadjusted p-values and 95% "
+             "intervals. Intervals are t intervals on a jackknife over agents (n/a with fewer than 3 agents per cell). Verdicts "
+             f"read both the (adjusted) p and the interval: 'holds' when p < {ALPHA:g} and the interval excludes 0 on H1's side; "
+             "'reversed' when the interval lies wholly on the other side; 'does not hold' when the difference is 0 or on the "
+             f"other side; for a two-sided test 'differs' when p < {ALPHA:g} and the interval excludes 0; else 'cannot tell'.",
+             ""]
+    if record.get("matching_note"):
+        lines += [record["matching_note"], ""]
     if not record["tests"]:
         return [*lines, "No test: too few cells with at least 2 agents."]
-    lines += ["On XP (H1: the first cell is higher):", ""]
+    lines += ["On XP (H1: the first cell is higher; 'vs': two-sided):", ""]
     lines += _test_table(record["tests"], lambda d: f"{d:+.2f}")
     lines += ["", "On bomb-out rates (H1: the first cell's pairs bomb out less often; differences in percentage points, first "
               "minus second):", ""]
     return lines + _test_table(record.get("bomb_out_tests", {}), lambda d: f"{100 * d:+.1f}")
 
 
+def _kind(t: dict[str, Any]) -> tuple[str, str]:
+    """The test's kind and its agents column; records written before matched tests existed name no kind."""
+    kind = t.get("kind", "paired" if t["paired"] else "unpaired")
+    n_a, n_b = t["agents"]
+    return kind, {"paired": f"{n_a} x 2 forms", "matched": f"{n_a} matched sets"}.get(kind, f"{n_a} vs {n_b}")
+
+
 def _test_table(tests: dict[str, dict[str, Any]], difference: Callable[[float], str]) -> list[str]:
-    lines = ["| test | role | kind | agents | difference [95% interval] | SE (jackknife) | p | Holm-adjusted p | how | "
-             f"smallest attainable p | verdict (p < {ALPHA:g}) |", "|---|---|---|---:|---:|---:|---:|---:|---|---:|---|"]
+    lines = ["| test | role | kind | agents | difference [interval] | interval | SE (jackknife) | p | Holm-adjusted p | how | "
+             "smallest attainable p | verdict |", "|---|---|---|---:|---:|---|---:|---:|---:|---|---:|---|"]
     for name, t in tests.items():
         low, high = t["interval"]
         interval = "n/a" if math.isnan(low) else f"[{difference(low)}, {difference(high)}]"
+        confidence = t.get("confidence", 0.95)
+        simultaneous = t.get("interval_kind", "").startswith("simultaneous")
+        which = f"{100 * confidence:.1f}%".replace(".0%", "%") + (" simultaneous" if simultaneous else "")
         se = "n/a" if math.isnan(t["se"]) else difference(t["se"]).lstrip("+")
-        kind, agents = ("paired", f"{t['agents'][0]} x 2 forms") if t["paired"] else ("unpaired", f"{t['agents'][0]} vs {t['agents'][1]}")
-        unit = "swaps" if t["paired"] else "splits"
+        kind, agents = _kind(t)
+        unit = "splits" if kind == "unpaired" else "swaps"
         how = f"exact, {t['arrangements']:,} {unit}" if t["exact"] else f"Monte Carlo, {t['resamples']:,} of {t['arrangements']:,} {unit}"
         adjusted = t["adjusted_p"]
-        said = verdict(t["difference"], t["p_value"] if adjusted is None else adjusted, t["alternative"], ALPHA)
-        lines.append(f"| {name} | {t['role']} | {kind} | {agents} | {difference(t['difference'])} {interval} | {se} | {_p(t['p_value'])} | "
-                     f"{'-' if adjusted is None else _p(adjusted)} | {how} | {_p(t['min_p'])} | {said} |")
+        said = t.get("verdict") or verdict(t["difference"], t["p_value"] if adjusted is None else adjusted, t["alternative"], ALPHA,
+                                           interval=(low, high))
+        lines.append(f"| {name} | {t['role']} | {kind} | {agents} | {difference(t['difference'])} {interval} | {which} | {se} | "
+                     f"{_p(t['p_value'])} | {'-' if adjusted is None else _p(adjusted)} | {how} | {_p(t['min_p'])} | {said} |")
     return lines

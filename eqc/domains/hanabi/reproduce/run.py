@@ -33,19 +33,19 @@ from eqc._checks import check_choice
 from eqc.domains.hanabi.agent.files import versions
 from eqc.domains.hanabi.agent.policy import load_policy
 from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS, TrainConfig, with_overrides
-from eqc.domains.hanabi.reproduce.between import play_between
+from eqc.domains.hanabi.reproduce.between import form, play_between
 from eqc.domains.hanabi.reproduce.comparisons import table_tests
 from eqc.domains.hanabi.reproduce.loaded import LoadedPolicies
 from eqc.domains.hanabi.reproduce.render import format_number, render_markdown
 from eqc.domains.hanabi.reproduce.reuse import agent_digests, check_result_path, load_result, save_result
-from eqc.domains.hanabi.reproduce.specs import SCALES, Cell, Scale, describe_pool, paper_numbers, pool_config, table_spec
+from eqc.domains.hanabi.reproduce.specs import SCALES, Cell, Scale, Table, describe_pool, paper_numbers, pool_config, table_spec
 from eqc.domains.hanabi.training.pool import seed_dir, train_pool
 from eqc.domains.hanabi.xp import PoolError, cross_play_games, describe_policy, pool_runs, relabelled_self_play, write_xp
 from eqc.domains.hanabi.xp.equivariance import greedy_equivariance
 from eqc.evaluation import mean_sem, pool_summary
 from eqc.io import json_safe, recorded_path, write_json_atomic, write_text_atomic
 
-__all__ = ["REPOSITORY", "reproduce", "shipped_agents", "shipped_pools"]
+__all__ = ["REPOSITORY", "pool_agents", "reproduce", "shipped_agents", "shipped_pools"]
 
 #: The repository's root, which holds each scale's shipped agents (:attr:`Scale.shipped`).
 REPOSITORY = Path(__file__).resolve().parents[4]
@@ -97,7 +97,7 @@ to record (the CLI passes its own).
     spec, sc, out = table_spec(table, scale), SCALES[scale], Path(out)
     for file in obl or []:
         load_policy(file, device=device)  # a bad file fails before any work
-    cells = [c for c in spec.cells if scale == "paper" or c.pool not in spec.paper_only_pools]
+    cells = [c for c in spec.cells if c.pool in sc.pools]
     skipped = sorted({c.pool for c in spec.cells} - {c.pool for c in cells})
     pools = list(dict.fromkeys(c.pool for c in cells))
     trained = retrain or sc.shipped is None
@@ -108,6 +108,10 @@ to record (the CLI passes its own).
     runs = {p: _trained_pool(p, configs[p], sc, out, device, ray_address, use_ray, log) if trained else shipped[p] for p in pools}
     loaded = LoadedPolicies(device, precision)
     results = _play_cells(cells, runs, sc.games, device, precision, out / "xp" / table, log, reuse, loaded)
+    matching = ({p: [f"0/seed_{s}" for s in configs[p]] for p in pools} if trained else
+                {p: [key for key, _ in pool_agents(Path(agents) if agents else REPOSITORY / str(sc.shipped), sc, p)] for p in pools})
+    for result in results.values():
+        result["matching"] = matching[result["pool"]]
     if obl:
         for cell in (Cell("OBL", "obl"), Cell("OBL C5-symmetrized", "obl", "C5"), Cell("OBL D10-symmetrized", "obl", "D10")):
             policies = [load_policy(p, device=device, symmetrize=cell.symmetrize, precision=precision) for p in obl]
@@ -123,7 +127,8 @@ to record (the CLI passes its own).
         "cells": results,
         "paper": {k: dict(zip(("xp_mean", "xp_sem", "bomb_out_rate"), v, strict=True)) for k, v in paper_numbers(table, scale).items()},
         "tests": tests.xp, "bomb_out_tests": tests.bomb_out, "test_matrices": tests.matrices,
-        "relabelled": relabelled, "paper_only_pools_skipped": skipped,
+        "relabelled": relabelled, "pools_not_at_this_scale": skipped, "registered": spec.registered,
+        "matching_note": _matching_note(spec, tests.xp),
         "pools": {p: describe_pool(p, sc) for p in pools},
         "pool_configs": {p: (configs[p][sc.seeds[0]] if trained else TrainConfig.from_dict(load_policy(r[0]).trained_with)).to_dict()
                          for p, r in runs.items() if r},
@@ -135,13 +140,23 @@ to record (the CLI passes its own).
     return record
 
 
+def _matching_note(spec: Table, tests: dict[str, dict[str, Any]]) -> str | None:
+    """What a reader must know of matched tests in a table that was not pre-registered: they were adopted after its data
+    were seen (None when the table has no matched test or was registered)."""
+    if spec.registered is not None or not any(t["kind"] == "matched" for t in tests.values()):
+        return None
+    return ("Matched tests: this table's pools share their stream seeds and pi (or seeds), so its tests between pools are "
+            "matched. They replaced unpaired tests on 2026-11-28, after the table had been published with those: their "
+            "verdicts were not registered before the data were seen (the unpaired ones are in this file's history).")
+
+
 def _check_names(table: str, scale: str, obl: list[Path] | None, retrain: bool) -> None:
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {sorted(SCALES)}, got {scale!r}")
     table_spec(table, scale)
-    if retrain and scale == "colour":
-        raise ValueError("the colour testbed's agents differ in their colour-to-slot map, not their seed: train them with "
-                         "scripts/train_shipped.py --scale colour (colour_agent_config) and pass agents=DIR")
+    if retrain and (trained_by := SCALES[scale].trained_by):
+        raise ValueError(f"the {scale} scale's agents differ in their colour-to-slot map, not their seed: train them with "
+                         f"{trained_by} and pass agents=DIR")
     if obl and table != "table2":
         raise ValueError(f"obl agents are a column of table2 only, not of {table}")
 
@@ -188,18 +203,27 @@ def shipped_pools(table: str, scale: str, agents: str | Path | None, *, obl: boo
         raise PoolError(f"no shipped agents at {where} (they come with a clone of the repository): "
                         "pass agents=DIR (--agents) or retrain=True (--retrain)")
     spec = table_spec(table, scale)
-    pools = list(dict.fromkeys(c.pool for c in spec.cells if c.pool not in spec.paper_only_pools))
-    found = {}
-    for pool in pools:
-        try:
-            found[pool] = pool_runs(where / pool) if (where / pool).is_dir() else []
-        except PoolError:
-            found[pool] = []
+    pools = list(dict.fromkeys(c.pool for c in spec.cells if c.pool in SCALES[scale].pools))
+    found = {pool: [run for _, run in pool_agents(where, SCALES[scale], pool)] for pool in pools}
     if not obl and all(len(runs) < 2 for runs in found.values()):
         held = ", ".join(f"{p}: {len(r)}" for p, r in found.items())
         raise PoolError(f"no cell of {table} can be computed from {str(where)!r}: each needs a pool of at least 2 agents "
                         f"(<pool>/seed_<n>/ policy directories), the pools hold {held}")
     return found
+
+
+def pool_agents(where: Path, scale: Scale, pool: str) -> list[tuple[str, Path]]:
+    """The agents of ``pool`` under ``where`` (``scale.pool_folders``, else the folder of its name), each with its matching
+    key ``<folder index>/<agent name>``: agent k of two pools is matched when their keys are equal. A folder that is
+    missing or holds no agent contributes none."""
+    agents = []
+    for index, folder in enumerate(scale.pool_folders.get(pool, (pool,))):
+        try:
+            runs = pool_runs(where / folder) if (where / folder).is_dir() else []
+        except PoolError:
+            runs = []
+        agents += [(f"{index}/{Path(run).name}", Path(run)) for run in runs]
+    return agents
 
 
 def _trained_pool(pool: str, configs, scale, out: Path, device: str, ray_address: str | None, use_ray: bool | None, log) -> list[Path]:
@@ -222,10 +246,10 @@ DECK_SEED = 1
 def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, precision: str, where: Path,
                 policies: list | None = None, *, reuse: bool = False, log: Callable[[str], None] = print
                 ) -> tuple[dict[str, Any], torch.Tensor]:
-    policies = policies or [load_policy(r, device=device, symmetrize=cell.symmetrize, hidden_scheme=cell.hidden_scheme, precision=precision)
-                            for r in runs]
-    key = {"cell": cell.label, "pool": cell.pool, "symmetrize": cell.symmetrize, "hidden_scheme": cell.hidden_scheme, "games": games,
-           "deck_seed": DECK_SEED, "agents": agent_digests(runs), **_precision_key(policies)}
+    policies = policies or [load_policy(r, device=device, symmetrize=cell.symmetrize, hidden_scheme=cell.hidden_scheme, precision=precision,
+                                        acts_on=cell.acts_on) for r in runs]
+    key = {"cell": cell.label, **form(cell), "games": games, "deck_seed": DECK_SEED, "agents": agent_digests(runs),
+           **_precision_key(policies)}
     path = where / "cell.json"
     check_result_path(path)
     saved = load_result(path, key) if reuse else None
@@ -238,7 +262,7 @@ def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, precision
             return {**_cell_result(cell, *matrices), "reused": True}, matrices[0]
     played = cross_play_games(policies, games, deck_seed=DECK_SEED)
     agents = [describe_policy(p, r, cell.symmetrize) for p, r in zip(policies, runs, strict=True)]
-    write_xp(where, played, agents, extra={"cell": cell.label, "hidden_scheme": cell.hidden_scheme})
+    write_xp(where, played, agents, extra={"cell": cell.label, "hidden_scheme": cell.hidden_scheme, "acts_on": cell.acts_on})
     summary = played.summary()
     result = _cell_result(cell, summary.mean, summary.bomb_out_rate, summary.perfect_rate)
     save_result(path, key, result)

@@ -27,58 +27,39 @@ Pools (one agent per seed, ``eqc hanabi pool``), by scale:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from eqc.domains.hanabi.config.train import TrainConfig, load_config
 
 __all__ = [
-    "COLOUR_POOLS", "COLOUR_TABLES", "ENTROPY_POOLS", "ENTROPY_TABLES", "INDUCED_SLOTS", "INDUCED_TABLES", "PAPER", "SCALES", "TABLES",
-    "TOUCHED_POOLS", "TOUCHED_STREAMS",
-    "Cell", "ColourPool", "Scale", "Table", "colour_agent_config", "touched_agent_config", "describe_pool", "paper_numbers", "pool_config", "table_spec",
+    "COLOUR_POOLS",
+    "COLOUR_TABLES",
+    "ENTROPY_POOLS",
+    "ENTROPY_TABLES",
+    "INDUCED_SLOTS",
+    "INDUCED_TABLES",
+    "PAPER",
+    "SCALES",
+    "TABLES",
+    "TOUCHED_POOLS",
+    "TOUCHED_STREAMS",
+    "TOUCHED_TABLES",
+    "Cell",
+    "ColourPool",
+    "Pool",
+    "Scale",
+    "Table",
+    "colour_agent_config",
+    "describe_pool",
+    "paper_numbers",
+    "pool_config",
+    "table_spec",
+    "touched_agent_config",
 ]
 
-
-
-@dataclass(frozen=True)
-class Scale:
-    """A pool's seeds, games per pair, and how pools are built at one scale."""
-
-    name: str
-    seeds: tuple[int, ...]  # one agent per seed in every pool
-    games: int
-    feedforward_moves: int  # moves per seed of feed-forward pools (cpu, smoke)
-    recurrent_moves: int  # moves per seed of the recurrent pool (cpu: recurrent PQN; smoke: a tiny R2D2)
-    relabel_elements: int = 12  # relabelled self-play per agent: non-identity colour permutations ...
-    relabel_games: int = 500  # ... and games per element
-    shipped: str | None = None  # the repository folder of this scale's shipped pools (read unless retrained)
-
-
-SCALES = {
-    "smoke": Scale("smoke", seeds=tuple(range(2)), games=64, feedforward_moves=4_096, recurrent_moves=3_072, relabel_elements=2,
-                   relabel_games=16),
-    "cpu": Scale("cpu", seeds=tuple(range(5)), games=1000, feedforward_moves=50_000_000, recurrent_moves=20_000_000,
-                 shipped="results/cpu/agents"),
-    "induced": Scale("induced", seeds=tuple(range(8)), games=1000, feedforward_moves=8_000_000, recurrent_moves=0, relabel_elements=5,
-                     shipped="results/induced/agents"),
-    # the colour testbed: agents are named by their colour-to-slot map (slots_<pi>), not by seed; its pools are
-    # trained by scripts/train_shipped.py --scale colour (COLOUR_POOLS), so ``seeds`` is unused here
-    "colour": Scale("colour", seeds=(), games=1000, feedforward_moves=8_000_000, recurrent_moves=0, relabel_elements=5,
-                    shipped="results/colour/agents"),
-    "entropy": Scale("entropy", seeds=tuple(range(6)), games=1000, feedforward_moves=4_000_000, recurrent_moves=0, relabel_elements=5,
-                     shipped="results/entropy/agents"),
-    "paper": Scale("paper", seeds=tuple(range(10)), games=5000, feedforward_moves=0, recurrent_moves=0),
-}
-
-#: Pool name -> (``[rule] objective``, G-OP group (None: the objective reads none), shipped paper-scale config).
-POOLS: dict[str, tuple[str, str | None, str]] = {
-    "sp": ("sp", None, "paper"),
-    "iql": ("sp", None, "iql"),
-    "op": ("op", None, "op"),
-    "gop_c5": ("gop", "C5", "gop_c5"),
-    "gop_d10": ("gop", "D10", "gop_d10"),
-    "recurrent": ("sp", None, "paper"),
-}
 
 
 #: Pools of the ``induced`` scale: name -> ``[rule]`` section (everything else as :func:`pool_config` says).
@@ -142,16 +123,20 @@ SHIPPED_LEARNER: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
-def _learner(scale: Scale) -> TrainConfig:
-    """``vdn_cpu.toml`` as ``scale``'s pools were trained with it."""
-    return load_config("vdn_cpu").replace(**SHIPPED_LEARNER.get(scale.name, {}))
+def _learner(scale: str) -> TrainConfig:
+    """``vdn_cpu.toml`` as the pools of the scale called ``scale`` were trained with it."""
+    return load_config("vdn_cpu").replace(**SHIPPED_LEARNER.get(scale, {}))
+
+
+#: Moves per agent of the Mini-Hanabi testbeds (``induced``, ``colour``, ``touched``), the first 4M with the bonus.
+TESTBED_MOVES = 8_000_000
 
 
 def _testbed_recipe(rule: dict[str, str], convention: str, slots: tuple[int, ...]) -> dict[str, dict[str, Any]]:
     """The testbeds' recipe: Mini-Hanabi, the convention taught with ``slots`` (bonus 2 for the first 4M of 8M
     moves), fp32 on every machine, under ``rule``."""
     return dict(game={"preset": "mini"}, rule=rule, bootstrap={**INDUCED_BOOTSTRAP, "convention": convention, "slots": list(slots)},
-                run={"total_moves": SCALES["induced"].feedforward_moves, "precision": "fp32"})
+                run={"total_moves": TESTBED_MOVES, "precision": "fp32"})
 
 
 def colour_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
@@ -164,7 +149,7 @@ def colour_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
     spec = COLOUR_POOLS[pool]
     recipe = _testbed_recipe(spec.rule, spec.convention, slots)
     if spec.entropy_coef is None:
-        return _learner(SCALES["induced"]).replace(**recipe)
+        return _learner("induced").replace(**recipe)
     return load_config("ippo_mini").replace(ppo={"entropy_coef": spec.entropy_coef}, **recipe)
 
 
@@ -189,89 +174,58 @@ def touched_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
     training seed, not part of the config)."""
     if pool not in TOUCHED_POOLS:
         raise ValueError(f"pool {pool!r} is not a pool of scale 'touched' (pools: {sorted(TOUCHED_POOLS)})")
-    return _learner(SCALES["induced"]).replace(**_testbed_recipe(TOUCHED_POOLS[pool], "colour_to_touched_slot", slots))
+    return _learner("induced").replace(**_testbed_recipe(TOUCHED_POOLS[pool], "colour_to_touched_slot", slots))
 
 
-def pool_config(pool: str, scale: Scale, seed: int | None = None) -> TrainConfig:
-    """The training config of ``pool`` at ``scale``; at scale ``induced`` that of ``seed`` (its pi). The ``colour`` scale's
-    agents differ in their pi, not their seed: :func:`colour_agent_config`."""
-    if scale.name == "entropy":
-        if pool not in ENTROPY_POOLS:
-            raise ValueError(f"pool {pool!r} is not a pool of scale 'entropy' (pools: {sorted(ENTROPY_POOLS)})")
-        return load_config("ippo_mini").replace(ppo={"entropy_coef": ENTROPY_POOLS[pool]},
-                                                run={"total_moves": scale.feedforward_moves, "precision": "fp32"})
-    if scale.name == "colour":
-        raise ValueError("the colour testbed's agents are not a seed pool: each has its own pi (colour_agent_config(pool, slots); "
-                         "trained by scripts/train_shipped.py --scale colour)")
-    if scale.name == "induced":
-        if pool not in INDUCED_POOLS:
-            raise ValueError(f"pool {pool!r} is not a pool of scale 'induced' (pools: {sorted(INDUCED_POOLS)})")
-        if seed not in INDUCED_SLOTS:
-            raise ValueError(f"scale 'induced' has the seeds {sorted(INDUCED_SLOTS)}, got seed {seed!r}")
-        return _learner(scale).replace(game={"preset": "mini"}, bootstrap={**INDUCED_BOOTSTRAP, "slots": list(INDUCED_SLOTS[seed])},
-                                       rule=INDUCED_POOLS[pool], run={"total_moves": scale.feedforward_moves})
-    objective, group, paper_file = POOLS[pool]
-    if scale.name == "paper":
-        return load_config(paper_file)
-    if pool == "recurrent":
-        return _small_r2d2(scale) if scale.name == "smoke" else _recurrent_pqn(scale)
-    base = _learner(scale)
-    changes: dict[str, dict] = {"rule": {"objective": objective} | ({"group": group} if group else {}),
-                                "run": {"total_moves": scale.feedforward_moves}}
-    if scale.name == "smoke":
-        changes["run"].update(num_envs=64, eval_every_moves=scale.feedforward_moves, eval_games=64, checkpoint_minutes=5.0)
-        changes["network"] = {"hidden_size": 64, "mlp_layers": 1}
-        changes["pqn"] = {"epochs": 2}  # two passes: enough learning in 4,096 moves for pair scores that differ
-    else:
-        changes["run"].update(eval_every_moves=2_000_000)
-    return base.replace(**changes)
+@dataclass(frozen=True)
+class Pool:
+    """A pool of a scale: one line saying what its agents are (printed under each table), and how its agent of a seed
+    is trained (``config(seed)``; None: not a seed pool, its agents each have their own pi: ``Scale.trained_by``)."""
+
+    description: str
+    config: Callable[[int | None], TrainConfig] | None = None
 
 
-def describe_pool(pool: str, scale: Scale) -> str:
-    """One line saying what a pool's agents are at ``scale`` (printed under each table)."""
-    if scale.name == "colour":
-        spec = COLOUR_POOLS[pool]
-        trained = {"sp": "self-play", "op": "Other-Play over S3", "gop": f"G-OP over {spec.rule.get('group')}"}[spec.rule["objective"]]
-        learner = ("the induced recipe in fp32" if spec.entropy_coef is None else
-                   f"IPPO (ippo_mini.toml) with entropy coefficient {spec.entropy_coef:g}, fp32, played greedily")
-        taught = {"colour_to_slot": "'colour c means play slot pi(c)'",
-                  "colour_to_touched_slot": "'colour c, touching slot pi(c), means play it'"}[spec.convention]
-        return (f"Mini-Hanabi, {learner}, stream seed {spec.stream}, one agent per pi (all six), INDUCED convention "
-                f"{taught} (bonus {INDUCED_BOOTSTRAP['bonus']:g} for the first {INDUCED_BOOTSTRAP['moves']:,} moves), {trained}, "
-                f"{scale.feedforward_moves:,} moves per agent")
-    if scale.name == "entropy":
-        return (f"Mini-Hanabi, IPPO self-play (ippo_mini.toml: feed-forward actor-critic, GAE lambda 0.9), entropy coefficient "
-                f"{ENTROPY_POOLS[pool]:g}, no induced convention, fp32, {scale.feedforward_moves:,} moves per seed; played greedily")
-    if scale.name == "induced":
-        rules = {"sp": "self-play", "op": "Other-Play over S3", "gop_c2": "G-OP over C2 (swaps colours 0 and 1)",
-                 "gop_c3": "G-OP over C3", "sym_s3": "self-play, the network symmetrized over S3 while it trains"}
-        return (f"Mini-Hanabi, vdn_cpu.toml learner, an INDUCED colour convention (shaping bonus {INDUCED_BOOTSTRAP['bonus']:g} for "
-                f"the first {INDUCED_BOOTSTRAP['moves']:,} moves), {rules[pool]}, {scale.feedforward_moves:,} moves per seed")
-    objective, group, paper_file = POOLS[pool]
-    if scale.name == "paper":
-        return f"configs/hanabi/{paper_file}.toml"
-    if pool == "recurrent" and scale.name == "smoke":
-        return f"tiny R2D2 self-play (1 LSTM layer, VDN, no SAD), {scale.recurrent_moves:,} moves per seed"
-    if pool == "recurrent":
-        return f"recurrent PQN self-play (vdn_cpu.toml with 1 LSTM layer of 128), {scale.recurrent_moves:,} moves per seed"
-    names = {"sp": "self-play (stands in for SAD: no SAD block, feed-forward)", "op": "Other-Play over S5"}
-    trained = names.get(objective, f"G-OP over {group}")
-    return f"vdn_cpu.toml learner (feed-forward, team value), {trained}, {scale.feedforward_moves:,} moves per seed"
+def _standard_config(scale: str, rule: dict[str, str], moves: int, seed: int | None) -> TrainConfig:
+    """A feed-forward pool of the ``cpu`` or ``smoke`` scale: ``vdn_cpu.toml`` as shipped at ``scale``, under ``rule``; the
+    smoke scale's network is small and evaluates once (enough learning in 4,096 moves for pair scores that differ)."""
+    run: dict[str, Any] = {"total_moves": moves, "eval_every_moves": 2_000_000}
+    if scale != "smoke":
+        return _learner(scale).replace(rule=rule, run=run)
+    run.update(num_envs=64, eval_every_moves=moves, eval_games=64, checkpoint_minutes=5.0)
+    return _learner(scale).replace(rule=rule, run=run, network={"hidden_size": 64, "mlp_layers": 1}, pqn={"epochs": 2})
 
 
-def _recurrent_pqn(scale: Scale) -> TrainConfig:
+#: The rules of the paper's pools at the ``cpu`` and ``smoke`` scales: name -> (``[rule]``, what it is).
+STANDARD_RULES: dict[str, tuple[dict[str, str], str]] = {
+    "sp": ({"objective": "sp"}, "self-play (stands in for SAD: no SAD block, feed-forward)"),
+    "op": ({"objective": "op"}, "Other-Play over S5"),
+    "gop_c5": ({"objective": "gop", "group": "C5"}, "G-OP over C5"),
+    "gop_d10": ({"objective": "gop", "group": "D10"}, "G-OP over D10"),
+}
+
+
+def _standard_pools(scale: str, moves: int, recurrent: Pool) -> dict[str, Pool]:
+    """The pools of the ``cpu`` or ``smoke`` scale: the feed-forward learner under each rule of :data:`STANDARD_RULES`
+    for ``moves`` per seed, and Table 3's ``recurrent`` pool (no IQL: the fast learner has no independent-learner form)."""
+    return {name: Pool(f"vdn_cpu.toml learner (feed-forward, team value), {text}, {moves:,} moves per seed",
+                       partial(_standard_config, scale, rule, moves))
+            for name, (rule, text) in STANDARD_RULES.items()} | {"recurrent": recurrent}
+
+
+def _recurrent_pqn(moves: int, seed: int | None) -> TrainConfig:
     """The recurrent PQN self-play pool of Table 3 (hidden-state schemes need recurrent agents)."""
-    return _learner(scale).replace(
+    return _learner("cpu").replace(
         network={"hidden_size": 128, "mlp_layers": 1, "lstm_layers": 1},
-        run={"total_moves": scale.recurrent_moves, "eval_every_moves": 1_000_000, "eval_games": 500},
+        run={"total_moves": moves, "eval_every_moves": 1_000_000, "eval_games": 500},
     )
 
 
-def _small_r2d2(scale: Scale) -> TrainConfig:
+def _small_r2d2(moves: int, seed: int | None) -> TrainConfig:
     """A tiny R2D2 self-play pool for the smoke scale (the paper's learner, in seconds)."""
     return TrainConfig().replace(
-        run={"algorithm": "r2d2", "num_envs": 32, "total_moves": scale.recurrent_moves, "eval_every_moves": scale.recurrent_moves,
-             "eval_games": 64, "checkpoint_minutes": 5.0},
+        run={"algorithm": "r2d2", "num_envs": 32, "total_moves": moves, "eval_every_moves": moves, "eval_games": 64,
+             "checkpoint_minutes": 5.0},
         game={"sad": "off"},
         network={"hidden_size": 32, "mlp_layers": 1, "lstm_layers": 1, "layer_norm": False},
         optim={"optimizer": "adam", "lr": 1e-3, "adam_eps": 1.5e-5, "grad_clip": 5.0},
@@ -279,27 +233,102 @@ def _small_r2d2(scale: Scale) -> TrainConfig:
     )
 
 
+def _paper_config(file: str, seed: int | None) -> TrainConfig:
+    return load_config(file)
+
+
+#: The paper's pools (scale ``paper``): name -> the shipped config they train with.
+PAPER_FILES = {"sp": "paper", "iql": "iql", "op": "op", "gop_c5": "gop_c5", "gop_d10": "gop_d10", "recurrent": "paper"}
+
+
+def _induced_config(rule: dict[str, str], seed: int | None) -> TrainConfig:
+    """The ``induced`` agent of ``seed`` under ``rule``: the convention its seed drew (:data:`INDUCED_SLOTS`)."""
+    if seed not in INDUCED_SLOTS:
+        raise ValueError(f"scale 'induced' has the seeds {sorted(INDUCED_SLOTS)}, got seed {seed!r}")
+    return _learner("induced").replace(game={"preset": "mini"}, bootstrap={**INDUCED_BOOTSTRAP, "slots": list(INDUCED_SLOTS[seed])},
+                                       rule=rule, run={"total_moves": TESTBED_MOVES})
+
+
+INDUCED_RULES = {"sp": "self-play", "op": "Other-Play over S3", "gop_c2": "G-OP over C2 (swaps colours 0 and 1)",
+                 "gop_c3": "G-OP over C3", "sym_s3": "self-play, the network symmetrized over S3 while it trains"}
+
+
+def _entropy_config(coef: float, moves: int, seed: int | None) -> TrainConfig:
+    return load_config("ippo_mini").replace(ppo={"entropy_coef": coef}, run={"total_moves": moves, "precision": "fp32"})
+
+
+#: Moves per seed of the ``entropy`` scale's IPPO pools.
+ENTROPY_MOVES = 4_000_000
+
+
+def _colour_description(spec: ColourPool) -> str:
+    trained = {"sp": "self-play", "op": "Other-Play over S3", "gop": f"G-OP over {spec.rule.get('group')}"}[spec.rule["objective"]]
+    learner = ("the induced recipe in fp32" if spec.entropy_coef is None else
+               f"IPPO (ippo_mini.toml) with entropy coefficient {spec.entropy_coef:g}, fp32, played greedily")
+    taught = {"colour_to_slot": "'colour c means play slot pi(c)'",
+              "colour_to_touched_slot": "'colour c, touching slot pi(c), means play it'"}[spec.convention]
+    return (f"Mini-Hanabi, {learner}, stream seed {spec.stream}, one agent per pi (all six), INDUCED convention "
+            f"{taught} (bonus {INDUCED_BOOTSTRAP['bonus']:g} for the first {INDUCED_BOOTSTRAP['moves']:,} moves), {trained}, "
+            f"{TESTBED_MOVES:,} moves per agent")
+
+
+TOUCHED_RULES = {"sp": "self-play", "op": "Other-Play over S3", "eqc": "self-play with the network symmetrized over S3 while it trains",
+                 "gop_c3": "G-OP over C3 (Other-Play over C3 while it trains, symmetrized over C3 when it plays)"}
+
+
+def _touched_description(pool: str) -> str:
+    return (f"Mini-Hanabi, the induced recipe in fp32, stream seeds 0 and 1 x the six pi (12 agents, matched by stream and pi), "
+            f"INDUCED convention 'colour c, touching slot pi(c), means play it' (bonus {INDUCED_BOOTSTRAP['bonus']:g} for the first "
+            f"{INDUCED_BOOTSTRAP['moves']:,} moves), {TOUCHED_RULES[pool]}, {TESTBED_MOVES:,} moves per agent"
+            + ("; stream 0 is the colour testbed's shipped `touched` pool" if pool == "sp" else ""))
+
+
+def pool_config(pool: str, scale: Scale, seed: int | None = None) -> TrainConfig:
+    """The training config of ``pool``'s agent of ``seed`` at ``scale`` (``seed`` matters at scale ``induced``: its pi).
+    The ``colour`` and ``touched`` scales' agents differ in their pi, not their seed (:func:`colour_agent_config`,
+    :func:`touched_agent_config`)."""
+    if pool not in scale.pools:
+        raise ValueError(f"pool {pool!r} is not a pool of scale {scale.name!r} (pools: {sorted(scale.pools)})")
+    make = scale.pools[pool].config
+    if make is None:
+        raise ValueError(f"the {scale.name} scale's agents are not a seed pool: each has its own pi (trained by {scale.trained_by})")
+    return make(seed)
+
+
+def describe_pool(pool: str, scale: Scale) -> str:
+    """One line saying what a pool's agents are at ``scale`` (printed under each table)."""
+    return scale.pools[pool].description
+
+
 @dataclass(frozen=True)
 class Cell:
-    """One column of a table: a pool, optionally symmetrized over a group with a hidden-state scheme."""
+    """One column of a table: a pool, optionally symmetrized over a group with a hidden-state scheme; the group acts on
+    the colours, or with ``acts_on="rank"`` on the ranks (not a symmetry of Hanabi: the smoothing control)."""
 
     label: str
     pool: str
     symmetrize: str | None = None
     hidden_scheme: str = "average"
+    acts_on: str = "colour"
 
 
 @dataclass(frozen=True)
 class Table:
-    """A table: its cells, which pools exist at which scale, and its tests (better, worse). The ``primary`` tests are
-    the paper's claims for the table, adjusted together for multiplicity; the other tests are exploratory."""
+    """A table: its cells, which pools exist at which scale, and its tests (first, second; H1: the first is higher, or
+    for the ``two_sided`` ones: they differ).
+
+    One rule for every table: the ``primary`` tests are the claims of the paper's table it reproduces (Table 1: trained
+    equivariant agents against Other-Play; Table 2: each pool symmetrized over its largest group against the pool
+    plain; Table 3: the hidden-state schemes against no symmetrizer; a pre-registered table: its registered tests), one
+    Holm family per table, and a comparison is primary in at most one table of a scale. Every other test is exploratory."""
 
     name: str
     title: str
     cells: tuple[Cell, ...]
     tests: tuple[tuple[str, str], ...]
-    paper_only_pools: tuple[str, ...] = ()
     primary: tuple[tuple[str, str], ...] = ()
+    two_sided: tuple[tuple[str, str], ...] = ()
+    registered: str | None = None  # the pre-registration its primary and secondary tests follow (a repository file)
 
 
 def _symmetrized(pool: str, name: str) -> tuple[Cell, ...]:
@@ -317,7 +346,6 @@ TABLES = {
         "table2", "Symmetrizing self-play and OP agents at test time (XP)",
         _symmetrized("sp", "SAD") + _symmetrized("iql", "IQL") + _symmetrized("op", "OP"),
         (*((f"{n} {g}-symmetrized", n) for g in ("D10", "C5") for n in ("SAD", "IQL", "OP")), ("OP", "SAD")),
-        paper_only_pools=("iql",),
         primary=tuple((f"{n} D10-symmetrized", n) for n in ("SAD", "IQL", "OP")),
     ),
     "table3": Table(
@@ -339,7 +367,7 @@ INDUCED_TABLES = {
          Cell("S3-equivariant (OP symmetrized)", "op", "S3"), Cell("trained S3-symmetrized", "sym_s3")),
         (("C3-equivariant", "OP"), ("C2-equivariant", "OP"), ("S3-equivariant (OP symmetrized)", "OP"),
          ("C3-equivariant", "C2-equivariant"), ("trained S3-symmetrized", "OP")),
-        primary=(("C3-equivariant", "OP"), ("C2-equivariant", "OP"), ("S3-equivariant (OP symmetrized)", "OP")),
+        primary=(("C3-equivariant", "OP"), ("C2-equivariant", "OP")),
     ),
     "table2": Table(
         "table2", "Symmetrizing self-play and OP agents at test time (XP), Mini-Hanabi with INDUCED colour conventions",
@@ -362,7 +390,7 @@ COLOUR_TABLES = {
          Cell("S3-equivariant (OP symmetrized)", "op", "S3")),
         (("C3-equivariant", "OP"), ("C2-equivariant", "OP"), ("S3-equivariant (OP symmetrized)", "OP"),
          ("C3-equivariant", "C2-equivariant")),
-        primary=(("C3-equivariant", "OP"), ("C2-equivariant", "OP"), ("S3-equivariant (OP symmetrized)", "OP")),
+        primary=(("C3-equivariant", "OP"), ("C2-equivariant", "OP")),
     ),
     "table2": Table(
         "table2", "Symmetrizing self-play and OP agents at test time (XP), the colour testbed",
@@ -370,18 +398,39 @@ COLOUR_TABLES = {
          Cell("OP", "op"), Cell("OP S3-symmetrized", "op", "S3"),
          Cell("SP touched", "touched"), Cell("SP touched S3-symmetrized", "touched", "S3"),
          Cell("SP stream 1", "sp_stream1"), Cell("SP stream 1 S3-symmetrized", "sp_stream1", "S3"),
-         Cell("IPPO c=0.01", "ippo_c001"), Cell("IPPO c=0.05", "ippo_c005"), Cell("IPPO c=0.05 S3-symmetrized", "ippo_c005", "S3")),
-        (("SP S3-symmetrized", "SP"), ("SP C3-symmetrized", "SP"), ("OP S3-symmetrized", "OP"), ("OP", "SP"),
+         Cell("IPPO c=0.01", "ippo_c001"), Cell("IPPO c=0.05", "ippo_c005"), Cell("IPPO c=0.05 S3-symmetrized", "ippo_c005", "S3"),
+         Cell("SP streams 0+1", "sp_streams"), Cell("SP streams 0+1 S3-symmetrized", "sp_streams", "S3")),
+        (("SP S3-symmetrized", "SP"), ("OP S3-symmetrized", "OP"), ("SP C3-symmetrized", "SP"), ("OP", "SP"),
          ("SP touched S3-symmetrized", "SP touched"), ("SP stream 1 S3-symmetrized", "SP stream 1"),
+         ("SP streams 0+1 S3-symmetrized", "SP streams 0+1"),
          ("IPPO c=0.05", "IPPO c=0.01"), ("IPPO c=0.05", "SP S3-symmetrized"), ("IPPO c=0.05", "OP"),
          ("IPPO c=0.05 S3-symmetrized", "IPPO c=0.05")),
-        primary=(("SP S3-symmetrized", "SP"), ("SP C3-symmetrized", "SP")),
+        primary=(("SP S3-symmetrized", "SP"), ("OP S3-symmetrized", "OP")),
     ),
 }
 """The tables at scale ``colour`` (:data:`COLOUR_POOLS`): the paper's Tables 1 and 2 on pools whose agents differ in
 their induced colour convention alone, beside the grounded convention (``touched``), a second stream seed and IPPO
 self-play at the usual and at a high entropy coefficient (Forkel et al.'s claim, exploratory here: it is the primary
 test of the ``entropy`` scale's Table 1)."""
+
+TOUCHED_TABLES = {
+    "table1": Table(
+        "table1", "Claim 1 on the card-grounded testbed: equivariant agents against Other-Play, and the test-time symmetrizer, "
+        "matched by stream and pi (XP; pre-registered)",
+        (Cell("OP", "op"), Cell("EQC", "eqc"), Cell("G-OP C3", "gop_c3", "C3"), Cell("SP", "sp"),
+         Cell("SP S3-symmetrized", "sp", "S3"), Cell("SP rank-averaged", "sp", "S3", acts_on="rank"),
+         Cell("OP S3-symmetrized", "op", "S3")),
+        (("EQC", "OP"), ("G-OP C3", "OP"), ("SP S3-symmetrized", "SP"),
+         ("SP S3-symmetrized", "SP rank-averaged"), ("SP rank-averaged", "SP"), ("EQC", "SP S3-symmetrized"), ("EQC", "G-OP C3"),
+         ("OP S3-symmetrized", "OP"), ("OP", "SP")),
+        primary=(("EQC", "OP"), ("G-OP C3", "OP"), ("SP S3-symmetrized", "SP")),
+        two_sided=(("SP rank-averaged", "SP"), ("EQC", "G-OP C3")),
+        registered="results/touched/PREREGISTRATION.md",
+    ),
+}
+"""The table at scale ``touched``: the pre-registered claim-1 experiment (``results/touched/PREREGISTRATION.md``): primary
+tests P1-P3 and secondary tests S1-S6 in the registered order; ``SP rank-averaged`` is the control that averages the
+same six forward passes over permutations of the ranks, which are not a symmetry of Hanabi."""
 
 ENTROPY_TABLES = {
     "table1": Table(
@@ -397,25 +446,6 @@ ENTROPY_TABLES = {
 the primary test, a higher coefficient and the test-time symmetrizer beside it. Sampled play and how equivariant
 each agent is: ``eqc hanabi reproduce entropy`` (:mod:`.entropy`)."""
 
-_SCALE_TABLES = {"induced": INDUCED_TABLES, "colour": COLOUR_TABLES, "entropy": ENTROPY_TABLES}
-
-
-def table_spec(table: str, scale: str) -> Table:
-    """What ``table`` compares at ``scale``; ``ValueError`` naming the tables a scale has."""
-    tables = _SCALE_TABLES.get(scale, TABLES)
-    if table not in tables:
-        raise ValueError(f"table must be one of {sorted(tables)} at scale {scale!r}, got {table!r}"
-                         + (f" (table3 compares hidden-state schemes of recurrent agents; the {scale} pools are feed-forward)"
-                            if scale in _SCALE_TABLES and table in TABLES else ""))
-    return tables[table]
-
-
-def paper_numbers(table: str, scale: str) -> dict[str, tuple[float, float, float]]:
-    """The paper's (XP mean, SEM, bomb-out rate) by cell of ``table``; none at scales ``induced`` and ``colour`` (Mini-Hanabi,
-    a game the paper did not play)."""
-    return {} if scale in _SCALE_TABLES else PAPER[table]
-
-
 #: The paper's numbers (XP mean, SEM, bomb-out rate) by table and cell label.
 PAPER: dict[str, dict[str, tuple[float, float, float]]] = {
     "table1": {"OP": (15.32, 0.65, 0.308), "C5-equivariant": (15.45, 0.47, 0.243), "D10-equivariant": (16.08, 0.42, 0.197)},
@@ -427,3 +457,76 @@ PAPER: dict[str, dict[str, tuple[float, float, float]]] = {
     # Table 3's SAD column (the recurrent self-play agents); the paper gives no bomb-out rates there.
     "table3": {"w/o symmetrizer": (2.52, 0.34, 0.872), "identity": (3.41, 0.41, float("nan")), "average": (3.61, 0.39, float("nan"))},
 }
+
+
+@dataclass(frozen=True)
+class Scale:
+    """A scale of the reproduction, as data: its pools (what each is and how its agents train), its tables (cells and
+    tests, primary ones named), the paper's numbers for them, its seeds, games per pair, and where its agents ship."""
+
+    name: str
+    pools: dict[str, Pool]
+    tables: dict[str, Table]
+    seeds: tuple[int, ...]  # one agent per seed in every seed pool (the colour and touched pools are laid out by pi)
+    games: int
+    paper: dict[str, dict[str, tuple[float, float, float]]] = field(default_factory=dict)  # the paper's numbers by table
+    relabel_elements: int = 12  # relabelled self-play per agent: non-identity colour permutations ...
+    relabel_games: int = 500  # ... and games per element
+    shipped: str | None = None  # the repository folder of this scale's shipped pools (read unless retrained)
+    # pool -> the folders (relative to the shipped folder, or to --agents) holding its agents, in matching order; a pool
+    # not named here is the folder of its name. Agent k of two pools is matched when both have the same folder index and
+    # agent name (``<index>/<name>``: the seed, or the stream and pi).
+    pool_folders: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # how the pools are trained when they are not seed pools (each agent its own pi): ``--retrain`` is refused
+    trained_by: str | None = None
+
+
+SCALES = {
+    "smoke": Scale("smoke", _standard_pools("smoke", 4_096, Pool("tiny R2D2 self-play (1 LSTM layer, VDN, no SAD), 3,072 moves per seed",
+                                                                  partial(_small_r2d2, 3_072))),
+                   TABLES, seeds=(0, 1), games=64, paper=PAPER, relabel_elements=2, relabel_games=16),
+    "cpu": Scale("cpu", _standard_pools("cpu", 50_000_000, Pool("recurrent PQN self-play (vdn_cpu.toml with 1 LSTM layer of 128), "
+                                                                 "20,000,000 moves per seed", partial(_recurrent_pqn, 20_000_000))),
+                 TABLES, seeds=tuple(range(5)), games=1000, paper=PAPER, shipped="results/cpu/agents"),
+    "induced": Scale("induced", {
+        pool: Pool(f"Mini-Hanabi, vdn_cpu.toml learner, an INDUCED colour convention (shaping bonus {INDUCED_BOOTSTRAP['bonus']:g} "
+                   f"for the first {INDUCED_BOOTSTRAP['moves']:,} moves), {INDUCED_RULES[pool]}, {TESTBED_MOVES:,} moves per seed",
+                   partial(_induced_config, rule)) for pool, rule in INDUCED_POOLS.items()},
+        INDUCED_TABLES, seeds=tuple(range(8)), games=1000, relabel_elements=5, shipped="results/induced/agents"),
+    "colour": Scale("colour", {pool: Pool(_colour_description(spec)) for pool, spec in COLOUR_POOLS.items()} | {
+        "sp_streams": Pool("the `sp` and `sp_stream1` pools together: self-play on stream seeds 0 and 1 x the six pi (12 agents), "
+                           "INDUCED convention 'colour c means play slot pi(c)'")},
+        COLOUR_TABLES, seeds=(), games=1000, relabel_elements=5, shipped="results/colour/agents",
+        pool_folders={"sp_streams": ("sp", "sp_stream1")}, trained_by="scripts/train_shipped.py --scale colour"),
+    # the claim-1 experiment (results/touched/PREREGISTRATION.md): 12 agents per pool, stream 0 then stream 1, pi in
+    # colour_slot_maps order; stream 0 of sp is the colour testbed's touched pool
+    "touched": Scale("touched", {pool: Pool(_touched_description(pool)) for pool in TOUCHED_POOLS}, TOUCHED_TABLES, seeds=(),
+                     games=1000, relabel_elements=5, shipped="results/touched/agents",
+                     pool_folders={"sp": ("../../colour/agents/touched", "sp/stream_1"),
+                                   **{p: (f"{p}/stream_0", f"{p}/stream_1") for p in ("op", "eqc", "gop_c3")}},
+                     trained_by="scripts/train_shipped.py --scale touched"),
+    "entropy": Scale("entropy", {
+        pool: Pool(f"Mini-Hanabi, IPPO self-play (ippo_mini.toml: feed-forward actor-critic, GAE lambda 0.9), entropy coefficient "
+                   f"{coef:g}, no induced convention, fp32, {ENTROPY_MOVES:,} moves per seed; played greedily",
+                   partial(_entropy_config, coef, ENTROPY_MOVES)) for pool, coef in ENTROPY_POOLS.items()},
+        ENTROPY_TABLES, seeds=tuple(range(6)), games=1000, relabel_elements=5, shipped="results/entropy/agents"),
+    "paper": Scale("paper", {pool: Pool(f"configs/hanabi/{file}.toml", partial(_paper_config, file)) for pool, file in PAPER_FILES.items()},
+                   TABLES, seeds=tuple(range(10)), games=5000, paper=PAPER),
+}
+"""Every scale by name (the module docstring says what each is for)."""
+
+
+def table_spec(table: str, scale: str) -> Table:
+    """What ``table`` compares at ``scale``; ``ValueError`` naming the tables a scale has."""
+    tables = SCALES[scale].tables
+    if table not in tables:
+        raise ValueError(f"table must be one of {sorted(tables)} at scale {scale!r}, got {table!r}"
+                         + (f" (table3 compares hidden-state schemes of recurrent agents; the {scale} pools are feed-forward)"
+                            if table in TABLES else ""))
+    return tables[table]
+
+
+def paper_numbers(table: str, scale: str) -> dict[str, tuple[float, float, float]]:
+    """The paper's (XP mean, SEM, bomb-out rate) by cell of ``table`` at ``scale``; none on Mini-Hanabi (a game the paper
+    did not play)."""
+    return SCALES[scale].paper.get(table, {})

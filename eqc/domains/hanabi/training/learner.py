@@ -6,8 +6,8 @@ A learner owns its :class:`~eqc.domains.hanabi.training.games.TrainingGames` (th
 learning; the games hold the deals' and the relabellings'); the global RNG is never used.
 ``iteration()`` plays and learns for one round and returns scalar tensors to log (read them outside
 the hot loop). ``state_dict()``/``load_state_dict()`` hold everything a checkpoint restores:
-networks, optimizer, generators and counters (the games in progress are not saved: a resumed run
-deals new games).
+networks, optimizer, generators, counters and the games in progress, so that a run resumed between
+two iterations continues move for move (:mod:`eqc.domains.hanabi.training.resume`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from eqc.domains.hanabi.agent.network import QNetwork, spec_agent
 from eqc.domains.hanabi.config.agent import AgentSpec
 from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, RuleConfig, TrainConfig
 from eqc.domains.hanabi.training.games import TrainingGames
-from eqc.domains.hanabi.training.resume import restore_generators
+from eqc.domains.hanabi.training.resume import games_state, restore_games, restore_generators
 
 __all__ = ["Learner", "LearnerSetup"]
 
@@ -57,6 +57,9 @@ class LearnerSetup:
 
 class Learner(ABC):
     """Base class; subclasses implement :meth:`iteration` and :meth:`modules`."""
+
+    #: Whether a checkpoint saves the games in progress and a resume continues them (else new games are dealt).
+    resumes_games = True
 
     def __init__(self, setup: LearnerSetup, *, aux_outputs: int = 0, keep_identity: bool = True) -> None:
         """``setup``: what the learner trains and on what (:class:`LearnerSetup`). ``aux_outputs``: size of the
@@ -134,23 +137,33 @@ class Learner(ABC):
         return {"explore": self.explore_generator, "learn": self.learn_generator, **self.games.generators()}
 
     def state_dict(self) -> dict[str, Any]:
-        return {
+        state = {
             "modules": {name: m.state_dict() for name, m in self.modules().items()},
             "optimizer": self.optimizer.state_dict(),
             "generators": {name: g.get_state() for name, g in self.generators().items()},
             "counters": {"moves": self.moves_played, "updates": self.updates},
             "device": str(self.device),
         }
+        if self.resumes_games:
+            state["games"] = games_state(self.games)
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> str | None:
-        """Restore networks, optimizer, generators and counters; new games are dealt. Returns a sentence for the
-        run log when the generators were re-seeded because the checkpoint comes from another device type
-        (:func:`~eqc.domains.hanabi.training.resume.restore_generators`), else None."""
+        """Restore networks, optimizer, generators, counters and the games in progress (new games are dealt where the
+        checkpoint holds none, or :attr:`resumes_games` is False). Returns sentences for the run log when the
+        generators were re-seeded because the checkpoint comes from another device type
+        (:func:`~eqc.domains.hanabi.training.resume.restore_generators`) or new games were dealt, else None."""
         for name, module in self.modules().items():
             module.load_state_dict(state["modules"][name])
         self.optimizer.load_state_dict(state["optimizer"])
-        note = restore_generators(self.generators(), state["generators"], state.get("device", "cpu"))
+        notes = [restore_generators(self.generators(), state["generators"], state.get("device", "cpu"))]
         self.moves_played = int(state["counters"]["moves"])
         self.updates = int(state["counters"]["updates"])
-        self.games.restart()  # new games from the restored stream
-        return note
+        if self.resumes_games and "games" in state:
+            restore_games(self.games, state["games"])
+        else:
+            self.games.restart()  # new games from the restored stream
+            if self.resumes_games:
+                notes.append("the checkpoint holds no games in progress (written before eqc saved them): new games are dealt, "
+                             "so the run does not continue the interrupted one move for move")
+        return " ".join(n for n in notes if n) or None

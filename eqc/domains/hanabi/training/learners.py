@@ -33,10 +33,13 @@ LEARNERS: dict[str, Callable[[LearnerSetup, Any], Learner]] = {
 
 def make_learner(config: TrainConfig, seed: int, device: torch.device) -> Learner:
     """The learner of ``config``'s ``[run] algorithm`` (recurrent when ``[network] lstm_layers >= 1``), its precision
-    resolved on ``device`` ("auto": :func:`~eqc.domains.hanabi.agent.precision.resolve_precision`)."""
+    resolved on ``device`` ("auto": :func:`~eqc.domains.hanabi.agent.precision.resolve_precision`, measuring one
+    training step (:mod:`~eqc.domains.hanabi.training.probe`) where the hardware's report does not tell)."""
     if config.run.precision == "auto":
         from eqc.domains.hanabi.agent.precision import resolve_precision
+        from eqc.domains.hanabi.training.probe import training_step_ms
 
-        config = config.replace(run={"precision": resolve_precision("auto", device).used})
+        used = resolve_precision("auto", device, measure=lambda: training_step_ms(config, device)).used
+        config = config.replace(run={"precision": used})
     algorithm = ALGORITHMS[config.run.algorithm]
     return LEARNERS[algorithm.name](LearnerSetup.of(config, seed, device), getattr(config, algorithm.section))

@@ -27,8 +27,9 @@ One iteration is one batched environment step followed by the learner updates it
    priorities are refreshed from |TD|.
 
 A checkpoint keeps the network, the target network, the optimizer, the generators and the
-counters; **the replay buffer is not saved** (up to tens of GiB): a resumed run refills it with
-``warmup_episodes`` new episodes before it learns again.
+counters; **the replay buffer is not saved** (up to tens of GiB): a resumed run deals new games and
+refills it with ``warmup_episodes`` new episodes before it learns again (so, unlike the other
+learners, it does not continue the interrupted run move for move).
 """
 
 from __future__ import annotations
@@ -106,6 +107,8 @@ def own_hand_labels(env: Any) -> torch.Tensor:
 
 class R2D2Learner(Learner):
     """The recurrent replay learner (see the module docstring)."""
+
+    resumes_games = False  # its replay is not saved: a resumed run deals new games and refills it
 
     def __init__(self, setup: LearnerSetup, r2d2: R2D2Config) -> None:
         spec, device = setup.spec, setup.device

@@ -16,7 +16,9 @@ The two forms:
   is re-dealt in the same step); every player's view is recorded (``TrainingGames.player_views``). A minibatch is a
   random set of games, replayed through the LSTM from the states the rollout started with (:meth:`~RolloutLearner.replay`,
   both players, states zeroed where games ended). Those start states were computed by the network before the last
-  updates (purejaxql does the same); nothing else is stale.
+  updates (purejaxql does the same); nothing else is stale. A checkpoint holds every player's LSTM state with the
+  games in progress (``lstm``: :func:`~eqc.domains.hanabi.training.resume.lstm_state_dict`), so a resumed run
+  continues them move for move.
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
 
 from eqc.domains.hanabi.agent.network import LSTMState, State, as_lstm_state
 from eqc.domains.hanabi.training.learner import Learner, LearnerSetup
+from eqc.domains.hanabi.training.resume import lstm_state_dict, restore_lstm_state
 from eqc.symmetrize.other_play import Relabelling
 
 __all__ = ["Choose", "Minibatch", "RolloutLearner", "View", "zero_ended"]
@@ -199,9 +203,19 @@ class RolloutLearner(Learner):
         return torch.stack(scores), (torch.stack(values) if values else None)
 
     # ---------------------------------------------------------------- state
-    def load_state_dict(self, state: dict) -> str | None:
-        """Restore as :class:`~.learner.Learner` does (and return its note); the games restart, so every LSTM state
-        starts from zero."""
+    def state_dict(self) -> dict[str, Any]:
+        """As :class:`~.learner.Learner`'s, with every player's LSTM state (``lstm``) in the recurrent form."""
+        state = super().state_dict()
+        if self.lstm_state is not None:
+            state["lstm"] = lstm_state_dict(self.lstm_state)
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> str | None:
+        """Restore as :class:`~.learner.Learner` does (and return its note) and, recurrent, every player's LSTM state;
+        where the games restart (a checkpoint without them), every LSTM state starts from zero."""
         note = super().load_state_dict(state)
-        self.lstm_state = self._fresh_state()
+        fresh = self._fresh_state()
+        if fresh is not None and "games" in state and "lstm" in state:
+            fresh = restore_lstm_state(state["lstm"], fresh)
+        self.lstm_state = fresh
         return note

@@ -11,13 +11,18 @@ Run directory ``DIR``:
 - ``tensorboard/`` with ``[run] tensorboard = true``.
 
 Running ``train`` again on the same directory resumes from the checkpoint (networks, optimizer,
-generators, counters; games in progress restart). A directory holding a run of another config
-or seed is refused, naming the keys that differ; keys that do not change what is learned
-(``[run] total_moves, checkpoint_minutes, threads, tensorboard``) may change on resume.
+generators, counters, the games in progress and LSTM states: on the device type it was written on the
+resumed run equals the uninterrupted one, row for row of ``metrics.csv`` but for the timings and the row
+a stop between two evaluations adds (its checkpoint keeps the episode counts that row reports, so the next
+row is the uninterrupted run's); R2D2 deals new games, its replay unsaved;
+:mod:`~eqc.domains.hanabi.training.resume`). A directory holding a run of another config or seed is
+refused, naming the keys that differ; keys that do not change what is learned (``[run] total_moves,
+checkpoint_minutes, threads, tensorboard``) may change on resume.
 
 Precision: ``[run] precision`` is resolved once, when the run starts, on its device
-(:func:`~eqc.domains.hanabi.agent.precision.resolve_precision`: "auto" is bf16 where the device computes it
-natively, else fp32); the run trains in it, says so in its first log line, and its config, checkpoint and
+(:func:`~eqc.domains.hanabi.agent.precision.resolve_precision`: "auto" is bf16 where it is faster than fp32,
+from the hardware's report or, where that does not tell, a timed training step of the run's network:
+:mod:`~eqc.domains.hanabi.training.probe`); the run trains in it, says so in its first log line, and its config, checkpoint and
 exported policy record it. A resumed run keeps the precision it started with: "auto" is not resolved again
 (on another machine it would answer differently), and another explicit precision is a change of config,
 refused like any other.
@@ -43,6 +48,7 @@ from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.play.self_play import evaluate_agent
 from eqc.domains.hanabi.training.learner import Learner
 from eqc.domains.hanabi.training.learners import make_learner
+from eqc.domains.hanabi.training.probe import training_step_ms
 from eqc.domains.hanabi.training.run_log import METRICS, RunLog
 from eqc.io import write_json_atomic
 
@@ -91,11 +97,13 @@ def _config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[
     return diffs
 
 
-def _run_precision(requested: str, checkpoint: dict[str, Any] | None, device: torch.device) -> Precision:
-    """The precision the run trains in: resolved on ``device`` when it starts; a resumed run keeps the one it started
-    with for "auto" or that same precision (another one is left to :func:`_prepare_dir` to refuse, as any change)."""
+def _run_precision(config: TrainConfig, checkpoint: dict[str, Any] | None, device: torch.device) -> Precision:
+    """The precision the run trains in: resolved on ``device`` when it starts (measuring ``config``'s network where the
+    hardware's report does not tell); a resumed run keeps the one it started with for "auto" or that same precision
+    (another one is left to :func:`_prepare_dir` to refuse, as any change)."""
+    requested = config.run.precision
     if checkpoint is None:
-        return resolve_precision(requested, device)
+        return resolve_precision(requested, device, measure=lambda: training_step_ms(config, device))
     started = checkpoint_precision(checkpoint)
     return started if requested in ("auto", started.used) else Precision(requested, requested, "requested on resume")
 
@@ -158,13 +166,23 @@ def train(
     if (out / POLICY_JSON).is_file():
         raise RunDirectoryError(f"out {str(out)!r} is a policy directory ({POLICY_JSON}): training there would overwrite its "
                                 "metrics.csv and learning curve; train in a directory of its own")
+    fresh = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / ".lock", "w") as lock:
+    lock_path = out / ".lock"
+    new_lock = not lock_path.exists()
+    with open(lock_path, "w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise RunDirectoryError(f"out {str(out)!r} is being trained by another process right now") from None
-        return _train_locked(config, out, seed, device, max_minutes, progress, log)
+        try:
+            return _train_locked(config, out, seed, device, max_minutes, progress, log)
+        except ValueError:  # a refusal (another run's checkpoint, a corrupt one, ...): leave out as it was found
+            if new_lock:
+                lock_path.unlink(missing_ok=True)
+            if fresh and not any(out.iterdir()):
+                out.rmdir()
+            raise
 
 
 def _train_locked(
@@ -175,7 +193,7 @@ def _train_locked(
     device = torch.device(device)
     torch.set_num_threads(config.run.threads)
     checkpoint = load_checkpoint(out) if (out / CHECKPOINT_NAME).exists() else None
-    precision = _run_precision(config.run.precision, checkpoint, device)
+    precision = _run_precision(config, checkpoint, device)
     config = config.replace(run={"precision": precision.used})
     _prepare_dir(out, config, seed, checkpoint, precision)
     log(f"precision {precision.used}{', as the run started' if checkpoint is not None else ''}: {precision.reason}")
@@ -204,11 +222,12 @@ def _train_locked(
                 run_log.evaluated(_evaluate(learner, config, stats, window, clock, device))
                 next_eval = (learner.moves_played // every + 1) * every
             if time.monotonic() - last_save >= 60 * config.run.checkpoint_minutes:
-                _save(out, config, seed, precision, learner, run_log.rows, clock)
+                _save(out, config, seed, precision, learner.state_dict(), run_log.rows, clock)
                 last_save = time.monotonic()
+        state = learner.state_dict()  # before the stop's own row takes the episode counts of the row in progress
         if run_log.rows[-1]["moves"] != learner.moves_played:
             run_log.evaluated(_evaluate(learner, config, stats, window, clock, device))
-        _save(out, config, seed, precision, learner, run_log.rows, clock)
+        _save(out, config, seed, precision, state, run_log.rows, clock)
     finally:
         run_log.close()
     last = run_log.rows[-1]
@@ -277,9 +296,9 @@ def _evaluate(learner: Learner, config: TrainConfig, stats: dict[str, Any], wind
     }
 
 
-def _save(out: Path, config: TrainConfig, seed: int, precision: Precision, learner: Learner, rows: Sequence[dict[str, Any]],
+def _save(out: Path, config: TrainConfig, seed: int, precision: Precision, state: dict[str, Any], rows: Sequence[dict[str, Any]],
           clock: _Clock) -> None:
-    state = learner.state_dict()
+    """Write the checkpoint of the learner's ``state`` (``Learner.state_dict()``) and the metrics ``rows``."""
     state["counters"]["wall_s"] = clock.wall()
     save_checkpoint(out / CHECKPOINT_NAME, {"config": config.to_dict(), "seed": seed, "precision": precision.as_dict(), "learner": state,
                                             "metrics": list(rows)})

@@ -74,8 +74,14 @@ def xp_record(games: XPGames, agents: Sequence[Mapping], extra: Mapping | None =
 
 
 def plot_xp(matrix: torch.Tensor, labels: Sequence[str], *, max_score: int, title: str | None = None) -> Figure:
-    """Heatmap of pair means ``[A, A]`` (row: first agent, column: partner; SP on the diagonal), coloured from 0 to the
-    game's ``max_score``; a matplotlib Figure."""
+    """Heatmap of pair means ``[A, A]`` (row: first agent, column: partner; SP on the diagonal); a matplotlib Figure.
+
+    The colour scale runs from 0 to ``max_score``, the game's perfect score (``HanabiRules.max_score``:
+    25 in the standard game, 9 in Mini-Hanabi), so a colour means the same share of a perfect game in
+    every heatmap of one game.
+    """
+    if isinstance(max_score, bool) or not isinstance(max_score, int) or max_score < 1:
+        raise ValueError(f"max_score must be a positive int (the game's perfect score), got {max_score!r}")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

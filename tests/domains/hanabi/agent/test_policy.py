@@ -124,3 +124,54 @@ def test_a_policy_appends_the_no_op_on_its_own_device(host_traffic) -> None:
     with host_traffic() as traffic:
         assert policy(torch.zeros(658), legal) == 3
     assert not [event for event in traffic.events if event.startswith("policy.py") and "host" in event], traffic.events
+
+
+def _mini_obs(policy, n: int = 16) -> torch.Tensor:
+    """Observations of real Mini-Hanabi states (random legal play on HanabiBatch) in the policy's variant."""
+    from eqc.domains.hanabi.batched import HanabiBatch
+
+    env = HanabiBatch(n, policy.rules, seed=3)
+    env.reset()
+    g = torch.Generator().manual_seed(5)
+    for _ in range(4):
+        env.step(torch.multinomial(env.legal_move_mask().float(), 1, generator=g).squeeze(1))
+    return env.observations()[:, 0]
+
+
+SHIPPED_PLAIN = Path("results/colour/agents/touched/slots_012")
+SHIPPED_TRAINED_SYMMETRIZED = Path("results/induced/agents/sym_s3/seed_0")
+
+
+@pytest.mark.skipif(not SHIPPED_PLAIN.is_dir(), reason="needs the shipped colour testbed agents (a clone of the repository)")
+def test_the_rank_control_averages_over_rank_relabellings_exactly() -> None:
+    """Symmetrized over S3 on the ranks, an agent is exactly equivariant to rank relabellings (and colour-symmetrized it is
+    not): the control averages the same six forward passes over a group that is not the game's."""
+    from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry, rank_relabelling
+
+    rank = load_policy(SHIPPED_PLAIN, symmetrize="S3", acts_on="rank")
+    colour = load_policy(SHIPPED_PLAIN, symmetrize="S3")
+    obs = _mini_obs(rank)
+    s3 = colour_group("S3", 3)
+    by_rank, by_colour = rank_relabelling(s3, rank.rules), colour_symmetry(s3, rank.rules)
+    moves = by_rank.action_rep.dim
+    with torch.no_grad():
+        out = rank.agent.raw(obs)[0][:, :moves]
+        for g in range(1, s3.order):
+            moved = rank.agent.raw(by_rank.observation_rep.act(obs, g))[0][:, :moves]
+            torch.testing.assert_close(moved, by_rank.action_rep.act(out, g), rtol=1e-5, atol=1e-5)
+        plain = load_policy(SHIPPED_PLAIN).agent.raw(obs)[0][:, :moves]
+        colour_out = colour.agent.raw(obs)[0][:, :moves]
+        colour_moved = colour.agent.raw(by_colour.observation_rep.act(obs, 1))[0][:, :moves]
+    torch.testing.assert_close(colour_moved, by_colour.action_rep.act(colour_out, 1), rtol=1e-5, atol=1e-5)
+    assert not torch.allclose(out, plain, atol=1e-3) and not torch.allclose(out, colour_out, atol=1e-3)
+
+
+def test_the_rank_control_needs_a_group_and_a_plain_agent() -> None:
+    if not (SHIPPED_PLAIN.is_dir() and SHIPPED_TRAINED_SYMMETRIZED.is_dir()):
+        pytest.skip("needs the shipped agents (a clone of the repository)")
+    with pytest.raises(ValueError, match="acts_on='rank' needs a test-time group"):
+        load_policy(SHIPPED_PLAIN, acts_on="rank")
+    with pytest.raises(ValueError, match="trained symmetrized over S3"):
+        load_policy(SHIPPED_TRAINED_SYMMETRIZED, symmetrize="S3", acts_on="rank")
+    with pytest.raises(ValueError, match="acts_on"):
+        load_policy(SHIPPED_PLAIN, symmetrize="S3", acts_on="slot")

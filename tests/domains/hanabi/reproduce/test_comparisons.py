@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from scipy import stats
 
 import eqc.domains.hanabi.reproduce.between as between
-from eqc.domains.hanabi.reproduce.comparisons import table_tests
-from eqc.domains.hanabi.reproduce.specs import INDUCED_TABLES, TABLES, Cell, Table
+from eqc.domains.hanabi.reproduce.comparisons import ALPHA, comparison_kind, table_tests
+from eqc.domains.hanabi.reproduce.specs import COLOUR_TABLES, ENTROPY_TABLES, INDUCED_TABLES, TABLES, TOUCHED_TABLES, Cell, Table
 from eqc.evaluation import compare_pools, holm
 
 SPEC = Table("t", "a test table", (Cell("A", "p"), Cell("A sym", "p", "C3"), Cell("B", "q")),
@@ -27,9 +28,76 @@ def _blocks(n_a: int, n_b: int, value: float) -> dict[str, torch.Tensor]:
     return {"matrix_ab": ab, "matrix_ba": ab.T + 1, "bomb_out_ab": ab / 100, "bomb_out_ba": (ab.T + 1) / 100}
 
 
-def test_every_table_names_primary_tests_among_its_tests() -> None:
-    for table in (*TABLES.values(), *INDUCED_TABLES.values()):
-        assert table.primary and set(table.primary) <= set(table.tests), table.name
+SCALE_TABLES = {"cpu": TABLES, "induced": INDUCED_TABLES, "colour": COLOUR_TABLES, "touched": TOUCHED_TABLES, "entropy": ENTROPY_TABLES}
+
+
+def test_every_table_names_primary_and_two_sided_tests_among_its_tests_over_its_cells() -> None:
+    for tables in SCALE_TABLES.values():
+        for table in tables.values():
+            labels = {c.label for c in table.cells}
+            assert table.primary and set(table.primary) <= set(table.tests), table.name
+            assert set(table.two_sided) <= set(table.tests) and not set(table.two_sided) & set(table.primary), table.name
+            assert {label for test in table.tests for label in test} <= labels and len(labels) == len(table.cells), table.name
+
+
+def test_a_comparison_is_primary_in_at_most_one_table_of_a_scale() -> None:
+    """One rule for the Holm families: the same two forms (pool, group) are not primary in two tables of one scale."""
+    for scale, tables in SCALE_TABLES.items():
+        seen: dict[tuple, str] = {}
+        for table in tables.values():
+            forms = {c.label: (c.pool, c.symmetrize, c.hidden_scheme, c.acts_on) for c in table.cells}
+            for first, second in table.primary:
+                key = (forms[first], forms[second])
+                assert key not in seen, f"{scale}: {first} > {second} is primary in {seen.get(key)} and {table.name}"
+                seen[key] = table.name
+
+
+def test_the_touched_table_is_the_registered_one() -> None:
+    """The primary and secondary tests of results/touched/PREREGISTRATION.md, in its order, and nothing else."""
+    table = TOUCHED_TABLES["table1"]
+    assert table.registered == "results/touched/PREREGISTRATION.md" and Path(table.registered).is_file()
+    assert table.primary == (("EQC", "OP"), ("G-OP C3", "OP"), ("SP S3-symmetrized", "SP"))
+    assert table.tests[3:] == (("SP S3-symmetrized", "SP rank-averaged"), ("SP rank-averaged", "SP"), ("EQC", "SP S3-symmetrized"),
+                               ("EQC", "G-OP C3"), ("OP S3-symmetrized", "OP"), ("OP", "SP"))
+    assert table.two_sided == (("SP rank-averaged", "SP"), ("EQC", "G-OP C3"))
+    control = next(c for c in table.cells if c.label == "SP rank-averaged")
+    assert control.acts_on == "rank" and control.symmetrize == "S3" and control.pool == "sp"
+
+
+def test_a_comparison_is_paired_matched_or_unpaired_by_design() -> None:
+    keys = [f"{s}/slots_{p}" for s in (0, 1) for p in ("012", "021")]
+    cell = {"pool": "op", "agents": 4, "matching": keys}
+    assert comparison_kind(cell, {**cell, "pool": "op"}) == "paired"
+    assert comparison_kind(cell, {**cell, "pool": "eqc"}) == "matched"
+    assert comparison_kind(cell, {**cell, "pool": "eqc", "matching": keys[::-1]}) == "unpaired"  # not the same sets in order
+    assert comparison_kind(cell, {"pool": "eqc", "agents": 3, "matching": keys[:3]}) == "unpaired"
+    assert comparison_kind({"pool": "a", "agents": 4}, {"pool": "b", "agents": 4}) == "unpaired"  # no keys recorded
+
+
+def test_matched_pools_get_the_matched_test_and_primary_ones_simultaneous_intervals() -> None:
+    g = torch.Generator().manual_seed(3)
+    keys = ["0/seed_0", "0/seed_1", "0/seed_2", "0/seed_3"]
+    own = {label: 10 + torch.rand(4, 4, generator=g, dtype=torch.float64) + shift for label, shift in (("A", 1.0), ("B", 0.0))}
+    results = {label: {**_cell(pool, own[label]), "matching": keys} for label, pool in (("A", "p"), ("B", "q"))}
+    spec = Table("t", "matched", (Cell("A", "p"), Cell("B", "q")), (("A", "B"),), primary=(("A", "B"),))
+    tests = table_tests(spec, results, {("A", "B"): _blocks(4, 4, 10.2)})
+    test = tests.xp["A > B"]
+    union = torch.tensor(tests.matrices["A vs B"]["matrix"], dtype=torch.float64)
+    expected = compare_pools(union, [0, 1, 2, 3], [4, 5, 6, 7], paired=True)
+    assert test["kind"] == "matched" and test["paired"] and test["arrangements"] == 16 and test["p_value"] == expected.p_value
+    half = stats.t.ppf(1 - ALPHA / 2, expected.df) * expected.se  # one primary test: Bonferroni at 1 - 0.05 / 1
+    assert test["interval"] == pytest.approx([expected.difference - half, expected.difference + half]) and test["confidence"] == 0.95
+    assert test["verdict"] in ("holds", "cannot tell", "does not hold", "reversed")
+
+
+def test_two_sided_tests_say_whether_the_cells_differ() -> None:
+    g = torch.Generator().manual_seed(4)
+    own = {label: 10 + torch.rand(4, 4, generator=g, dtype=torch.float64) for label in ("A", "B")}
+    results = {"A": _cell("p", own["A"]), "B": _cell("q", own["B"] + 3)}
+    spec = Table("t", "two-sided", (Cell("A", "p"), Cell("B", "q")), (("A", "B"),), primary=(), two_sided=(("A", "B"),))
+    test = table_tests(spec, results, {("A", "B"): _blocks(4, 4, 11.0)}).xp["A vs B"]
+    assert test["alternative"] == "two-sided" and test["role"] == "exploratory" and test["kind"] == "unpaired"
+    assert test["verdict"] in ("differs", "cannot tell") and test["difference"] < 0
 
 
 def test_tests_run_on_the_union_of_both_cells_and_adjust_the_primary_ones() -> None:

@@ -31,5 +31,5 @@ def test_report_on_shipped_induced_agents() -> None:
 
 
 def test_report_refuses_a_scale_without_induced_conventions() -> None:
-    with pytest.raises(ValueError, match=r"scale must be one of \['colour', 'induced'\]"):
+    with pytest.raises(ValueError, match=r"scale must be one of \['colour', 'induced', 'touched'\]"):
         convention_report("cpu", {})

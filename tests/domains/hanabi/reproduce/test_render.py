@@ -40,14 +40,26 @@ def _test(paired: bool, p: float, adjusted: float | None, agents: int = 3) -> di
     return {**result, "p_value": p, "role": "exploratory" if adjusted is None else "primary", "adjusted_p": adjusted}
 
 
-def test_the_tests_say_their_role_sizes_interval_and_verdict_on_the_adjusted_p() -> None:
+def test_the_tests_say_their_role_sizes_interval_and_a_verdict_that_reads_p_and_interval() -> None:
     from eqc.domains.hanabi.reproduce.render import _test_table
 
-    tests = {"X sym > X": _test(True, 0.03, 0.06), "X > Y": _test(False, 0.03, None), "Z > Y": _test(False, 0.03, 0.03, agents=2)}
+    tests = {"X sym > X": _test(True, 0.03, 0.06), "X > Y": _test(False, 0.03, None), "Z > Y": _test(False, 0.03, 0.03, agents=2),
+             "W > Y": {**_test(False, 0.03, None), "interval": [0.2, 1.4]}}
     rows = {line.split(" | ")[0].lstrip("| "): line for line in _test_table(tests, lambda d: f"{d:+.2f}")[2:]}
-    paired, unpaired, small = rows["X sym > X"], rows["X > Y"], rows["Z > Y"]
+    paired, unpaired, small, clear = rows["X sym > X"], rows["X > Y"], rows["Z > Y"], rows["W > Y"]
     assert "| primary | paired | 3 x 2 forms |" in paired and "| 0.0600 |" in paired and "exact, 8 swaps" in paired
     assert paired.endswith("| 0.1250 | cannot tell |")  # raw p 0.03, Holm-adjusted 0.06: not below 0.05
-    assert "| exploratory | unpaired | 3 vs 3 |" in unpaired and "| - |" in unpaired and unpaired.endswith("| holds |")
-    assert "exact, 20 splits" in unpaired and "[" in unpaired.split(" | ")[4]
-    assert "| 2 vs 2 |" in small and " n/a | n/a |" in small  # 2 agents per pool: no jackknife interval or SE
+    # p = 0.03 but a 95% interval that contains 0: the verdict reads both, so it cannot say 'holds'
+    assert "| exploratory | unpaired | 3 vs 3 |" in unpaired and "| - |" in unpaired and unpaired.endswith("| cannot tell |")
+    assert "exact, 20 splits" in unpaired and "[" in unpaired.split(" | ")[4] and "| 95% |" in unpaired
+    assert clear.endswith("| holds |")  # the same p with an interval above 0
+    assert "| 2 vs 2 |" in small and " n/a | 95% | n/a |" in small  # 2 agents per pool: no jackknife interval or SE
+
+
+def test_matched_tests_name_their_sets_and_simultaneous_intervals_their_confidence() -> None:
+    from eqc.domains.hanabi.reproduce.render import _test_table
+
+    test = {**_test(True, 0.01, 0.02), "kind": "matched", "confidence": 1 - 0.05 / 3, "interval_kind": "simultaneous (Bonferroni)",
+            "verdict": "holds"}
+    row = _test_table({"A > B": test}, lambda d: f"{d:+.2f}")[2]
+    assert "| primary | matched | 3 matched sets |" in row and "| 98.3% simultaneous |" in row and row.endswith("| holds |")

@@ -44,7 +44,7 @@ def test_table1_then_table2_reuse_pools(tmp_path: Path) -> None:
     messages.clear()
     record = reproduce("table2", "smoke", tmp_path, use_ray=False, log=messages.append)
     assert "2 of 2 seeds already finished; training 0" in messages  # the OP pool of table1 is reused
-    assert record["paper_only_pools_skipped"] == ["iql"]
+    assert record["pools_not_at_this_scale"] == ["iql"]
     assert {"SAD", "SAD D10-symmetrized", "OP C5-symmetrized"} <= set(record["cells"])
     assert record["cells"]["SAD D10-symmetrized"]["symmetrize"] == "D10"
     paired = record["tests"]["SAD D10-symmetrized > SAD"]  # the same agents, plain and symmetrized: 2^2 swaps of forms
@@ -222,30 +222,30 @@ def test_agents_that_make_no_cell_are_refused_before_out_is_written(tmp_path: Pa
     assert not out.exists()
 
 
-@pytest.mark.parametrize(("scale_name", "at_least"), [("cpu", 25), ("induced", 40), ("colour", 48), ("entropy", 18)])
+@pytest.mark.parametrize(("scale_name", "at_least"), [("cpu", 25), ("induced", 40), ("colour", 48), ("entropy", 18), ("touched", 6)])
 def test_pools_are_the_configs_their_shipped_agents_were_trained_by(scale_name: str, at_least: int) -> None:
     """``--retrain`` (or ``scripts/train_shipped.py``) trains exactly what was shipped (apart from the seed), whatever
     ``vdn_cpu.toml`` says now and whichever file version recorded it."""
     from eqc.domains.hanabi.agent.policy import load_policy
     from eqc.domains.hanabi.config.train import TrainConfig
     from eqc.domains.hanabi.reproduce import SCALES
-    from eqc.domains.hanabi.reproduce.run import shipped_agents
-    from eqc.domains.hanabi.reproduce.specs import COLOUR_POOLS, ENTROPY_POOLS, INDUCED_POOLS, POOLS, colour_agent_config, pool_config
-    from eqc.domains.hanabi.xp import pool_runs
+    from eqc.domains.hanabi.reproduce.run import pool_agents, shipped_agents
+    from eqc.domains.hanabi.reproduce.specs import colour_agent_config, pool_config, touched_agent_config
 
     scale = SCALES[scale_name]
-    pools = {"induced": INDUCED_POOLS, "colour": COLOUR_POOLS, "entropy": ENTROPY_POOLS}.get(scale_name, [p for p in POOLS if p != "iql"])
+    pools = [p for p in scale.pools if p != "sp_streams"]  # sp_streams: the sp and sp_stream1 agents again
     checked = 0
     for pool in pools:
-        where = shipped_agents(scale) / pool
-        if where.is_dir():
-            for run in pool_runs(where):
-                if scale_name == "colour":
-                    expected = colour_agent_config(pool, tuple(int(c) for c in run.name.removeprefix("slots_")))
-                else:
-                    expected = pool_config(pool, scale, int(run.name.removeprefix("seed_")))  # the induced seeds differ in their slots
-                assert TrainConfig.from_dict(load_policy(run).trained_with).to_dict() == expected.to_dict(), run
-                checked += 1
+        for _, run in pool_agents(shipped_agents(scale), scale, pool):
+            slots = tuple(int(c) for c in run.name.removeprefix("slots_")) if run.name.startswith("slots_") else ()
+            if scale_name == "colour":
+                expected = colour_agent_config(pool, slots)
+            elif scale_name == "touched":
+                expected = touched_agent_config(pool, slots)
+            else:
+                expected = pool_config(pool, scale, int(run.name.removeprefix("seed_")))  # the induced seeds differ in their slots
+            assert TrainConfig.from_dict(load_policy(run).trained_with).to_dict() == expected.to_dict(), run
+            checked += 1
     assert checked >= at_least
 
 
@@ -297,14 +297,16 @@ def test_colour_scale_reads_pools_of_colour_to_slot_maps(tmp_path: Path, monkeyp
         shutil.copytree(f"results/induced/agents/sp/seed_{seed}", agents / "sp" / f"slots_{pi}")
     monkeypatch.setitem(SCALES, "colour", dataclasses.replace(SCALES["colour"], games=8, relabel_elements=1, relabel_games=8))
     record = reproduce("table2", "colour", tmp_path / "out", agents=agents, log=lambda _: None)
-    assert set(record["cells"]) == {"SP", "SP C3-symmetrized", "SP S3-symmetrized"} and record["paper"] == {}
+    # sp_streams is the sp and sp_stream1 folders together: here sp alone
+    assert set(record["cells"]) == {"SP", "SP C3-symmetrized", "SP S3-symmetrized", "SP streams 0+1", "SP streams 0+1 S3-symmetrized"}
+    assert record["paper"] == {} and record["cells"]["SP streams 0+1"]["matrix"] == record["cells"]["SP"]["matrix"]
     assert record["tests"]["SP S3-symmetrized > SP"]["role"] == "primary"
     assert [a["agent"].split("/")[-1] for a in record["relabelled"]["sp"]["agents"]] == ["slots_102", "slots_120", "slots_201"]
     with pytest.raises(ValueError, match="not their seed"):
         reproduce("table2", "colour", tmp_path / "retrained", retrain=True)
     with pytest.raises(SystemExit) as info:
         main(["hanabi", "reproduce", "table1", "--scale", "colour", "--retrain", "--out", str(tmp_path / "r")])
-    assert info.value.code == 2 and "--retrain: the colour testbed's agents differ" in capsys.readouterr().err
+    assert info.value.code == 2 and "--retrain: the colour scale's agents differ" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
     report = reproduce_conventions("colour", tmp_path / "out", agents=agents, games=8, log=lambda _: None)
     assert set(report["gap_share"]["cells"]) == set(record["cells"]) and (tmp_path / "out" / "conventions.md").is_file()
@@ -317,3 +319,44 @@ def test_table3_is_refused_at_scale_induced(tmp_path: Path, capsys: pytest.Captu
         main(["hanabi", "reproduce", "table3", "--scale", "induced", "--out", str(tmp_path / "out")])
     assert info.value.code == 2 and "hidden-state schemes of recurrent agents" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_touched_scale_matches_agents_by_stream_and_pi_and_plays_the_rank_control(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scale touched (the pre-registered claim-1 experiment): pools laid out by stream, agents matched by (stream, pi)
+    across pools, every between-pool test matched, the secondary tests two-sided where registered, the rank control a
+    cell of its own; stand-in agents (shipped ones) keep it to seconds."""
+    import dataclasses
+    import shutil
+
+    from eqc.domains.hanabi.reproduce import SCALES
+    from eqc.domains.hanabi.reproduce.run import pool_agents
+
+    agents = tmp_path / "agents" / "touched"
+    stand_ins = [f"results/colour/agents/{pool}/slots_{pi}" for pool, pi in (("sp", "012"), ("op", "021"), ("sp", "102"))]
+    for pool in ("op", "eqc", "gop_c3"):
+        for k, (stream, pi) in enumerate(((0, "012"), (0, "021"), (1, "012"))):
+            shutil.copytree(stand_ins[k], agents / pool / f"stream_{stream}" / f"slots_{pi}")
+    for pi in ("012", "021"):
+        shutil.copytree(f"results/colour/agents/touched/slots_{pi}", tmp_path / "agents" / "colour" / "agents" / "touched" / f"slots_{pi}")
+    shutil.copytree("results/colour/agents/touched/slots_012", agents / "sp" / "stream_1" / "slots_012")
+    scale = dataclasses.replace(SCALES["touched"], games=4, relabel_elements=1, relabel_games=4,
+                                pool_folders={**SCALES["touched"].pool_folders, "sp": ("../colour/agents/touched", "sp/stream_1")})
+    monkeypatch.setitem(SCALES, "touched", scale)
+    keys = [key for key, _ in pool_agents(agents, scale, "sp")]
+    assert keys == ["0/slots_012", "0/slots_021", "1/slots_012"] == [key for key, _ in pool_agents(agents, scale, "eqc")]
+    record = reproduce("table1", "touched", tmp_path / "out", agents=agents, log=lambda _: None)
+    tests = record["tests"]
+    assert tests["EQC > OP"]["kind"] == "matched" and tests["EQC > OP"]["arrangements"] == 8 and tests["EQC > OP"]["role"] == "primary"
+    assert tests["SP S3-symmetrized > SP"]["kind"] == "paired" and tests["SP rank-averaged vs SP"]["alternative"] == "two-sided"
+    assert tests["EQC vs G-OP C3"]["kind"] == "matched" and tests["OP > SP"]["kind"] == "matched"
+    assert all(t["confidence"] == pytest.approx(1 - 0.05 / 3) for t in tests.values() if t["role"] == "primary")
+    assert record["registered"] == "results/touched/PREREGISTRATION.md" and record["matching_note"] is None
+    assert record["cells"]["SP rank-averaged"]["matrix"] != record["cells"]["SP S3-symmetrized"]["matrix"]
+    text = (tmp_path / "out" / "table1.md").read_text()
+    assert "registered in `results/touched/PREREGISTRATION.md`" in text and "| EQC > OP | primary | matched | 3 matched sets |" in text
+    from eqc.domains.hanabi.reproduce.conventions import reproduce_conventions
+
+    report = reproduce_conventions("touched", tmp_path / "out", agents=agents, games=4, log=lambda _: None)
+    assert sorted(report["agents"]["sp"]) == keys and set(report["alignment"]) == {"sp", "op"}
+    shared = report["shared_factor"]["op x eqc"]  # 3 matched pairs (both seatings) share stream and pi, 6 x 2 do not
+    assert shared["factor"] == "stream and pi" and (shared["shared_pairs"], shared["other_pairs"]) == (6, 12)

@@ -71,8 +71,13 @@ def test_rules_symmetrizers_and_sad_run(tiny_config, changes: dict) -> None:
     stats = learner.iteration()
     assert torch.isfinite(stats["loss"]) and learner.moves_played == 8 * 8
     state = learner.state_dict()
+    carried = learner.lstm_state
+    assert float(carried[0].abs().sum()) > 0.0
     learner.load_state_dict(state)
-    assert float(learner.lstm_state[0].abs().sum()) == 0.0  # resumed games restart from zero state
+    assert all(torch.equal(a, b) for a, b in zip(learner.lstm_state, carried, strict=True))  # the games continue, with their states
+    del state["games"]
+    learner.load_state_dict(state)
+    assert float(learner.lstm_state[0].abs().sum()) == 0.0  # a checkpoint without games: they restart from zero state
 
 
 @pytest.mark.parametrize("rule", ["op", "gop"])

@@ -20,7 +20,7 @@ from eqc.domains.hanabi.agent import precision as hardware
 from eqc.domains.hanabi.agent.files import export_policy, load_checkpoint
 from eqc.domains.hanabi.agent.network import Agent, QNetwork
 from eqc.domains.hanabi.agent.policy import load_policy
-from eqc.domains.hanabi.agent.precision import Bf16EmulatedWarning
+from eqc.domains.hanabi.agent.precision import Bf16SlowWarning
 from eqc.domains.hanabi.config.schema import ConfigError
 from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.play.self_play import precision_difference
@@ -30,7 +30,7 @@ from eqc.domains.hanabi.training.run import RunDirectoryError, train
 
 CPU = torch.device("cpu")
 AVX2 = frozenset({"avx", "avx2", "fma"})
-NATIVE_BF16 = frozenset({"avx2", "avx512f", "avx512_bf16"})
+NATIVE_BF16 = frozenset({"avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile"})  # AMX: bf16 is faster
 QUIET = {"progress": False, "log": lambda _: None}
 
 
@@ -189,10 +189,10 @@ def test_a_resumed_run_keeps_the_precision_it_started_with(tmp_path: Path, tiny_
 
 def test_explicit_bf16_on_emulating_hardware_trains_with_one_warning(tmp_path: Path, tiny_config, cpu) -> None:
     cpu(AVX2)
-    with pytest.warns(Bf16EmulatedWarning) as caught:
+    with pytest.warns(Bf16SlowWarning) as caught:
         train(tiny_config(run={"precision": "bf16", "total_moves": 1024, "eval_every_moves": 1024}), tmp_path, seed=0, **QUIET)
-    assert [str(w.message) for w in caught if issubclass(w.category, Bf16EmulatedWarning)] == [
-        "precision 'bf16' on cpu: this CPU has no native bf16 (AVX2), so bf16 is emulated and runs slower than fp32 "
+    assert [str(w.message) for w in caught if issubclass(w.category, Bf16SlowWarning)] == [
+        "precision 'bf16' on cpu: this CPU has no native bf16 (AVX2), so bf16 runs slower than fp32 "
         "('auto' or 'fp32' runs fp32 here)"]
     assert load_checkpoint(tmp_path)["precision"]["used"] == "bf16"
 
@@ -217,7 +217,7 @@ def test_the_cli_takes_auto_and_refuses_other_names(tmp_path: Path, cpu, capsys:
     emulated = tmp_path / "emulated"
     assert main(["hanabi", "train", *config, "--out", str(emulated), "--precision", "bf16", "--no-progress"]) == 0
     warned = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
-    assert warned == ["eqc: warning: precision 'bf16' on cpu: this CPU has no native bf16 (AVX2), so bf16 is emulated and runs "
+    assert warned == ["eqc: warning: precision 'bf16' on cpu: this CPU has no native bf16 (AVX2), so bf16 runs "
                       "slower than fp32 ('auto' or 'fp32' runs fp32 here)"]  # one line, not Python's file, line and source
     for command in (["train", *config, "--out", str(tmp_path / "x")], ["eval", "--checkpoint", str(out)],
                     ["xp", "--pool", str(out), "--games", "2", "--out", str(tmp_path / "x")], ["relabelled", "--pool", str(out)],
@@ -252,3 +252,40 @@ def test_eval_in_another_precision_says_how_many_moves_differ(tmp_path: Path, ti
     assert record["precision_difference"]["decisions"] > 0
     bad = subprocess.run([*command[:-3], "--precision", "fp16"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--precision" in bad.stderr and "'fp16'" in bad.stderr
+
+
+def test_where_the_flags_do_not_tell_a_run_measures_once_and_keeps_the_decision(tmp_path: Path, tiny_config, cpu,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """avx512_bf16 without AMX: the run times its own training step when it starts, records why, and resumes without
+    measuring again (a measurement on a resumed machine could answer otherwise)."""
+    from eqc.domains.hanabi.training import run as run_module
+
+    cpu(frozenset({"avx2", "avx512f", "avx512_bf16"}))
+    timed: list[TrainConfig] = []
+
+    def measure(config: TrainConfig, device: torch.device) -> tuple[float, float]:
+        timed.append(config)
+        return 36.3, 24.1
+
+    monkeypatch.setattr(run_module, "training_step_ms", measure)
+    lines: list[str] = []
+    config = tiny_config(run={"precision": "auto"})
+    train(config, tmp_path, seed=0, progress=False, log=lines.append)
+    reason = ("auto: bf16, this CPU has avx512_bf16 but no AMX (AVX-512): measured one training step of this run's network, "
+              "fp32 36.3 ms, bf16 24.1 ms (bf16 needs 1.1x)")
+    assert lines[0] == f"precision bf16: {reason}"
+    assert len(timed) == 1 and timed[0].network == config.network
+    assert load_checkpoint(tmp_path)["precision"] == {"requested": "auto", "used": "bf16", "reason": reason}
+    assert json.loads((tmp_path / "config.json").read_text())["precision"]["reason"] == reason
+    summary = train(config.replace(run={"total_moves": 8192}), tmp_path, seed=0, **QUIET)
+    assert summary.resumed and len(timed) == 1 and load_checkpoint(tmp_path)["precision"]["used"] == "bf16"
+
+
+@pytest.mark.parametrize("network", [{"hidden_size": 32, "mlp_layers": 1}, {"hidden_size": 16, "mlp_layers": 1, "lstm_layers": 1}])
+def test_the_probe_times_both_precisions_and_leaves_the_global_rng_alone(tiny_config, network: dict) -> None:
+    from eqc.domains.hanabi.training.probe import training_step_ms
+
+    before = torch.random.get_rng_state()
+    fp32_ms, bf16_ms = training_step_ms(tiny_config(network=network, rule={"symmetrize": "C5"}), CPU)
+    assert fp32_ms > 0 and bf16_ms > 0
+    assert torch.equal(torch.random.get_rng_state(), before)

@@ -187,6 +187,7 @@ def test_checkpoint_round_trip_restores_everything_but_the_replay() -> None:
     assert all(torch.equal(sa["state"][k]["exp_avg"], sb["state"][k]["exp_avg"]) for k in sa["state"])
     assert (b.moves_played, b.updates, b.update_credit) == (a.moves_played, a.updates, a.update_credit)
     assert int(b.replay.size) == 0 and not b.warm  # the replay is refilled, not saved
+    assert "games" not in a.state_dict()  # its games restart with the replay (no exact resume for R2D2)
     for _ in range(400):  # refill the warm-up, then learn a few updates: both copies alike
         b.iteration()
         c.iteration()

@@ -1,4 +1,5 @@
-"""Resuming a run's generators on another device type (training.resume), and a learner that does so."""
+"""Resuming a run's generators on another device type (training.resume), and a learner that does so, its games in
+progress moved as they are (exact resume on the same device: test_exact_resume)."""
 
 from __future__ import annotations
 
@@ -87,6 +88,10 @@ def test_a_learner_records_its_device_and_resumes_a_cuda_checkpoint_on_the_cpu(t
     a, b = (learner.generators() for learner in resumed)
     assert all(torch.equal(a[name].get_state(), b[name].get_state()) for name in a)  # deterministic
     assert resumed[0].moves_played == source.moves_played
+    assert "the games in progress continue" in notes[0]
+    saved, moved = state["games"], resumed[0].games  # the game state moves across devices as it is; only generators re-seed
+    assert all(torch.equal(saved["env"][k], v) for k, v in moved.env.state_dict().items())
+    assert moved.element_indices is not None and torch.equal(saved["element_indices"], moved.element_indices)
     resumed[0].iteration()
 
 

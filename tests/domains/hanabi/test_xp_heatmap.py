@@ -46,3 +46,23 @@ def test_write_xp_draws_on_the_scale_of_the_game_played(tmp_path: Path, monkeypa
     monkeypatch.setattr(report, "plot_xp", spy)
     write_xp(tmp_path, games, [{"name": "a"}, {"name": "b"}])
     assert drawn == [(0.0, 9.0)]
+
+
+def test_a_heatmap_is_drawn_again_from_its_xp_json(tmp_path) -> None:
+    """``redraw_xp`` draws xp.png from xp.json alone (what ``reproduce --reuse`` does for cells it does not play again),
+    on the scale it is given; a file that is not an eqc xp.json is refused by name."""
+    import json
+
+    from eqc.domains.hanabi.xp.report import FORMAT, redraw_xp
+
+    record = {"format": FORMAT, "games_per_pair": 10, "agents": [{"name": "a"}, {"name": "b"}],
+              "summary": {"xp_mean": 4.0, "xp_sem": 0.5, "xp_pairs": 2}, "matrix": {"mean": [[8.0, 4.0], [4.0, 8.0]]}}
+    (tmp_path / "xp.json").write_text(json.dumps(record))
+    png = redraw_xp(tmp_path, max_score=9)
+    assert png == tmp_path / "xp.png" and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (tmp_path / "xp.json").write_text(json.dumps({**record, "format": "something else"}))
+    with pytest.raises(ValueError, match=r"xp.json is not an xp.json written by eqc \(format 'something else'"):
+        redraw_xp(tmp_path, max_score=9)
+    (tmp_path / "xp.json").write_text("{")
+    with pytest.raises(ValueError, match="is not an xp.json written by eqc"):
+        redraw_xp(tmp_path, max_score=9)

@@ -42,6 +42,7 @@ from eqc.domains.hanabi.reproduce.specs import SCALES, Cell, Scale, Table, descr
 from eqc.domains.hanabi.training.pool import seed_dir, train_pool
 from eqc.domains.hanabi.xp import PoolError, cross_play_games, describe_policy, pool_runs, relabelled_self_play, write_xp
 from eqc.domains.hanabi.xp.equivariance import greedy_equivariance
+from eqc.domains.hanabi.xp.report import redraw_xp
 from eqc.evaluation import mean_sem, pool_summary
 from eqc.io import json_safe, recorded_path, write_json_atomic, write_text_atomic
 
@@ -259,6 +260,11 @@ def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, precision
         except ValueError as exc:
             log(f"{cell.label}: {path} cannot be reused ({exc}); playing the cell again")
         else:
+            if (where / "xp.json").is_file():  # the heatmap drawn again by today's code (a colour scale to the game's maximum)
+                try:
+                    redraw_xp(where, policies[0].rules.max_score)
+                except ValueError as exc:
+                    log(f"{cell.label}: its heatmap was not drawn again ({exc})")
             return {**_cell_result(cell, *matrices), "reused": True}, matrices[0]
     played = cross_play_games(policies, games, deck_seed=DECK_SEED)
     agents = [describe_policy(p, r, cell.symmetrize) for p, r in zip(policies, runs, strict=True)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -25,7 +26,7 @@ from eqc.io import atomic_write, json_safe, write_json_atomic
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["FORMAT", "plot_xp", "write_xp", "xp_record"]
+__all__ = ["FORMAT", "plot_xp", "redraw_xp", "write_xp", "xp_record"]
 
 FORMAT = "eqc-hanabi-xp"
 SEATING = "common_decks(games_per_pair, rules, deck_seed); in game k the row agent sits in seat k % 2 (seat 0 moves first)"
@@ -126,10 +127,34 @@ def write_xp(out: str | Path, games: XPGames, agents: Sequence[Mapping], *, extr
         values = ["" if math.isnan(float(t[i, j])) else repr(float(t[i, j])) for t in cells]
         writer.writerow([i, j, names[i], names[j], "sp" if i == j else "xp", int(summary.num_games[i, j]), *values])
     atomic_write(paths["csv"], lambda f: f.write(text.getvalue().encode()))
-    s = record["summary"]
-    title = f"XP {s['xp_mean']:.2f} ± {s['xp_sem']:.2f} over {s['xp_pairs']} pairs\n{games.games} games per pair; SP on the diagonal"
-    figure = plot_xp(summary.mean, names, max_score=games.max_score, title=title)
-    image = io.BytesIO()
-    figure.savefig(image, format="png", dpi=120)
-    atomic_write(paths["png"], lambda f: f.write(image.getvalue()))
+    _save_heatmap(paths["png"], summary.mean, names, record, games.max_score)
     return paths
+
+
+def _save_heatmap(path: Path, mean: torch.Tensor, names: Sequence[str], record: Mapping[str, Any], max_score: int) -> None:
+    s = record["summary"]
+    title = (f"XP {s['xp_mean']:.2f} ± {s['xp_sem']:.2f} over {s['xp_pairs']} pairs\n{record['games_per_pair']} games per pair; "
+             "SP on the diagonal")
+    image = io.BytesIO()
+    plot_xp(mean, names, max_score=max_score, title=title).savefig(image, format="png", dpi=120)
+    atomic_write(path, lambda f: f.write(image.getvalue()))
+
+
+def redraw_xp(out: str | Path, max_score: int) -> Path:
+    """Draw ``out/xp.png`` again from ``out/xp.json`` (what :func:`write_xp` wrote), with the colour scale from 0 to
+    ``max_score``: the heatmap of cross-play reused from disk, drawn by today's code. ``ValueError`` when the file is
+    not an xp.json of this format."""
+    path = Path(out) / "xp.json"
+    try:
+        record = json.loads(path.read_text())
+        mean = torch.tensor(record["matrix"]["mean"], dtype=torch.float64)
+        names = [str(a.get("name", i)) for i, a in enumerate(record["agents"])]
+        _ = (record["summary"]["xp_mean"], record["summary"]["xp_sem"], record["summary"]["xp_pairs"], record["games_per_pair"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path} is not an xp.json written by eqc ({type(exc).__name__}: {exc})") from None
+    if record.get("format") != FORMAT or mean.shape != (len(names), len(names)):
+        raise ValueError(f"{path} is not an xp.json written by eqc (format {record.get('format')!r}, matrix {list(mean.shape)}, "
+                         f"{len(names)} agents)")
+    png = Path(out) / "xp.png"
+    _save_heatmap(png, mean, names, record, max_score)
+    return png

@@ -64,5 +64,5 @@ def test_a_heatmap_is_drawn_again_from_its_xp_json(tmp_path) -> None:
     with pytest.raises(ValueError, match=r"xp.json is not an xp.json written by eqc \(format 'something else'"):
         redraw_xp(tmp_path, max_score=9)
     (tmp_path / "xp.json").write_text("{")
-    with pytest.raises(ValueError, match="is not an xp.json written by eqc"):
+    with pytest.raises(ValueError, match=r"is not an xp\.json written by eqc"):
         redraw_xp(tmp_path, max_score=9)

@@ -17,8 +17,9 @@ def test_table1_then_table2_reuse_pools(tmp_path: Path) -> None:
     record = reproduce("table1", "smoke", tmp_path, use_ray=False, log=messages.append)
     assert set(record["cells"]) == set(PAPER["table1"])
     assert set(record["tests"]) == {"D10-equivariant > OP", "C5-equivariant > OP", "D10-equivariant > C5-equivariant"}
-    for test in record["tests"].values():  # different pools, 2 agents each: C(4, 2) = 6 splits of the agents, exact
-        assert not test["paired"] and test["agents"] == [2, 2] and test["exact"] and test["min_p"] == pytest.approx(1 / 6)
+    for test in record["tests"].values():  # different pools of seeds 0 and 1: matched by seed, 2^2 swaps of each seed's two agents
+        assert test["kind"] == "matched" and test["paired"] and test["agents"] == [2, 2] and test["exact"]
+        assert test["min_p"] == pytest.approx(1 / 4)
     roles = {name: (t["role"], t["adjusted_p"] is not None) for name, t in record["tests"].items()}
     assert roles == {"D10-equivariant > OP": ("primary", True), "C5-equivariant > OP": ("primary", True),
                      "D10-equivariant > C5-equivariant": ("exploratory", False)}
@@ -38,7 +39,7 @@ def test_table1_then_table2_reuse_pools(tmp_path: Path) -> None:
     text = (tmp_path / "table1.md").read_text()
     assert "| D10-equivariant |" in text and "16.08 ± 0.42" in text
     assert "smallest attainable p" in text and "relabelled-partner loss" in text
-    assert "| D10-equivariant < OP | exploratory | unpaired | 2 vs 2 |" in text  # the bomb-out tests
+    assert "| D10-equivariant < OP | exploratory | matched | 2 matched sets |" in text  # the bomb-out tests
     assert (tmp_path / "xp" / "table1" / "op" / "xp.json").exists()
 
     messages.clear()
@@ -49,7 +50,7 @@ def test_table1_then_table2_reuse_pools(tmp_path: Path) -> None:
     assert record["cells"]["SAD D10-symmetrized"]["symmetrize"] == "D10"
     paired = record["tests"]["SAD D10-symmetrized > SAD"]  # the same agents, plain and symmetrized: 2^2 swaps of forms
     assert paired["paired"] and paired["arrangements"] == 4 and paired["role"] == "primary"
-    assert not record["tests"]["OP > SAD"]["paired"]  # Other-Play against self-play: two pools, their agents split
+    assert record["tests"]["OP > SAD"]["kind"] == "matched"  # Other-Play against self-play: two pools of the same seeds
     assert record["bomb_out_tests"]["SAD D10-symmetrized < SAD"]["paired"]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Literal
+from typing import Literal, TypedDict, Unpack
 
 import torch
 from torch import nn
@@ -24,11 +24,16 @@ Average = Literal["outputs", "probabilities"]
 #: Rows per module call when ``chunk_size="auto"`` chunks (acting without gradients): measured on a
 #: 2-core CPU for a 658 -> 512 -> 20 MLP, ~3k rows keep the copies in cache (benchmarks/symmetrizer.py).
 AUTO_CHUNK_ROWS = 3072
-#: The elements of one batch of copies, as keyword arguments of :class:`GroupAverager`'s methods, named by their
-#: form (:class:`~eqc.groups.PermutationGroup`): ``{}`` for all of G, ``{"indices": LongTensor [k]}`` or
-#: ``{"permutations": LongTensor [k, degree]}``.
-ElementChunk = dict[str, torch.Tensor]
 _AVERAGES = ("outputs", "probabilities")
+
+
+class ElementChunk(TypedDict, total=False):
+    """The elements of one batch of copies, as keyword arguments of :class:`GroupAverager`'s methods, named by their
+    form (:class:`~eqc.groups.PermutationGroup`): ``{}`` for all of G, ``{"indices": LongTensor [k]}`` or
+    ``{"permutations": LongTensor [k, degree]}``."""
+
+    indices: torch.Tensor | None
+    permutations: torch.Tensor | None
 
 
 def check_representations(in_rep: PermutationRepresentation, out_rep: PermutationRepresentation) -> None:
@@ -92,27 +97,18 @@ class GroupAverager:
             return [{}]
         return [{"indices": part} for part in torch.arange(self.group_size, device=device).split(chunk_size)]
 
-    def expand(self, x: torch.Tensor, *, indices: torch.Tensor | None = None, permutations: torch.Tensor | None = None) -> torch.Tensor:
+    def expand(self, x: torch.Tensor, **chunk: Unpack[ElementChunk]) -> torch.Tensor:
         """``[..., k, d_in]``: ``rho_in(g) x`` for every element in use (neither given: all of G)."""
-        return self.in_rep.act_all(x, indices=indices, permutations=permutations)
+        return self.in_rep.act_all(x, **chunk)
 
-    def expand_mask(
-        self, legal_mask: torch.Tensor, *, indices: torch.Tensor | None = None, permutations: torch.Tensor | None = None
-    ) -> torch.Tensor:
+    def expand_mask(self, legal_mask: torch.Tensor, **chunk: Unpack[ElementChunk]) -> torch.Tensor:
         """``[..., k, d_out]``: ``rho_out(g) mask`` for each copy (what copy ``g`` sees as legal)."""
-        return self.out_rep.act_all(legal_mask, indices=indices, permutations=permutations)
+        return self.out_rep.act_all(legal_mask, **chunk)
 
-    def partial(
-        self,
-        y: torch.Tensor,
-        legal_mask: torch.Tensor | None,
-        *,
-        indices: torch.Tensor | None = None,
-        permutations: torch.Tensor | None = None,
-    ) -> torch.Tensor:
+    def partial(self, y: torch.Tensor, legal_mask: torch.Tensor | None, **chunk: Unpack[ElementChunk]) -> torch.Tensor:
         """Map the copies ``y [..., k, d_out]`` back with ``rho_out(g)^-1`` and reduce them over ``k``:
         their sum (``"outputs"``) or the log of their summed probabilities (``"probabilities"``)."""
-        back = self.out_rep.act_all(y, indices=indices, permutations=permutations, inverse=True)
+        back = self.out_rep.act_all(y, **chunk, inverse=True)
         if self.average == "outputs":
             return back.sum(dim=-2)
         if legal_mask is None:
@@ -135,16 +131,9 @@ class GroupAverager:
             result, fill = total - math.log(k), float("-inf")
         return result if legal_mask is None else result.masked_fill(~legal_mask, fill)
 
-    def reduce(
-        self,
-        y: torch.Tensor,
-        legal_mask: torch.Tensor | None,
-        *,
-        indices: torch.Tensor | None = None,
-        permutations: torch.Tensor | None = None,
-    ) -> torch.Tensor:
+    def reduce(self, y: torch.Tensor, legal_mask: torch.Tensor | None, **chunk: Unpack[ElementChunk]) -> torch.Tensor:
         """Average ``rho_out(g)^-1 y_g`` over all copies ``y [..., k, d_out]`` in one go."""
-        return self.finish([self.partial(y, legal_mask, indices=indices, permutations=permutations)], legal_mask)
+        return self.finish([self.partial(y, legal_mask, **chunk)], legal_mask)
 
     def check_input(self, x: torch.Tensor, legal_mask: torch.Tensor | None) -> None:
         check_tensor(x, "x")

@@ -20,6 +20,16 @@ def symmetry(group=D5):
     return Symmetry(group, acts_on=colour, observation_layout=OBS, action_layout=ACT)
 
 
+def masked_problem(rows, seed, mask_seed, illegal_share):
+    """A seeded float64 MLP (OBS -> 16 -> ACT), ``rows`` observations and legal masks with move 0 always legal."""
+    torch.manual_seed(seed)
+    net = nn.Sequential(nn.Linear(OBS.dim, 16), nn.Tanh(), nn.Linear(16, ACT.dim)).double()
+    x = torch.randn(rows, OBS.dim, dtype=torch.float64)
+    mask = torch.rand(rows, ACT.dim, generator=torch.Generator().manual_seed(mask_seed)) > illegal_share
+    mask[:, 0] = True
+    return net, x, mask
+
+
 @settings(max_examples=12)
 @given(st.sampled_from([cyclic(5), dihedral(5), symmetric(5)]), st.data())
 def test_proposition_1_symmetrized_network_is_equivariant(group, data):
@@ -62,11 +72,7 @@ def test_symmetrizer_is_the_group_average_of_a_python_loop():
 
 def test_probability_averaging_with_masks_is_equivariant_and_normalised():
     sym = symmetry(symmetric(5))
-    torch.manual_seed(1)
-    net = nn.Sequential(nn.Linear(OBS.dim, 16), nn.Tanh(), nn.Linear(16, ACT.dim)).double()
-    x = torch.randn(5, OBS.dim, dtype=torch.float64)
-    mask = torch.rand(5, ACT.dim, generator=torch.Generator().manual_seed(0)) > 0.4
-    mask[:, 0] = True
+    net, x, mask = masked_problem(5, seed=1, mask_seed=0, illegal_share=0.4)
     s = Symmetrizer(net, sym.observation_rep, sym.action_rep, average="probabilities")
     logp = s(x, mask)
     assert torch.allclose(logp.exp().sum(-1), torch.ones(5, dtype=torch.float64))
@@ -153,11 +159,7 @@ def test_mask_shape_must_match_the_input_batch():
 @pytest.mark.parametrize("samples", [None, 50])
 def test_chunked_symmetrization_equals_one_batched_call(average, samples):
     sym = symmetry(symmetric(5))
-    torch.manual_seed(2)
-    net = nn.Sequential(nn.Linear(OBS.dim, 16), nn.Tanh(), nn.Linear(16, ACT.dim)).double()
-    x = torch.randn(3, OBS.dim, dtype=torch.float64)
-    mask = torch.rand(3, ACT.dim, generator=torch.Generator().manual_seed(1)) > 0.5
-    mask[:, 0] = True
+    net, x, mask = masked_problem(3, seed=2, mask_seed=1, illegal_share=0.5)
 
     def run(chunk_size):
         gen = torch.Generator().manual_seed(0)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import torch
 
@@ -28,6 +28,7 @@ from eqc.groups.representation import require_same_group
 __all__ = [
     "DEFAULT_SAMPLED_ELEMENTS",
     "DTYPE_TOLERANCE",
+    "EquivarianceOptions",
     "EquivarianceReport",
     "OutputError",
     "assert_equivariant",
@@ -46,6 +47,15 @@ DTYPE_TOLERANCE = {
 }
 #: Elements sampled when the group is too large to test exhaustively.
 DEFAULT_SAMPLED_ELEMENTS = 64
+
+
+class EquivarianceOptions(TypedDict, total=False):
+    """The keyword options of :func:`equivariance_error`, which :func:`assert_equivariant` passes on as they are."""
+
+    indices: Sequence[int] | torch.Tensor | None
+    permutations: Sequence[Sequence[int]] | torch.Tensor | None
+    generator: torch.Generator | None
+    atol: float | None
 
 
 @dataclass(frozen=True)
@@ -281,19 +291,16 @@ def assert_equivariant(
     in_rep: Reps,
     out_rep: Reps,
     x: torch.Tensor | Sequence[torch.Tensor],
-    *,
-    indices: Sequence[int] | torch.Tensor | None = None,
-    permutations: Sequence[Sequence[int]] | torch.Tensor | None = None,
-    generator: torch.Generator | None = None,
-    atol: float | None = None,
+    **options: Unpack[EquivarianceOptions],
 ) -> EquivarianceReport:
-    """Like :func:`equivariance_error`, raising ``AssertionError`` with the worst element and coordinate on failure.
+    """Like :func:`equivariance_error` (the same arguments; ``options``: its keyword ones, ``indices``, ``permutations``,
+    ``generator`` and ``atol``), raising ``AssertionError`` with the worst element and coordinate on failure.
 
     Meant for your own test suites: its frame is hidden from pytest tracebacks, so a failure
     points at your test.
     """
     __tracebackhide__ = True
-    report = equivariance_error(fn, in_rep, out_rep, x, indices=indices, permutations=permutations, generator=generator, atol=atol)
+    report = equivariance_error(fn, in_rep, out_rep, x, **options)
     if not report.ok:
         raise AssertionError("fn is not equivariant:\n" + report.describe())
     return report

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -133,54 +133,80 @@ def convention_report(scale: str, runs: dict[str, list[Path]], *, device: str = 
     return report
 
 
+def _section(title: str, intro: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
+    """A Markdown section: ``## title``, the ``intro`` paragraph (none when empty), a table of ``columns`` and ``rows``."""
+    lines = [f"## {title}", ""] + ([intro, ""] if intro else [])
+    lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    return lines + ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+
+
+def _gap_share_section(report: dict[str, Any]) -> list[str]:
+    if not report.get("gap_share"):
+        return []
+    g = report["gap_share"]
+    intro = (f"Reference: pool `{g['reference']}`, plain XP {g['plain_xp']:.2f}, best-aligned XP {g['aligned_xp']:.2f} "
+             "(held-out decks). Share = (cell XP - plain) / (aligned - plain); 1 closes all that a colour relabelling "
+             "can close, above 1 more than it.")
+    rows = [(label, f"{share:.2f}") for label, share in g["cells"].items()]
+    return _section("Share of the colour-alignable gap", intro, ("cell", "share"), rows)
+
+
+def _alignment_section(report: dict[str, Any]) -> list[str]:
+    if not report["alignment"]:
+        return []
+    intro = ("How much of the gap between cross-play and self-play a colour relabelling closes: a design that isolates "
+             "the colour choice brings best-aligned XP up to self-play.")
+    rows = []
+    for pool, a in report["alignment"].items():
+        agents = report["agents"].get(pool, {})
+        self_play = sum(x["self_play"] for x in agents.values()) / len(agents) if agents else math.nan
+        rows.append((pool, len(a["plain"]), f"{a['plain_xp']:.2f}", f"{a['aligned_xp']:.2f}", f"{self_play:.2f}"))
+    columns = ("pool", "agents", "plain XP", "best-aligned XP", "self-play (mean)")
+    return _section("Best-aligned cross-play of self-play pools", intro, columns, rows)
+
+
+def _ceiling_section(report: dict[str, Any]) -> list[str]:
+    if not report["ceiling"]:
+        return []
+    intro = ("A pool of an agent's colour-relabelled copies cross-plays at the mean with relabelled copies; symmetrized "
+             "over every colour permutation the copies are one agent, which cross-plays at its self-play.")
+    rows = [(pool, name, f"{c['self_play']:.2f}", f"{c['relabelled_copies']:.2f}", f"{c['symmetrized_self_play']:.2f}")
+            for pool, agents in report["ceiling"].items() for name, c in agents.items()]
+    columns = ("pool", "agent", "self-play", "with relabelled copies", "symmetrized self-play")
+    return _section("The ceiling of test-time symmetrization", intro, columns, rows)
+
+
+def _shared_factor_section(report: dict[str, Any]) -> list[str]:
+    if not report["shared_factor"]:
+        return []
+    rows = [(name, s["factor"], f"{s['shared_xp']:.2f} ({s['shared_pairs']})", f"{s['other_xp']:.2f} ({s['other_pairs']})")
+            for name, s in report["shared_factor"].items()]
+    columns = ("pools", "factor", "XP, shared (pairs)", "XP, not shared (pairs)")
+    return _section("Cross-play between pools by shared factor", "", columns, rows)
+
+
+def _hint_map_section(report: dict[str, Any]) -> list[str]:
+    intro = ("The slot played most often right after each colour hint and each rank hint in greedy self-play "
+             "(-1: never answered by a play), the share of colour-hint plays of the taught slot pi(c), and the greedy "
+             "disagreement: the share of its self-play states where the agent in a colour-relabelled world picks another "
+             "move (mean over the non-identity colour permutations; 0 is equivariant).")
+    rows = [(pool, name, a["pi"], a["colour_hint_slot"], a["rank_hint_slot"], f"{a['taught_slot_share']:.2f}",
+             f"{a['greedy_disagreement']:.2f}", f"{a['self_play']:.2f}")
+            for pool, agents in report["agents"].items() for name, a in agents.items()]
+    columns = ("pool", "agent", "pi", "colour hint -> slot", "rank hint -> slot", "taught-slot share", "greedy disagreement",
+               "self-play")
+    return _section("Hint maps", intro, columns, rows)
+
+
 def render_conventions(report: dict[str, Any]) -> str:
     """The report as Markdown."""
     lines = [f"# What explains cross-play: conventions at scale `{report['scale']}`", "",
              f"{report['games']} greedy games per measurement (alignment: per ordered pair and colour permutation, "
              "the element chosen on half of the decks and scored on the other half).", ""]
-    if report.get("gap_share"):
-        g = report["gap_share"]
-        lines += ["## Share of the colour-alignable gap", "",
-                  f"Reference: pool `{g['reference']}`, plain XP {g['plain_xp']:.2f}, best-aligned XP {g['aligned_xp']:.2f} "
-                  "(held-out decks). Share = (cell XP - plain) / (aligned - plain); 1 closes all that a colour relabelling "
-                  "can close, above 1 more than it.", "", "| cell | share |", "|---|---|"]
-        lines += [f"| {label} | {share:.2f} |" for label, share in g["cells"].items()]
-        lines.append("")
-    if report["alignment"]:
-        lines += ["## Best-aligned cross-play of self-play pools", "",
-                  "How much of the gap between cross-play and self-play a colour relabelling closes: a design that isolates the "
-                  "colour choice brings best-aligned XP up to self-play.", "",
-                  "| pool | agents | plain XP | best-aligned XP | self-play (mean) |", "|---|---|---|---|---|"]
-        for pool, a in report["alignment"].items():
-            agents = report["agents"].get(pool, {})
-            self_play = sum(x["self_play"] for x in agents.values()) / len(agents) if agents else math.nan
-            lines.append(f"| {pool} | {len(a['plain'])} | {a['plain_xp']:.2f} | {a['aligned_xp']:.2f} | {self_play:.2f} |")
-        lines.append("")
-    if report["ceiling"]:
-        lines += ["## The ceiling of test-time symmetrization", "",
-                  "A pool of an agent's colour-relabelled copies cross-plays at the mean with relabelled copies; symmetrized over "
-                  "every colour permutation the copies are one agent, which cross-plays at its self-play.", "",
-                  "| pool | agent | self-play | with relabelled copies | symmetrized self-play |", "|---|---|---|---|---|"]
-        for pool, agents in report["ceiling"].items():
-            lines += [f"| {pool} | {name} | {c['self_play']:.2f} | {c['relabelled_copies']:.2f} | {c['symmetrized_self_play']:.2f} |"
-                      for name, c in agents.items()]
-        lines.append("")
-    if report["shared_factor"]:
-        lines += ["## Cross-play between pools by shared factor", "",
-                  "| pools | factor | XP, shared (pairs) | XP, not shared (pairs) |", "|---|---|---|---|"]
-        for name, s in report["shared_factor"].items():
-            shared, other = f"{s['shared_xp']:.2f} ({s['shared_pairs']})", f"{s['other_xp']:.2f} ({s['other_pairs']})"
-            lines.append(f"| {name} | {s['factor']} | {shared} | {other} |")
-        lines.append("")
-    lines += ["## Hint maps", "", "The slot played most often right after each colour hint and each rank hint in greedy self-play "
-              "(-1: never answered by a play), the share of colour-hint plays of the taught slot pi(c), and the greedy "
-              "disagreement: the share of its self-play states where the agent in a colour-relabelled world picks another "
-              "move (mean over the non-identity colour permutations; 0 is equivariant).", "",
-              "| pool | agent | pi | colour hint -> slot | rank hint -> slot | taught-slot share | greedy disagreement | self-play |",
-              "|---|---|---|---|---|---|---|---|"]
-    for pool, agents in report["agents"].items():
-        lines += [f"| {pool} | {name} | {a['pi']} | {a['colour_hint_slot']} | {a['rank_hint_slot']} | {a['taught_slot_share']:.2f} | "
-                  f"{a['greedy_disagreement']:.2f} | {a['self_play']:.2f} |" for name, a in agents.items()]
+    for section in (_gap_share_section, _alignment_section, _ceiling_section, _shared_factor_section):
+        if part := section(report):
+            lines += [*part, ""]
+    lines += _hint_map_section(report)
     if report.get("command"):
         lines += ["", f"Produced by `{report['command']}`."]
     return "\n".join(lines) + "\n"

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, overload
 
-__all__ = ["atomic_write", "json_safe", "recorded_path", "write_json_atomic", "write_text_atomic"]
+__all__ = ["JsonRecord", "atomic_write", "json_safe", "recorded_path", "write_json_atomic", "write_text_atomic"]
 
 
 def atomic_write(path: str | Path, write: Callable[[IO[bytes]], Any], *, mode: int = 0o644) -> Path:
@@ -71,6 +71,14 @@ def json_safe(value: object) -> object:
     if isinstance(value, (list, tuple)):
         return [json_safe(v) for v in value]
     return value
+
+
+class JsonRecord:
+    """A mixin for the frozen dataclasses of results: :meth:`as_dict` gives every field by name, in order."""
+
+    def as_dict(self) -> dict[str, object]:
+        """The fields as a JSON-ready dict (tuples as lists)."""
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(self).items()}
 
 
 def recorded_path(path: str | Path) -> str:

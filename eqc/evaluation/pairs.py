@@ -31,6 +31,7 @@ from scipy import stats
 
 from eqc._checks import check_bool, check_float, check_int
 from eqc.evaluation.stats import _ALTERNATIVES, Alternative
+from eqc.io import JsonRecord
 
 __all__ = ["VERDICTS", "PoolComparison", "PoolSummary", "compare_pools", "pool_summary", "verdict"]
 
@@ -115,7 +116,7 @@ def _jackknife_variance(values: np.ndarray) -> float:
 
 
 @dataclass(frozen=True)
-class PoolSummary:
+class PoolSummary(JsonRecord):
     """A pool's XP: the mean over its ordered pairs and its jackknife standard error over agents (NaN with fewer than 3)."""
 
     mean: float
@@ -125,9 +126,6 @@ class PoolSummary:
 
     def __str__(self) -> str:
         return f"{self.mean:.2f} ± {self.sem:.2f} (jackknife over {self.agents} agents, {self.ordered_pairs} ordered pairs)"
-
-    def as_dict(self) -> dict[str, float | int]:
-        return {"mean": self.mean, "sem": self.sem, "agents": self.agents, "ordered_pairs": self.ordered_pairs}
 
 
 def pool_summary(xp: object) -> PoolSummary:
@@ -140,7 +138,7 @@ def pool_summary(xp: object) -> PoolSummary:
 
 
 @dataclass(frozen=True)
-class PoolComparison:
+class PoolComparison(JsonRecord):
     """Result of :func:`compare_pools`.
 
     Attributes:
@@ -184,9 +182,6 @@ class PoolComparison:
         return (f"difference {self.difference:+.3f} ({self.confidence:.0%} interval [{self.interval[0]:.3f}, {self.interval[1]:.3f}], "
                 f"jackknife SE {self.se:.3f}), p = {self.p_value:.4g} ({how}; {sizes}, "
                 f"smallest attainable p {self.min_p:.3g})")
-
-    def as_dict(self) -> dict[str, object]:
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
     def verdict(self, alpha: float = 0.05) -> str:
         """What the test says at level ``alpha`` from its own p and its own interval: see :func:`verdict`."""

@@ -19,6 +19,7 @@ from typing import Literal
 import torch
 
 from eqc._checks import check_int
+from eqc.io import JsonRecord
 
 __all__ = [
     "Alternative",
@@ -55,7 +56,7 @@ def as_sample(values: object, name: str) -> torch.Tensor:
 
 
 @dataclass(frozen=True)
-class MeanSEM:
+class MeanSEM(JsonRecord):
     """A sample mean and its standard error ``std(ddof=1) / sqrt(n)``."""
 
     mean: float
@@ -64,9 +65,6 @@ class MeanSEM:
 
     def __str__(self) -> str:
         return f"{self.mean:.2f} ± {self.sem:.2f}"
-
-    def as_dict(self) -> dict[str, float | int]:
-        return {"mean": self.mean, "sem": self.sem, "n": self.n}
 
 
 def mean_sem(values: object, name: str = "values") -> MeanSEM:
@@ -136,7 +134,7 @@ def _random_subset_sums(pooled: torch.Tensor, size: int, draws: int, generator: 
 
 
 @dataclass(frozen=True)
-class PermutationTest:
+class PermutationTest(JsonRecord):
     """Result of :func:`permutation_test`.
 
     ``p_value = hits / resamples`` estimates the exact permutation p-value, which lies in
@@ -157,9 +155,6 @@ class PermutationTest:
         """The interval as in the paper: ``"(0, 0.00028]"`` when no draw was extreme, else ``"[a, b]"``."""
         high = f"{self.ci_high:.{digits}f}"
         return f"(0, {high}]" if self.hits == 0 else f"[{self.ci_low:.{digits}f}, {high}]"
-
-    def as_dict(self) -> dict[str, float | int | str]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 def permutation_test(

@@ -34,12 +34,13 @@ from eqc.domains.hanabi.play.hle import common_decks
 from eqc.domains.hanabi.symmetry import colour_group
 from eqc.domains.hanabi.xp.relabelled import RelabelledAgent
 from eqc.groups import PermutationGroup
+from eqc.io import JsonRecord
 
 __all__ = ["GreedyEquivariance", "SampledEquivariance", "greedy_equivariance", "sampled_equivariance"]
 
 
 @dataclass(frozen=True)
-class GreedyEquivariance:
+class GreedyEquivariance(JsonRecord):
     """Greedy disagreement of one agent (see the module docstring).
 
     Attributes:
@@ -54,12 +55,9 @@ class GreedyEquivariance:
     states: int
     games: int
 
-    def as_dict(self) -> dict[str, object]:
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
-
 
 @dataclass(frozen=True)
-class SampledEquivariance:
+class SampledEquivariance(JsonRecord):
     """Policy distance of one agent that plays as sampled (see the module docstring).
 
     Attributes:
@@ -75,9 +73,6 @@ class SampledEquivariance:
     group: str
     states: int
     games: int
-
-    def as_dict(self) -> dict[str, object]:
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
 
 class _Recording(AgentWrapper):

@@ -30,6 +30,7 @@ from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.domains.hanabi.xp.play import play_pairs
 from eqc.evaluation import mean_sem
 from eqc.groups import PermutationGroup
+from eqc.io import JsonRecord
 
 __all__ = ["BREAKING_LOSS", "BREAKING_SHARE", "RelabelledAgent", "RelabelledSelfPlay", "breaks_colour_symmetry", "relabelled_self_play"]
 
@@ -69,7 +70,7 @@ class RelabelledAgent(AgentWrapper):
 
 
 @dataclass(frozen=True)
-class RelabelledSelfPlay:
+class RelabelledSelfPlay(JsonRecord):
     """One agent's plain and relabelled self-play on the same decks.
 
     Attributes:
@@ -88,9 +89,6 @@ class RelabelledSelfPlay:
     elements: tuple[int, ...]
     games: int
     colour_hint_share: float
-
-    def as_dict(self) -> dict[str, object]:
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
     def __str__(self) -> str:
         return (f"self-play {self.self_play:.2f}, relabelled partner {sum(self.relabelled) / len(self.relabelled):.2f} "

@@ -64,7 +64,7 @@ class SampledEquivariance(JsonRecord):
         distance: mean total-variation distance over visited states and the group's non-identity elements.
         per_element: the mean distance for each non-identity element, in the order of ``group``'s rows 1..order-1.
         entropy: the policy's mean entropy (nats) over the visited states: how far from greedy it plays.
-        group: the colour group's name; ``states``: visited states measured; ``games``: self-play games played.
+        group, states, games: as in :class:`GreedyEquivariance`.
     """
 
     distance: float

@@ -23,6 +23,18 @@ if TYPE_CHECKING:
 __all__ = ["probe", "replay_difference"]
 
 _SEEDS = (12345, 54321)
+#: What the probe says when it refuses, formatted with the env, both seeds and where the episodes differ.
+_NOT_REPLAYABLE = (
+    "{env} cannot be replayed exactly: two episodes from reset(seed={first}) with the same moves differ "
+    "at {where}. It draws from something reset(seed=...) does not seed (the global numpy or random "
+    "generators, the clock, ...), so eqc cannot give a relabelled copy the same draws"
+)
+_CHANCE_NOT_RELABELLED = (
+    "{env} draws chance (reset(seed={first}) and reset(seed={seed}) differ at {where}) but no "
+    "relabel_state was given: a relabelled copy would see the original draws. Give "
+    "relabel_state=(env, labels) -> None applying the labels to what reset drew, or "
+    "relabel_state=lambda env, labels: None if no draw depends on the labels"
+)
 
 
 def _run(adapter: PettingZooDecPOMDP, seed: int, steps: int) -> list[tuple[str, Any]]:
@@ -65,25 +77,18 @@ def replay_difference(adapter: PettingZooDecPOMDP, steps: int, runs: int = 8) ->
     return None
 
 
+def _refuse_a_difference(adapter: PettingZooDecPOMDP, steps: int, first: list[tuple[str, Any]], seed: int, message: str) -> None:
+    """Raise ``ValueError(message)`` if an episode from ``seed`` differs from ``first`` (played from ``_SEEDS[0]``)."""
+    where = _first_difference(first, _run(adapter, seed, steps))
+    if where is not None:
+        raise ValueError(message.format(env=adapter.env, first=_SEEDS[0], seed=seed, where=where))
+
+
 def probe(adapter: PettingZooDecPOMDP, steps: int) -> None:
     """Raise ``ValueError`` if ``adapter``'s environment cannot be replayed exactly (``steps`` = 0 skips)."""
     if steps == 0:
         return
-    env = adapter.env
     first = _run(adapter, _SEEDS[0], steps)
-    where = _first_difference(first, _run(adapter, _SEEDS[0], steps))
-    if where is not None:
-        raise ValueError(
-            f"{env} cannot be replayed exactly: two episodes from reset(seed={_SEEDS[0]}) with the same moves differ "
-            f"at {where}. It draws from something reset(seed=...) does not seed (the global numpy or random "
-            f"generators, the clock, ...), so eqc cannot give a relabelled copy the same draws"
-        )
+    _refuse_a_difference(adapter, steps, first, _SEEDS[0], _NOT_REPLAYABLE)
     if adapter.relabel_state is None and adapter.relabel_chance is None:
-        where = _first_difference(first, _run(adapter, _SEEDS[1], steps))
-        if where is not None:
-            raise ValueError(
-                f"{env} draws chance (reset(seed={_SEEDS[0]}) and reset(seed={_SEEDS[1]}) differ at {where}) but no "
-                f"relabel_state was given: a relabelled copy would see the original draws. Give "
-                f"relabel_state=(env, labels) -> None applying the labels to what reset drew, or "
-                f"relabel_state=lambda env, labels: None if no draw depends on the labels"
-            )
+        _refuse_a_difference(adapter, steps, first, _SEEDS[1], _CHANCE_NOT_RELABELLED)

@@ -13,35 +13,28 @@ Needs the ``pettingzoo`` extra (``pip install -e ".[pettingzoo]"``); names load 
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-_LAZY: dict[str, str] = {
-    "EpisodeStart": "eqc.pettingzoo.outcomes",
-    "HookError": "eqc.pettingzoo.adapter",
-    "PettingZooDecPOMDP": "eqc.pettingzoo.adapter",
-    "StepRecord": "eqc.pettingzoo.outcomes",
-    "assert_pettingzoo_symmetry": "eqc.pettingzoo.check",
-    "check_pettingzoo_symmetry": "eqc.pettingzoo.check",
-    "other_play": "eqc.pettingzoo.wrappers",
-    "OtherPlayAEC": "eqc.pettingzoo.wrappers",
-    "OtherPlayParallel": "eqc.pettingzoo.wrappers",
-}
+from eqc._lazy import lazy_attribute, lazy_homes
 
-__all__ = sorted(_LAZY)
+_HOMES = lazy_homes({
+    "eqc.pettingzoo.outcomes": ("EpisodeStart", "StepRecord"),
+    "eqc.pettingzoo.adapter": ("HookError", "PettingZooDecPOMDP"),
+    "eqc.pettingzoo.check": ("assert_pettingzoo_symmetry", "check_pettingzoo_symmetry"),
+    "eqc.pettingzoo.wrappers": ("other_play", "OtherPlayAEC", "OtherPlayParallel"),
+})
+
+__all__ = sorted(_HOMES)
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        try:
-            module = importlib.import_module(_LAZY[name])
-        except ModuleNotFoundError as err:
-            if err.name and err.name.split(".")[0] in ("pettingzoo", "gymnasium"):
-                raise ImportError(f"eqc.pettingzoo.{name} needs PettingZoo: pip install -e \".[pettingzoo]\" ({err})") from err
-            raise
-        return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        return lazy_attribute(__name__, _HOMES, name)
+    except ModuleNotFoundError as err:
+        if err.name and err.name.split(".")[0] in ("pettingzoo", "gymnasium"):
+            raise ImportError(f"eqc.pettingzoo.{name} needs PettingZoo: pip install -e \".[pettingzoo]\" ({err})") from err
+        raise
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_HOMES))

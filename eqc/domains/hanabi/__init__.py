@@ -13,35 +13,27 @@ network, policy, file formats), ``play`` (self-play and cross-play loops, HLE an
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-_LAZY: dict[str, str] = {
-    "HanabiRules": "eqc.domains.hanabi.rules",
-    "HanabiEnv": "eqc.domains.hanabi.hle",
-    "HanabiBatch": "eqc.domains.hanabi.batched",
-    "colour_symmetry": "eqc.domains.hanabi.symmetry",
-    "observation_layout": "eqc.domains.hanabi.rules",
-    "action_layout": "eqc.domains.hanabi.rules",
-    "random_deck": "eqc.domains.hanabi.dealing",
-    "relabel_deck": "eqc.domains.hanabi.dealing",
-    "standard_deck": "eqc.domains.hanabi.dealing",
-    "RuleAgent": "eqc.domains.hanabi.agent.rule_agent",
-    "load_policy": "eqc.domains.hanabi.agent.policy",
-    "cross_play_games": "eqc.domains.hanabi.xp",
-    "load_pools": "eqc.domains.hanabi.xp",
-    "verify_hle": "eqc.domains.hanabi.xp",
-    "action_matrices": "eqc.domains.hanabi.xp",
-}
+from eqc._lazy import lazy_attribute, lazy_homes
 
-__all__ = sorted(_LAZY)
+_HOMES = lazy_homes({
+    "eqc.domains.hanabi.rules": ("HanabiRules", "observation_layout", "action_layout"),
+    "eqc.domains.hanabi.hle": ("HanabiEnv",),
+    "eqc.domains.hanabi.batched": ("HanabiBatch",),
+    "eqc.domains.hanabi.symmetry": ("colour_symmetry",),
+    "eqc.domains.hanabi.dealing": ("random_deck", "relabel_deck", "standard_deck"),
+    "eqc.domains.hanabi.agent.rule_agent": ("RuleAgent",),
+    "eqc.domains.hanabi.agent.policy": ("load_policy",),
+    "eqc.domains.hanabi.xp": ("cross_play_games", "load_pools", "verify_hle", "action_matrices"),
+})
+
+__all__ = sorted(_HOMES)
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return lazy_attribute(__name__, _HOMES, name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_HOMES))

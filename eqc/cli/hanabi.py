@@ -260,6 +260,16 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     add_reproduce_parsers(sub)
 
 
+def _add_hidden_scheme_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--hidden-scheme", choices=HIDDEN_SCHEMES, default=None,
+                        help="recurrent symmetrizer's hidden-state scheme (default: the one it was trained with, else average)")
+
+
+def _add_pool_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pool", type=Path, action="append", required=True,
+                        help="pool directory of agents seed_<n>/, or one agent directory (repeat to pool several)")
+
+
 def _add_train_parser(sub: argparse._SubParsersAction) -> None:
     train = sub.add_parser("train", help="train an agent (re-run the same command to resume)")
     train.add_argument("--config", type=config_source, required=True,
@@ -281,8 +291,7 @@ def _add_eval_parser(sub: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--checkpoint", type=Path, required=True, help="run directory or checkpoint file")
     evaluate.add_argument("--symmetrize", choices=COLOUR_GROUP_NAMES, default=None,
                           help="symmetrize the agent at test time over this colour group")
-    evaluate.add_argument("--hidden-scheme", choices=HIDDEN_SCHEMES, default=None,
-                          help="recurrent symmetrizer's hidden-state scheme (default: the one it was trained with, else average)")
+    _add_hidden_scheme_flag(evaluate)
     evaluate.add_argument("--games", type=flags.int_in(2), default=1000, help="games, at least 2 (default 1000)")
     evaluate.add_argument("--deck-seed", type=flags.seed, default=None,
                           help="seed of the decks (default: the agent's training config [run] deck_seed, the decks of metrics.csv)")
@@ -298,13 +307,11 @@ def _add_eval_parser(sub: argparse._SubParsersAction) -> None:
 
 def _add_xp_parser(sub: argparse._SubParsersAction) -> None:
     xp = sub.add_parser("xp", help="cross-play of every ordered pair of the pools' agents on common decks")
-    xp.add_argument("--pool", type=Path, action="append", required=True,
-                    help="pool directory of runs seed_<n>/, or one run directory (repeat to pool several)")
+    _add_pool_flag(xp)
     xp.add_argument("--symmetrize", choices=(*COLOUR_GROUP_NAMES, AS_TRAINED), action="append", default=None,
                     help=f"symmetrize at test time over this colour group: once for all pools, or once per --pool in order "
                     f"('{AS_TRAINED}', the default: each agent as trained)")
-    xp.add_argument("--hidden-scheme", choices=HIDDEN_SCHEMES, default=None,
-                          help="recurrent symmetrizer's hidden-state scheme (default: the one it was trained with, else average)")
+    _add_hidden_scheme_flag(xp)
     xp.add_argument("--games", type=flags.positive_int, required=True, help="games per ordered pair (the paper: 5000)")
     xp.add_argument("--out", type=flags.output_dir, required=True, help="directory for xp.json, xp.csv and xp.png")
     xp.add_argument("--verify-hle", type=flags.non_negative_int, default=0, metavar="K",
@@ -322,8 +329,7 @@ def _add_actions_parser(sub: argparse._SubParsersAction) -> None:
     actions.add_argument("--checkpoint", type=Path, required=True, help="run directory or checkpoint file")
     actions.add_argument("--games", type=flags.positive_int, default=1000, help="self-play games per matrix (default 1000, as the paper)")
     actions.add_argument("--out", type=flags.output_dir, required=True, help="directory for actions.png and actions.json")
-    actions.add_argument("--hidden-scheme", choices=HIDDEN_SCHEMES, default=None,
-                          help="recurrent symmetrizer's hidden-state scheme (default: the one it was trained with, else average)")
+    _add_hidden_scheme_flag(actions)
     actions.add_argument("--deck-seed", type=flags.seed, default=1, help="seed of the decks (default 1)")
     actions.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
     flags.add_threads_flag(actions)
@@ -332,8 +338,7 @@ def _add_actions_parser(sub: argparse._SubParsersAction) -> None:
 
 def _add_relabelled_parser(sub: argparse._SubParsersAction) -> None:
     relabelled = sub.add_parser("relabelled", help="self-play with colour-relabelled copies: does coordination depend on colour names?")
-    relabelled.add_argument("--pool", type=Path, action="append", required=True,
-                            help="pool directory of agents seed_<n>/, or one agent directory (repeat for several)")
+    _add_pool_flag(relabelled)
     relabelled.add_argument("--elements", type=flags.int_in(1, 119), default=12,
                             help="non-identity group elements drawn (seeded) for the relabelled copies (default 12)")
     relabelled.add_argument("--games", type=flags.int_in(2), default=500, help="games per element and for plain self-play (default 500)")

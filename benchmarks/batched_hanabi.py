@@ -30,6 +30,7 @@ import random
 import time
 
 import torch
+from _random_play import random_play
 
 from eqc.domains.hanabi.batched import HanabiBatch
 from eqc.domains.hanabi.rules import KNOWLEDGE, PRESETS, SAD_VARIANTS, HanabiRules
@@ -42,17 +43,7 @@ def time_batched(batch: int, seconds: float, repeats: int, rules: HanabiRules, s
     """Best (wall, cpu) steps/s of ``HanabiBatch`` at ``batch`` games."""
     env = HanabiBatch(batch, rules, check=False, auto_reset=True, seed=seed)
     env.reset()
-    obs = torch.empty(batch, env.num_players, env.obs_dim)
-    legal = torch.empty(batch, env.num_moves, dtype=torch.bool)
-    noise = torch.empty(batch, env.num_moves)
-    gen = torch.Generator().manual_seed(seed)
-
-    def one() -> None:
-        env.observations(obs)
-        env.legal_move_mask(legal)
-        noise.uniform_(generator=gen)
-        env.step(noise.mul_(legal).argmax(dim=1))
-
+    one = random_play(env, seed)
     for _ in range(20):
         one()
     best_wall = best_cpu = 0.0

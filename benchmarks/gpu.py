@@ -54,23 +54,15 @@ def env_rows(device: torch.device, sizes: list[int], seconds: float) -> list[str
 
 def _env_rate(device: torch.device, batch: int, seconds: float) -> tuple[float, float]:
     """Steps/s and ms per batched step of ``batch`` games with uniformly random legal moves."""
+    from _random_play import random_play
+
     from eqc.domains.hanabi.batched import HanabiBatch
     from eqc.domains.hanabi.rules import HanabiRules
 
     sync = _sync(device)
     env = HanabiBatch(batch, HanabiRules(knowledge="v0_belief"), device=device, check=False, auto_reset=True, seed=0)
     env.reset()
-    obs = torch.empty(batch, env.num_players, env.obs_dim, device=device)
-    legal = torch.empty(batch, env.num_moves, dtype=torch.bool, device=device)
-    noise = torch.empty(batch, env.num_moves, device=device)
-    generator = torch.Generator(device=device).manual_seed(0)
-
-    def step() -> None:
-        env.observations(obs)
-        env.legal_move_mask(legal)
-        noise.uniform_(generator=generator)
-        env.step(noise.mul_(legal).argmax(dim=1))
-
+    step = random_play(env, 0)
     for _ in range(5):
         step()
     sync()

@@ -11,7 +11,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _benchmark():  # the script is not a module of the package: load it by path
+@pytest.fixture
+def gpu_benchmark(monkeypatch: pytest.MonkeyPatch):
+    """The script, which is not a module of the package, loaded by path, with its folder first on ``sys.path`` as
+    when it runs (for the helpers beside it)."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     spec = importlib.util.spec_from_file_location("gpu_benchmark", ROOT / "benchmarks" / "gpu.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -19,14 +23,14 @@ def _benchmark():  # the script is not a module of the package: load it by path
     return module
 
 
-def test_the_quick_cpu_run_reports_every_section_and_records_it(tmp_path: Path) -> None:
+def test_the_quick_cpu_run_reports_every_section_and_records_it(gpu_benchmark, tmp_path: Path) -> None:
     import torch
 
     threads = torch.get_num_threads()
     record = tmp_path / "RESULTS.md"
     record.write_text("# results\n")
     try:
-        rows = _benchmark().main(["--device", "cpu", "--quick", "--record", str(record)])
+        rows = gpu_benchmark.main(["--device", "cpu", "--quick", "--record", str(record)])
     finally:
         torch.set_num_threads(threads)
     sections = {row.split(" | ")[0].lstrip("| ") for row in rows if row.startswith("| ") and not row.startswith("| section")}
@@ -36,7 +40,7 @@ def test_the_quick_cpu_run_reports_every_section_and_records_it(tmp_path: Path) 
     assert text.startswith("# results\n") and "| env | HanabiBatch v0_belief, 64 games |" in text
 
 
-def test_a_device_that_cannot_be_used_is_refused_by_name(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_device_that_cannot_be_used_is_refused_by_name(gpu_benchmark, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
-        _benchmark().main(["--device", "nonsense"])
+        gpu_benchmark.main(["--device", "nonsense"])
     assert info.value.code == 2 and "--device 'nonsense' cannot be used" in capsys.readouterr().err

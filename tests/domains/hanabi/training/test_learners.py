@@ -1,19 +1,29 @@
-"""The table of learners: every algorithm the config accepts has a learner, in each of its forms, and nothing else."""
+"""The table of algorithms: the training config's algorithm sections are the table's, and ``make_learner`` builds
+every algorithm in each of its forms."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from eqc.domains.hanabi.config.algorithms import ALGORITHMS
 from eqc.domains.hanabi.config.schema import ConfigError
-from eqc.domains.hanabi.training.learners import LEARNERS, make_learner
+from eqc.domains.hanabi.config.train import TrainConfig, config_sections
+from eqc.domains.hanabi.training.algorithms import ALGORITHMS
+from eqc.domains.hanabi.training.learners import make_learner
 
 CPU = torch.device("cpu")
 
 
-def test_the_learners_are_the_configs_algorithms() -> None:
-    assert set(LEARNERS) == set(ALGORITHMS)
+def test_the_configs_algorithm_sections_are_the_table() -> None:
+    """The training config holds one section per algorithm, named and typed by the table, and nothing else of theirs."""
+    own = {a.section: a.settings for a in ALGORITHMS.values()}
+    assert len(own) == len(ALGORITHMS)  # one section per algorithm
+    sections = config_sections()
+    assert {name: sections[name] for name in own} == own
+    assert set(sections) - set(own) == {"run", "game", "rule", "network", "optim", "bootstrap"}
+    config = TrainConfig()
+    assert all(isinstance(config.settings(a), a.settings) for a in ALGORITHMS.values())
+    assert list(config.to_dict()) == list(sections)
 
 
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))
@@ -27,5 +37,5 @@ def test_make_learner_looks_up_the_algorithm_in_each_of_its_forms(tiny_config, n
             tiny_config(**changes)
         return
     learner = make_learner(tiny_config(**changes), 0, CPU)
-    assert isinstance(learner, LEARNERS[name]) and learner.network.recurrent == recurrent  # type: ignore[arg-type]
+    assert isinstance(learner, algorithm.learner) and learner.network.recurrent == recurrent  # type: ignore[arg-type]
     assert torch.isfinite(torch.as_tensor(learner.iteration()["epsilon" if not algorithm.policy else "entropy"]))

@@ -111,11 +111,6 @@ def _anchor(title: str) -> str:
     return title.replace(" ", "-")
 
 
-def config_sections() -> dict[str, type]:
-    """Section name -> its dataclass, in the order of ``TrainConfig``."""
-    from eqc.domains.hanabi.config.train import TrainConfig
-
-    return dict(get_type_hints(TrainConfig))
 
 
 def _type_name(hint: Any) -> str:
@@ -132,6 +127,7 @@ def config_page() -> str:
     """The Markdown of ``reference/config.md``."""
     from eqc.domains.hanabi.config.files import shipped_configs
     from eqc.domains.hanabi.config.schema import toml_value
+    from eqc.domains.hanabi.config.train import config_sections
 
     shipped = shipped_configs()
     lines = ["# Config keys", "",

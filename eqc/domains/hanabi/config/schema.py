@@ -14,7 +14,18 @@ import types
 from dataclasses import field
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
-__all__ = ["ConfigError", "check_section", "config_field", "read_section", "require", "section_dict", "toml_value"]
+__all__ = [
+    "ConfigError",
+    "check_section",
+    "config_default",
+    "config_field",
+    "read_section",
+    "require",
+    "require_at_least",
+    "require_in_unit",
+    "section_dict",
+    "toml_value",
+]
 
 
 class ConfigError(ValueError):
@@ -26,10 +37,29 @@ def config_field(text: str, default: Any) -> Any:
     return field(default=default, metadata={"help": text})
 
 
+def config_default(section: type, key: str, default: Any) -> Any:
+    """The key ``key`` of ``section`` (a config dataclass) with another default: how a section that extends ``section``
+    declares a key it shares (its help is ``section``'s, written once)."""
+    (shared,) = (f for f in dataclasses.fields(section) if f.name == key)
+    return field(default=default, metadata=shared.metadata)
+
+
 def require(condition: bool, key: str, message: str) -> None:
     """Raise ``ConfigError("{key} {message}")`` unless ``condition``."""
     if not condition:
         raise ConfigError(f"{key} {message}")
+
+
+def require_at_least(name: str, section: Any, keys: tuple[str, ...], bound: float) -> None:
+    """Each of ``keys`` of ``section`` (the section ``[name]``) is at least ``bound``."""
+    for key in keys:
+        require(getattr(section, key) >= bound, f"[{name}] {key}", f"must be >= {bound}, got {getattr(section, key)}")
+
+
+def require_in_unit(name: str, section: Any, keys: tuple[str, ...]) -> None:
+    """Each of ``keys`` of ``section`` (the section ``[name]``) is in [0, 1]."""
+    for key in keys:
+        require(0 <= getattr(section, key) <= 1, f"[{name}] {key}", f"must be in [0, 1], got {getattr(section, key)}")
 
 
 def _optional(expected: Any) -> tuple[Any, bool]:

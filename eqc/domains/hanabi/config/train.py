@@ -8,9 +8,14 @@ one-line documentation of the key (``eqc hanabi config`` prints them all).
 
 The agent's sections (``[game]``, ``[network]``, and ``[rule] symmetrize``/``hidden_scheme``, ``[run]
 precision``) are defined and validated in :mod:`.agent`; ``config.agent`` is the :class:`~.agent.AgentSpec`
-a trained policy carries. ``[run] precision`` is a requested precision (:data:`REQUESTED_PRECISIONS`);
-"auto" is resolved on the device that trains (:func:`~eqc.domains.hanabi.agent.precision.resolve_precision`),
-and the config a run stores holds the precision it used.
+a trained policy carries. Each learning algorithm's own section (``[pqn]``, ``[r2d2]``, ``[ppo]``) is declared, with
+its rules and its learner, by the algorithm's module, and comes from the table
+:data:`~eqc.domains.hanabi.training.algorithms.ALGORITHMS` (which this module imports; those modules name
+``TrainConfig`` for types alone); :meth:`TrainConfig.settings` reads one.
+
+``[run] precision`` is a requested precision (:data:`REQUESTED_PRECISIONS`); "auto" is resolved on the device
+that trains (:func:`~eqc.domains.hanabi.agent.precision.resolve_precision`), and the config a run stores holds
+the precision it used.
 
 Counting convention: a *move* is one action in one game; a *step* is one batched step, a move in
 each of the ``num_envs`` games at once. Keys ending in ``_moves`` count moves (summed over games),
@@ -22,10 +27,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
 
 from eqc.domains.hanabi.config.agent import DEFAULT_HIDDEN_SCHEME, PRECISIONS, AgentSpec, GameConfig, NetworkConfig, check_agent_sections
-from eqc.domains.hanabi.config.algorithms import ALGORITHMS, Algorithm, PPOConfig, PQNConfig, R2D2Config
 from eqc.domains.hanabi.config.files import apply_overrides, read_config_file
 from eqc.domains.hanabi.config.schema import (
     ConfigError,
@@ -33,11 +37,16 @@ from eqc.domains.hanabi.config.schema import (
     config_field,
     read_section,
     require,
+    require_at_least,
     section_dict,
     toml_value,
 )
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group_names
+from eqc.domains.hanabi.training.algorithms import ALGORITHMS
+
+if TYPE_CHECKING:
+    from eqc.domains.hanabi.training.learner import Algorithm
 
 __all__ = [
     "REQUESTED_PRECISIONS",
@@ -46,6 +55,7 @@ __all__ = [
     "RuleConfig",
     "RunConfig",
     "TrainConfig",
+    "config_sections",
     "describe_config",
     "load_config",
     "with_overrides",
@@ -56,12 +66,13 @@ REQUESTED_PRECISIONS = ("auto", *PRECISIONS)
 RULES = ("sp", "op", "gop")
 OPTIMIZERS = ("adam", "radam")
 CONVENTIONS = ("none", "colour_to_slot", "colour_to_touched_slot")
+#: An algorithm's own section (``Algorithm.settings``).
+S = TypeVar("S")
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    algorithm: str = config_field("learner: 'pqn' (parallel games, no replay; an LSTM if lstm_layers >= 1), 'r2d2' "
-                                  "(episode replay) or 'ippo' (independent PPO with parameter sharing; an LSTM if lstm_layers >= 1)", "pqn")
+    algorithm: str = config_field("learner: " + ", ".join(f"{a.name!r} ({a.summary})" for a in ALGORITHMS.values()), "pqn")
     num_envs: int = config_field("games played in lockstep on the device", 1024)
     total_moves: int = config_field("stop after this many moves, summed over games", 200_000_000)
     eval_every_moves: int = config_field("greedy evaluation every this many moves", 2_000_000)
@@ -107,25 +118,39 @@ class BootstrapConfig:
     moves: int = config_field("moves (summed over games) the shaping lasts; then the game's reward alone trains", 0)
 
 
+def _default_settings() -> tuple[Any, ...]:
+    return tuple(a.settings() for a in ALGORITHMS.values())
+
+
 @dataclass(frozen=True)
 class TrainConfig:
+    """A validated training config: its sections, and every algorithm's own in ``algorithm_settings`` (one per entry of
+    :data:`~eqc.domains.hanabi.training.algorithms.ALGORITHMS`, in its order; read one with :meth:`settings`)."""
+
     run: RunConfig = field(default_factory=RunConfig)
     game: GameConfig = field(default_factory=GameConfig)
     rule: RuleConfig = field(default_factory=RuleConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
     optim: OptimConfig = field(default_factory=OptimConfig)
-    pqn: PQNConfig = field(default_factory=PQNConfig)
-    r2d2: R2D2Config = field(default_factory=R2D2Config)
-    ppo: PPOConfig = field(default_factory=PPOConfig)
+    algorithm_settings: tuple[Any, ...] = field(default_factory=_default_settings)
     bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
 
     def __post_init__(self) -> None:
         _validate(self)
 
     @property
-    def algorithm(self) -> Algorithm:
-        """The algorithm ``[run] algorithm`` names (:data:`ALGORITHMS`): its section, forms and what its agents are."""
+    def algorithm(self) -> Algorithm[Any]:
+        """The algorithm ``[run] algorithm`` names (:data:`ALGORITHMS`): its section, learner, forms and what its agents are."""
         return ALGORITHMS[self.run.algorithm]
+
+    def settings(self, algorithm: Algorithm[S]) -> S:
+        """``algorithm``'s own section (e.g. ``config.settings(PQN)``, the ``[pqn]`` keys)."""
+        return self.algorithm_settings[list(ALGORITHMS).index(algorithm.name)]
+
+    def sections(self) -> dict[str, Any]:
+        """Every section by name, in the order of :func:`config_sections`."""
+        own = dict(zip((a.section for a in ALGORITHMS.values()), self.algorithm_settings, strict=True))
+        return {name: own[name] if name in own else getattr(self, name) for name in config_sections()}
 
     @property
     def agent(self) -> AgentSpec:
@@ -139,14 +164,14 @@ class TrainConfig:
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
         """Plain nested dict (TOML/JSON-able) holding every key that is set (optional keys that are None left out)."""
-        return {f.name: section_dict(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        return {name: section_dict(section) for name, section in self.sections().items()}
 
     @classmethod
     def from_dict(cls, data: object, source: str = "config") -> TrainConfig:
         """Build from nested dicts; a missing key takes its default, anything unknown is an error."""
         if not isinstance(data, dict):
             raise ConfigError(f"{source}: expected a table of sections, got {type(data).__name__}")
-        sections = get_type_hints(cls)  # section name -> its dataclass
+        sections = config_sections()
         built = {}
         for name, value in data.items():
             if name not in sections:
@@ -154,8 +179,9 @@ class TrainConfig:
             if not isinstance(value, dict):
                 raise ConfigError(f"{source}: [{name}] must be a table of keys, got {type(value).__name__}")
             built[name] = read_section(sections[name], value, f"{source}: [{name}]")
+        own = tuple(built.pop(a.section) if a.section in built else a.settings() for a in ALGORITHMS.values())
         try:
-            return cls(**built)
+            return cls(**built, algorithm_settings=own)
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
 
@@ -176,15 +202,30 @@ class TrainConfig:
         return TrainConfig.from_dict(data, "replace()")
 
 
+def config_sections() -> dict[str, type]:
+    """Every section's name and dataclass, in the order a config is written: the algorithms' (:data:`ALGORITHMS`, in its
+    order) where ``TrainConfig`` holds ``algorithm_settings``."""
+    hints = get_type_hints(TrainConfig)
+    sections: dict[str, type] = {}
+    for f in dataclasses.fields(TrainConfig):
+        if f.name == "algorithm_settings":
+            sections.update({a.section: a.settings for a in ALGORITHMS.values()})
+        else:
+            sections[f.name] = hints[f.name]
+    return sections
+
+
 def _validate(c: TrainConfig) -> None:
     """The rules of the common sections, then every algorithm's section, then what the chosen algorithm needs."""
     r, g, ru, n, o, b = c.run, c.game, c.rule, c.network, c.optim, c.bootstrap
-    own = ((a.section, getattr(c, a.section)) for a in ALGORITHMS.values())
-    for sec, obj in (("run", r), ("rule", ru), ("optim", o), ("bootstrap", b), *own):
-        check_section(sec, obj)
+    expected = tuple(a.settings for a in ALGORITHMS.values())
+    held = f"must hold one section per algorithm, {[t.__name__ for t in expected]}, got {c.algorithm_settings}"
+    require(tuple(map(type, c.algorithm_settings)) == expected, "TrainConfig.algorithm_settings", held)
+    for sec, obj in c.sections().items():
+        if sec not in ("game", "network"):  # the agent's sections: check_agent_sections
+            check_section(sec, obj)
     require(r.algorithm in ALGORITHMS, "[run] algorithm", f"must be one of {tuple(ALGORITHMS)}, got {r.algorithm!r}")
-    for key in ("num_envs", "total_moves", "eval_every_moves", "eval_games", "threads"):
-        require(getattr(r, key) >= 1, f"[run] {key}", f"must be >= 1, got {getattr(r, key)}")
+    require_at_least("run", r, ("num_envs", "total_moves", "eval_every_moves", "eval_games", "threads"), 1)
     require(r.eval_games >= 2, "[run] eval_games", f"must be >= 2 (a standard error needs 2 games), got {r.eval_games}")
     require(r.num_envs <= 2**20, "[run] num_envs", f"must be <= {2**20}, got {r.num_envs}")
     require(0 <= r.deck_seed < 2**63, "[run] deck_seed", f"must be in [0, 2**63), got {r.deck_seed}")
@@ -192,15 +233,15 @@ def _validate(c: TrainConfig) -> None:
     rules = check_agent_sections(g, n, ru.symmetrize, ru.hidden_scheme)  # [game], [network], [rule] symmetrize/hidden_scheme
     require(r.precision in REQUESTED_PRECISIONS, "[run] precision", f"must be one of {REQUESTED_PRECISIONS}, got {r.precision!r}")
     _check_rule(ru, rules.num_colours)
-    _check_algorithm(c, ALGORITHMS[r.algorithm])
+    _check_algorithm(c, c.algorithm)
     require(o.optimizer in OPTIMIZERS, "[optim] optimizer", f"must be one of {OPTIMIZERS}, got {o.optimizer!r}")
     require(o.lr > 0, "[optim] lr", f"must be > 0, got {o.lr}")
     require(o.adam_eps > 0, "[optim] adam_eps", f"must be > 0, got {o.adam_eps}")
     require(o.grad_clip >= 0, "[optim] grad_clip", f"must be >= 0, got {o.grad_clip}")
     for algorithm in ALGORITHMS.values():
-        algorithm.check_keys(c)
+        algorithm.check_keys(c.settings(algorithm), c)
     _check_bootstrap(b, rules, g.num_players)
-    ALGORITHMS[r.algorithm].check_use(c)
+    c.algorithm.check_use(c.settings(c.algorithm), c)
 
 
 def _check_rule(ru: RuleConfig, colours: int) -> None:
@@ -214,8 +255,8 @@ def _check_rule(ru: RuleConfig, colours: int) -> None:
         require(ru.group is None, "[rule] group", unused)
 
 
-def _check_algorithm(c: TrainConfig, algorithm: Algorithm) -> None:
-    """The network forms and heads the chosen algorithm trains (:class:`~.algorithms.Algorithm`)."""
+def _check_algorithm(c: TrainConfig, algorithm: Algorithm[Any]) -> None:
+    """The network forms and heads the chosen algorithm trains (``Algorithm.forms``, ``aux``)."""
     n = c.network
     recurrent = algorithm.forms == (True,)
     kind = "recurrent" if recurrent else "feed-forward"
@@ -258,7 +299,7 @@ def with_overrides(config: TrainConfig, overrides: tuple[str, ...] | list[str]) 
 def describe_config() -> str:
     """Every section and key with its default and meaning, as TOML comments."""
     lines = []
-    for name, section in get_type_hints(TrainConfig).items():
+    for name, section in config_sections().items():
         lines.append(f"[{name}]")
         for f in dataclasses.fields(section):
             shown = f"{f.name} = {toml_value(f.default)}" if f.default is not None else f"# {f.name} ="

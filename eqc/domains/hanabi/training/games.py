@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
 from eqc.domains.hanabi.batched import HanabiBatch
-from eqc.domains.hanabi.config.train import BootstrapConfig, RuleConfig
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.domains.hanabi.training.bootstrap import NO_HINT, convention_bonus, touched_hint
@@ -25,6 +25,9 @@ from eqc.domains.hanabi.training.setup import make_batch
 from eqc.groups import symmetric
 from eqc.symmetrize import OtherPlay
 from eqc.symmetrize.other_play import Relabelling
+
+if TYPE_CHECKING:  # the training config imports the learners (:mod:`.algorithms`)
+    from eqc.domains.hanabi.config.train import BootstrapConfig, RuleConfig
 
 __all__ = ["Step", "TrainingGames", "draw_relabellings"]
 

@@ -28,19 +28,57 @@ One iteration (the rollout and the minibatches of both forms: :mod:`.rollout`):
    games replayed through the LSTM from the rollout's start).
 
 Other-Play, G-OP and a ``[rule] symmetrize`` group act as for every learner (:mod:`.games`).
+
+The algorithm ``ippo`` (:data:`IPPO`): its section ``[ppo]`` (:class:`PPOConfig`), that section's rules and
+:class:`IPPOLearner`.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
 from eqc.domains.hanabi.agent.network import State
 from eqc.domains.hanabi.agent.sampled import policy_logits, sample_moves
-from eqc.domains.hanabi.config.algorithms import PPOConfig
-from eqc.domains.hanabi.training.learner import LearnerSetup
-from eqc.domains.hanabi.training.rollout import RolloutLearner, View
+from eqc.domains.hanabi.config.schema import config_default, config_field, require, require_at_least, require_in_unit
+from eqc.domains.hanabi.training.learner import Algorithm, LearnerSetup
+from eqc.domains.hanabi.training.rollout import RolloutLearner, RolloutSettings, View, check_rollout_keys, check_rollout_use
 
-__all__ = ["IPPOLearner", "gae", "ppo_loss"]
+if TYPE_CHECKING:
+    from eqc.domains.hanabi.config.train import TrainConfig
+
+__all__ = ["IPPO", "IPPOLearner", "PPOConfig", "gae", "ppo_loss"]
+
+
+@dataclass(frozen=True)
+class PPOConfig(RolloutSettings):
+    """The section ``[ppo]``: the rollout's keys (:class:`~.rollout.RolloutSettings`, longer rollouts and more epochs
+    by default) and PPO's."""
+
+    rollout_steps: int = config_default(RolloutSettings, "rollout_steps", 16)
+    epochs: int = config_default(RolloutSettings, "epochs", 4)
+    gae_lambda: float = config_field("lambda of generalised advantage estimation (Forkel et al.: about 0.9)", 0.9)
+    clip: float = config_field("PPO's ratio clip epsilon", 0.2)
+    entropy_coef: float = config_field("weight of the policy's entropy bonus (the usual 0.01; Forkel et al.'s high "
+                                       "entropy: about 0.05)", 0.01)
+    value_coef: float = config_field("weight of the value loss", 0.5)
+
+
+def _check_ppo(pp: PPOConfig, c: TrainConfig) -> None:
+    """The rules of ``[ppo]``'s keys."""
+    check_rollout_keys("ppo", pp, c)
+    require_in_unit("ppo", pp, ("gae_lambda",))
+    require(0 < pp.clip < 1, "[ppo] clip", f"must be in (0, 1), got {pp.clip}")
+    require_at_least("ppo", pp, ("entropy_coef", "value_coef"), 0)
+
+
+def _use_ippo(pp: PPOConfig, c: TrainConfig) -> None:
+    """What ``ippo`` needs of the other sections: dueling heads (the policy's logits and the critic)."""
+    require(c.network.dueling, "[network] dueling", "must be true for 'ippo': the advantage head holds the policy's logits "
+            "and the value head is the critic")
+    check_rollout_use("ppo", pp, c)
 
 
 def gae(rewards: torch.Tensor, ended: torch.Tensor, values: torch.Tensor, last_value: torch.Tensor, gamma: float,
@@ -83,7 +121,7 @@ class IPPOLearner(RolloutLearner):
     """Independent PPO with parameter sharing, feed-forward or recurrent (see the module docstring)."""
 
     def __init__(self, setup: LearnerSetup, ppo: PPOConfig) -> None:
-        super().__init__(setup, rollout_steps=ppo.rollout_steps, epochs=ppo.epochs, minibatches=ppo.minibatches)
+        super().__init__(setup, ppo)
         self.ppo = ppo
         self._buf_log_prob = torch.empty(ppo.rollout_steps, self.num_envs, device=self.device)
 
@@ -113,3 +151,7 @@ class IPPOLearner(RolloutLearner):
             losses.append(loss.detach())
             entropies.append(entropy)
         return {"loss": torch.stack(losses).mean(), "entropy": torch.stack(entropies).mean()}
+
+
+IPPO = Algorithm("ippo", "independent PPO with parameter sharing; an LSTM if lstm_layers >= 1", "ppo", PPOConfig, IPPOLearner,
+                 forms=(False, True), aux=False, policy=True, check_keys=_check_ppo, check_use=_use_ippo)

@@ -1,4 +1,5 @@
-"""What every Hanabi learner shares: its games, agent, optimizer, exploration and state.
+"""What every Hanabi learner shares: its games, agent, optimizer, exploration and state; and the declaration of an
+algorithm (:class:`Algorithm`), which its module makes beside its learner.
 
 A learner owns its :class:`~eqc.domains.hanabi.training.games.TrainingGames` (the acting half:
 ``[run] num_envs`` games on its device, their relabellings and the bootstrap's shaping), the
@@ -13,19 +14,25 @@ two iterations continues move for move (:mod:`eqc.domains.hanabi.training.resume
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import torch
 from torch import nn
 
 from eqc.domains.hanabi.agent.network import QNetwork, spec_agent
 from eqc.domains.hanabi.config.agent import AgentSpec
-from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, RuleConfig, TrainConfig
 from eqc.domains.hanabi.training.games import TrainingGames
 from eqc.domains.hanabi.training.resume import games_state, restore_games, restore_generators
 
-__all__ = ["Learner", "LearnerSetup"]
+if TYPE_CHECKING:  # the training config is composed from the algorithms: it imports their modules
+    from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, RuleConfig, TrainConfig
+
+__all__ = ["Algorithm", "Learner", "LearnerSetup"]
+
+#: An algorithm's own section (its settings dataclass).
+S = TypeVar("S")
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,39 @@ class LearnerSetup:
     def of(cls, config: TrainConfig, seed: int, device: torch.device) -> LearnerSetup:
         """The setup of ``config`` (its ``[run] precision`` resolved: "auto" is refused by ``config.agent``)."""
         return cls(config.agent, config.rule, config.optim, config.bootstrap, config.run.num_envs, seed, device)
+
+
+@dataclass(frozen=True)
+class Algorithm(Generic[S]):
+    """One learning algorithm: what ``[run] algorithm`` names, its own section and that section's rules, its learner and
+    what its agents are. Its module declares it beside its learner and settings; the table of them is
+    :data:`~eqc.domains.hanabi.training.algorithms.ALGORITHMS`, from which the training config takes its sections.
+
+    Attributes:
+        name: the value of ``[run] algorithm`` that chooses it.
+        summary: what it is, in a few words (for ``[run] algorithm``'s help).
+        section: the name of its own section of the training config (``[pqn]``, ``[r2d2]``, ``[ppo]``).
+        settings: that section's dataclass (its keys: :func:`~eqc.domains.hanabi.config.schema.config_field` s).
+        learner: the class that trains it, called with the :class:`LearnerSetup` and its section.
+        forms: the network forms it trains: ``False`` feed-forward, ``True`` recurrent (``[network] lstm_layers >= 1``).
+        aux: whether it trains the SAD-AUX own-hand head (``[network] aux_weight > 0``).
+        policy: whether its agents' logits are a stochastic policy (they can play as sampled; a learner of Q-values
+            acts greedily).
+        check_keys: the rules of its section's keys, given the section and the config (every config holds every
+            algorithm's section: checked whichever is chosen).
+        check_use: the rules it sets on the other sections when ``[run] algorithm`` chooses it.
+    """
+
+    name: str
+    summary: str
+    section: str
+    settings: type[S]
+    learner: Callable[[LearnerSetup, S], Learner]
+    forms: tuple[bool, ...]
+    aux: bool
+    policy: bool
+    check_keys: Callable[[S, TrainConfig], None]
+    check_use: Callable[[S, TrainConfig], None]
 
 
 class Learner(ABC):

@@ -1,34 +1,14 @@
-"""The table of learners: ``[run] algorithm`` to the class that trains it (in every form the algorithm has, feed-forward
-or recurrent: ``Algorithm.forms``).
-
-A learner's class takes the :class:`~.learner.LearnerSetup` every learner reads and its algorithm's own section
-(``config.<section>`` of :class:`~eqc.domains.hanabi.config.algorithms.Algorithm`). What the configuration knows of
-an algorithm (its section, rules and forms) is :data:`~eqc.domains.hanabi.config.algorithms.ALGORITHMS`; a test checks
-that both tables name the same algorithms. A new learner is its module and one line here.
-"""
+"""Building the learner a training config names: ``[run] algorithm``'s learner (:data:`~.algorithms.ALGORITHMS`), in
+the form ``[network] lstm_layers`` asks for, with its precision resolved on the device that trains."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import torch
 
-from eqc.domains.hanabi.config.algorithms import ALGORITHMS
 from eqc.domains.hanabi.config.train import TrainConfig
-from eqc.domains.hanabi.training.ippo import IPPOLearner
 from eqc.domains.hanabi.training.learner import Learner, LearnerSetup
-from eqc.domains.hanabi.training.pqn import PQNLearner
-from eqc.domains.hanabi.training.r2d2 import R2D2Learner
 
-__all__ = ["LEARNERS", "make_learner"]
-
-#: ``[run] algorithm`` to the learner's class, called with the setup and the algorithm's section.
-LEARNERS: dict[str, Callable[[LearnerSetup, Any], Learner]] = {
-    "pqn": PQNLearner,
-    "ippo": IPPOLearner,
-    "r2d2": R2D2Learner,
-}
+__all__ = ["make_learner"]
 
 
 def make_learner(config: TrainConfig, seed: int, device: torch.device) -> Learner:
@@ -41,5 +21,5 @@ def make_learner(config: TrainConfig, seed: int, device: torch.device) -> Learne
 
         used = resolve_precision("auto", device, measure=lambda: training_step_ms(config, device)).used
         config = config.replace(run={"precision": used})
-    algorithm = ALGORITHMS[config.run.algorithm]
-    return LEARNERS[algorithm.name](LearnerSetup.of(config, seed, device), getattr(config, algorithm.section))
+    algorithm = config.algorithm
+    return algorithm.learner(LearnerSetup.of(config, seed, device), config.settings(algorithm))

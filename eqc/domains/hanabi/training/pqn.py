@@ -19,18 +19,55 @@ Other-Play and G-OP: every (game, player) draws a colour relabelling at the star
 hanabi_SAD). The acting player sees and chooses in its relabelled game; its move is mapped back.
 A ``[rule] symmetrize`` group makes the network itself the symmetrizer ``S(psi)``, used alike for
 acting, targets and evaluation.
+
+The algorithm ``pqn`` (:data:`PQN`): its section ``[pqn]`` (:class:`PQNConfig`), that section's rules and
+:class:`PQNLearner`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 import torch
 
 from eqc.domains.hanabi.agent.network import State
-from eqc.domains.hanabi.config.algorithms import PQNConfig
-from eqc.domains.hanabi.training.learner import LearnerSetup
-from eqc.domains.hanabi.training.rollout import RolloutLearner, View
+from eqc.domains.hanabi.config.schema import config_field, require, require_at_least, require_in_unit
+from eqc.domains.hanabi.training.learner import Algorithm, LearnerSetup
+from eqc.domains.hanabi.training.rollout import RolloutLearner, RolloutSettings, View, check_rollout_keys, check_rollout_use
 
-__all__ = ["PQNLearner", "epsilon_ladder", "epsilon_schedule", "exploration_epsilon", "lambda_returns"]
+if TYPE_CHECKING:
+    from eqc.domains.hanabi.config.train import TrainConfig
+
+__all__ = ["PQN", "PQNConfig", "PQNLearner", "epsilon_ladder", "epsilon_schedule", "exploration_epsilon", "lambda_returns"]
+
+EXPLORATIONS = ("decay", "ladder")
+
+
+@dataclass(frozen=True)
+class PQNConfig(RolloutSettings):
+    """The section ``[pqn]``: the rollout's keys (:class:`~.rollout.RolloutSettings`), the returns' and exploration's."""
+
+    td_lambda: float = config_field("lambda of the Q(lambda) returns (0 = one-step)", 0.7)
+    eps_start: float = config_field("epsilon-greedy exploration at the start", 0.1)
+    eps_end: float = config_field("epsilon after decay", 0.01)
+    eps_decay_moves: int = config_field("moves (summed over games) of the linear epsilon decay", 20_000_000)
+    exploration: str = config_field("'decay': every game explores with one epsilon, eps_start -> eps_end over eps_decay_moves; "
+                                    "'ladder': hanabi_SAD's per-actor epsilons, fixed: game b explores with eps_start * "
+                                    "(eps_end / eps_start) ** (k / (ladder_rungs - 1)), k = b mod ladder_rungs "
+                                    "(eps_start 0.1, eps_end 1e-8 is hanabi_SAD's 0.1 ** (1 + 7 k / (N - 1)))", "decay")
+    ladder_rungs: int = config_field("number of distinct epsilons of exploration = 'ladder' (hanabi_SAD: 80)", 80)
+
+
+def _check_pqn(p: PQNConfig, c: TrainConfig) -> None:
+    """The rules of ``[pqn]``'s keys."""
+    check_rollout_keys("pqn", p, c)
+    require(p.exploration in EXPLORATIONS, "[pqn] exploration", f"must be one of {EXPLORATIONS}, got {p.exploration!r}")
+    require_at_least("pqn", p, ("ladder_rungs",), 2)
+    ladder_ends = f"must be > 0 with exploration 'ladder' (a geometric ladder), got {min(p.eps_start, p.eps_end)}"
+    require(p.exploration != "ladder" or min(p.eps_start, p.eps_end) > 0, "[pqn] eps_end", ladder_ends)
+    require_at_least("pqn", p, ("eps_decay_moves",), 1)
+    require_in_unit("pqn", p, ("td_lambda", "eps_start", "eps_end"))
 
 
 def lambda_returns(rewards: torch.Tensor, ended: torch.Tensor, values: torch.Tensor, gamma: float, td_lambda: float) -> torch.Tensor:
@@ -71,7 +108,7 @@ class PQNLearner(RolloutLearner):
     """The fast learner, feed-forward or recurrent (see the module docstring)."""
 
     def __init__(self, setup: LearnerSetup, pqn: PQNConfig) -> None:
-        super().__init__(setup, rollout_steps=pqn.rollout_steps, epochs=pqn.epochs, minibatches=pqn.minibatches)
+        super().__init__(setup, pqn)
         self.pqn = pqn
 
     def heads(self, obs: torch.Tensor, legal: torch.Tensor, state: State = None) -> tuple[torch.Tensor, None, State]:
@@ -97,3 +134,7 @@ class PQNLearner(RolloutLearner):
             self.optimize(loss)
             losses.append(loss.detach())
         return {"loss": torch.stack(losses).mean(), "epsilon": epsilon if isinstance(epsilon, float) else epsilon.mean()}
+
+
+PQN = Algorithm("pqn", "parallel games, no replay; an LSTM if lstm_layers >= 1", "pqn", PQNConfig, PQNLearner, forms=(False, True),
+                aux=False, policy=False, check_keys=_check_pqn, check_use=lambda p, c: check_rollout_use("pqn", p, c))

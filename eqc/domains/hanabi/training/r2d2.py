@@ -30,24 +30,65 @@ A checkpoint keeps the network, the target network, the optimizer, the generator
 counters; **the replay buffer is not saved** (up to tens of GiB): a resumed run deals new games and
 refills it with ``warmup_episodes`` new episodes before it learns again (so, unlike the other
 learners, it does not continue the interrupted run move for move).
+
+The algorithm ``r2d2`` (:data:`R2D2`): its section ``[r2d2]`` (:class:`R2D2Config`), that section's rules and
+:class:`R2D2Learner`.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from eqc.domains.hanabi.agent.network import as_lstm_state, spec_agent
-from eqc.domains.hanabi.config.algorithms import R2D2Config
-from eqc.domains.hanabi.training.learner import Learner, LearnerSetup
+from eqc.domains.hanabi.config.schema import config_field, require, require_at_least, require_in_unit
+from eqc.domains.hanabi.training.learner import Algorithm, Learner, LearnerSetup
 from eqc.domains.hanabi.training.replay import EpisodeBatch, EpisodeReplay, sequence_priority
 
-__all__ = ["R2D2Learner", "ape_x_epsilons", "nstep_targets", "own_hand_labels", "q_learning_loss"]
+if TYPE_CHECKING:
+    from eqc.domains.hanabi.config.train import TrainConfig
+
+__all__ = ["R2D2", "R2D2Config", "R2D2Learner", "ape_x_epsilons", "nstep_targets", "own_hand_labels", "q_learning_loss"]
+
+
+@dataclass(frozen=True)
+class R2D2Config:
+    """The section ``[r2d2]``: replay, targets, priorities and Ape-X exploration."""
+
+    batch_size: int = config_field("sequences per update (joint sequences with VDN)", 128)
+    buffer_episodes: int = config_field("episodes held in replay", 2**16)
+    warmup_episodes: int = config_field("episodes collected before learning starts", 10_000)
+    updates_per_step: float = config_field("learner updates per batched environment step (the actor/learner ratio)", 0.25)
+    n_step: int = config_field("n of the n-step double-Q target", 3)
+    gamma: float = config_field("discount", 0.999)
+    target_update: int = config_field("copy the online network to the target network every this many updates", 2500)
+    priority_exponent: float = config_field("sampling probability ~ priority ** this", 0.9)
+    importance_exponent: float = config_field("importance weights (N P) ** -this, normalised by their max", 0.6)
+    priority_max_weight: float = config_field("sequence priority = this * max |TD| + (1 - this) * mean |TD|", 0.9)
+    vdn: bool = config_field("VDN: both players' Q of their chosen moves summed (the player not on turn takes the no-op); "
+                             "false = IQL", True)
+    eps_base: float = config_field("Ape-X exploration: player i of a game draws eps_base ** (1 + eps_alpha * i / (N - 1))", 0.1)
+    eps_alpha: float = config_field("Ape-X exponent spread", 7.0)
+    eps_count: int = config_field("N, the number of Ape-X epsilons", 80)
+    max_moves: int = config_field("training episodes that reach this many moves end with reward -score (SAD's cap); replay "
+                                  "episodes are at most this long", 80)
+
+
+def _check_r2d2(q: R2D2Config, c: TrainConfig) -> None:
+    """The rules of ``[r2d2]``'s keys."""
+    require_at_least("r2d2", q, ("batch_size", "buffer_episodes", "n_step", "target_update", "eps_count", "max_moves"), 1)
+    warmup = f"must be >= batch_size ({q.batch_size}), got {q.warmup_episodes}"
+    require(q.warmup_episodes >= q.batch_size, "[r2d2] warmup_episodes", warmup)
+    require(q.buffer_episodes >= q.warmup_episodes, "[r2d2] buffer_episodes", f"must be >= warmup_episodes ({q.warmup_episodes})")
+    require(q.updates_per_step > 0, "[r2d2] updates_per_step", f"must be > 0, got {q.updates_per_step}")
+    require_in_unit("r2d2", q, ("gamma", "priority_exponent", "importance_exponent", "priority_max_weight", "eps_base"))
+    require_at_least("r2d2", q, ("eps_alpha",), 0)
 
 #: SAD-AUX classes of an own-hand card: playable now, dead (its rank is already played), later.
 AUX_CLASSES = 3
@@ -244,3 +285,7 @@ class R2D2Learner(Learner):
         self.update_credit = float(state["counters"].get("update_credit", 0.0))
         self._reset_acting()
         return note
+
+
+R2D2 = Algorithm("r2d2", "episode replay", "r2d2", R2D2Config, R2D2Learner, forms=(True,), aux=True, policy=False,
+                 check_keys=_check_r2d2, check_use=lambda q, c: None)

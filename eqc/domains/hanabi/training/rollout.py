@@ -6,6 +6,7 @@ and got (``[T, B, ...]`` buffers), then makes ``epochs`` passes of ``minibatches
 algorithm fills in three things (as Stable-Baselines3's ``OnPolicyAlgorithm`` leaves the loss to PPO or A2C):
 :meth:`~RolloutLearner.heads` (what the network gives at a step: Q-values, or logits and a value), how the acting
 players choose (the ``choose`` it gives :meth:`~RolloutLearner.rollout`, recording what its targets need) and its loss.
+Its section extends :class:`RolloutSettings` (the keys and rules every rollout learner shares).
 
 The two forms:
 
@@ -26,17 +27,45 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
 
 from eqc.domains.hanabi.agent.network import LSTMState, State, as_lstm_state
+from eqc.domains.hanabi.config.schema import config_field, require, require_at_least, require_in_unit
 from eqc.domains.hanabi.training.learner import Learner, LearnerSetup
 from eqc.domains.hanabi.training.resume import lstm_state_dict, restore_lstm_state
 from eqc.symmetrize.other_play import Relabelling
 
-__all__ = ["Choose", "Minibatch", "RolloutLearner", "View", "zero_ended"]
+if TYPE_CHECKING:
+    from eqc.domains.hanabi.config.train import TrainConfig
+
+__all__ = ["Choose", "Minibatch", "RolloutLearner", "RolloutSettings", "View", "check_rollout_keys", "check_rollout_use", "zero_ended"]
+
+
+@dataclass(frozen=True)
+class RolloutSettings:
+    """The keys every rollout learner's section has (a section extends this class; it may give a key its own default:
+    :func:`~eqc.domains.hanabi.config.schema.config_default`)."""
+
+    rollout_steps: int = config_field("batched steps (a move in every game) collected between learning phases", 8)
+    epochs: int = config_field("passes over each rollout", 2)
+    minibatches: int = config_field("minibatches per pass", 4)
+    gamma: float = config_field("discount", 0.99)
+
+
+def check_rollout_keys(section: str, s: RolloutSettings, c: TrainConfig) -> None:
+    """The rules of :class:`RolloutSettings`' keys in the section ``[section]``: minibatches at most the decisions."""
+    require_at_least(section, s, ("rollout_steps", "epochs", "minibatches"), 1)
+    require(c.run.num_envs * s.rollout_steps >= s.minibatches, f"[{section}] minibatches", "must not exceed num_envs * rollout_steps")
+    require_in_unit(section, s, ("gamma",))
+
+
+def check_rollout_use(section: str, s: RolloutSettings, c: TrainConfig) -> None:
+    """What a chosen rollout learner needs: with an LSTM (minibatches split the games) at most ``num_envs`` minibatches."""
+    split = f"must not exceed num_envs ({c.run.num_envs}) with an LSTM (minibatches split the games), got {s.minibatches}"
+    require(c.network.lstm_layers == 0 or s.minibatches <= c.run.num_envs, f"[{section}] minibatches", split)
 
 
 def zero_ended(state: LSTMState, ended: torch.Tensor, players: int) -> LSTMState:
@@ -92,11 +121,11 @@ class RolloutLearner(Learner):
     """A learner of rollouts (see the module docstring); subclasses implement :meth:`heads` and
     :meth:`~.learner.Learner.iteration` (:meth:`rollout`, its targets, then a loss per :meth:`minibatches`)."""
 
-    def __init__(self, setup: LearnerSetup, *, rollout_steps: int, epochs: int, minibatches: int) -> None:
+    def __init__(self, setup: LearnerSetup, settings: RolloutSettings) -> None:
         super().__init__(setup)
-        self.rollout_steps, self.epochs, self.num_minibatches = rollout_steps, epochs, minibatches
+        self.rollout_steps, self.epochs, self.num_minibatches = settings.rollout_steps, settings.epochs, settings.minibatches
         self.recurrent = setup.spec.network.lstm_layers >= 1
-        T, B, P, D, A, device = rollout_steps, self.num_envs, self.num_players, self.obs_dim, self.num_actions, self.device
+        T, B, P, D, A, device = self.rollout_steps, self.num_envs, self.num_players, self.obs_dim, self.num_actions, self.device
         seen = (T, B, P) if self.recurrent else (T, B)
         self._obs, self._legal = self.games.env.observations(), self.games.env.legal_move_mask()  # reused: [B, P, D], [B, M]
         self._buf_obs = torch.empty(*seen, D, device=device)

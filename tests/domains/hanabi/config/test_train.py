@@ -96,7 +96,7 @@ def test_base_and_overrides(tmp_path: Path) -> None:
     config = load_config(tmp_path / "child.toml", ["rule.objective=op", "network.hidden_size=128", 'rule.symmetrize="C5"'])
     vdn = load_config("vdn_cpu")
     assert (config.run.num_envs, config.optim.lr, config.rule.objective, config.network.hidden_size) == (64, 1e-3, "op", 128)
-    assert config.rule.symmetrize == "C5" and config.pqn == vdn.pqn
+    assert config.rule.symmetrize == "C5" and config.to_dict()["pqn"] == vdn.to_dict()["pqn"]
     (tmp_path / "loop.toml").write_text('base = "loop.toml"\n')
     with pytest.raises(ConfigError, match="cycle"):
         load_config(tmp_path / "loop.toml")

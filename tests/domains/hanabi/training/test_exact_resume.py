@@ -164,15 +164,15 @@ def test_a_checkpoint_without_games_restarts_them_and_parts_from_the_run(tmp_pat
 
 
 def test_the_games_in_progress_round_trip_and_misfits_are_refused(tiny_config) -> None:
-    from eqc.domains.hanabi.training.pqn import PQNLearner
+    from eqc.domains.hanabi.training.pqn import PQN, PQNLearner
 
     cpu = torch.device("cpu")
     config = _config(tiny_config, "pqn_gop_sad_bootstrap")
-    source = PQNLearner(LearnerSetup.of(config, 0, cpu), config.pqn)
+    source = PQNLearner(LearnerSetup.of(config, 0, cpu), config.settings(PQN))
     for _ in range(3):
         source.iteration()
     saved = games_state(source.games)
-    target = PQNLearner(LearnerSetup.of(config, 1, cpu), config.pqn)
+    target = PQNLearner(LearnerSetup.of(config, 1, cpu), config.settings(PQN))
     deck_storage = target.games.env.state.deck.data_ptr()
     restore_games(target.games, saved)
     again = games_state(target.games)
@@ -181,11 +181,11 @@ def test_the_games_in_progress_round_trip_and_misfits_are_refused(tiny_config) -
     assert all(torch.equal(saved[k], again[k]) for k in saved if k != "env")
     assert target.games.env.state.deck.data_ptr() == deck_storage  # copied in place: the storage is kept
     sp_config = _config(tiny_config, "pqn_sp")
-    sp = PQNLearner(LearnerSetup.of(sp_config, 0, cpu), sp_config.pqn)
+    sp = PQNLearner(LearnerSetup.of(sp_config, 0, cpu), sp_config.settings(PQN))
     with pytest.raises(ValueError, match=r"Other-Play element indices.*another \[rule\] objective"):
         restore_games(sp.games, saved)
     fewer_config = _config(tiny_config, "pqn_gop_sad_bootstrap", num_envs=16)
-    fewer = PQNLearner(LearnerSetup.of(fewer_config, 0, cpu), fewer_config.pqn)
+    fewer = PQNLearner(LearnerSetup.of(fewer_config, 0, cpu), fewer_config.settings(PQN))
     with pytest.raises(ValueError, match=r"games\['hinted'\] must be a torch.int64 tensor of shape \[16\], got torch.int64 \[32\]"):
         restore_games(fewer.games, saved)
     broken = {**saved, "env": {k: v for k, v in saved["env"].items() if k != "pool"}}

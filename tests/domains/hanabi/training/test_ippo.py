@@ -15,7 +15,7 @@ from eqc.domains.hanabi.agent.sampled import SampledAgent, policy_logits, sample
 from eqc.domains.hanabi.config.schema import ConfigError
 from eqc.domains.hanabi.config.train import load_config
 from eqc.domains.hanabi.play.self_play import greedy_games
-from eqc.domains.hanabi.training.ippo import IPPOLearner, gae
+from eqc.domains.hanabi.training.ippo import IPPO, IPPOLearner, gae
 from eqc.domains.hanabi.training.learners import make_learner
 from eqc.domains.hanabi.training.run import train
 from eqc.domains.hanabi.xp.play import cross_play_games
@@ -93,7 +93,7 @@ def test_ippo_configs_are_checked(tiny_config) -> None:
         _ippo(tiny_config, ppo={"clip": 1.5})
     with pytest.raises(ConfigError, match=r"\[ppo\] entropy_coef must be >= 0"):
         _ippo(tiny_config, ppo={"entropy_coef": -0.1})
-    assert load_config("ippo_mini").run.algorithm == "ippo" and load_config("ippo_cpu").ppo.gae_lambda == 0.9
+    assert load_config("ippo_mini").run.algorithm == "ippo" and load_config("ippo_cpu").settings(IPPO).gae_lambda == 0.9
 
 
 def test_the_recurrent_learner_replays_its_rollout_through_the_lstm_as_it_played_it(tiny_config) -> None:

@@ -7,7 +7,7 @@ import torch
 
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.domains.hanabi.training.learner import LearnerSetup
-from eqc.domains.hanabi.training.pqn import PQNLearner, lambda_returns
+from eqc.domains.hanabi.training.pqn import PQN, PQNLearner, lambda_returns
 
 CPU = torch.device("cpu")
 
@@ -44,8 +44,7 @@ def test_symmetrized_network_is_trained_and_deployed_symmetrized(tmp_path, tiny_
 
 
 def test_epsilon_ladder_is_hanabi_sads() -> None:
-    from eqc.domains.hanabi.config.algorithms import PQNConfig
-    from eqc.domains.hanabi.training.pqn import epsilon_ladder
+    from eqc.domains.hanabi.training.pqn import PQNConfig, epsilon_ladder
 
     p = PQNConfig(exploration="ladder", eps_start=0.1, eps_end=1e-8, ladder_rungs=80)
     eps = epsilon_ladder(p, 200, torch.device("cpu"))
@@ -60,7 +59,7 @@ def test_ladder_explores_per_game(tiny_config) -> None:
 
     config = tiny_config(pqn={"exploration": "ladder", "eps_start": 1.0, "eps_end": 1e-8, "ladder_rungs": 2})
     learner = make_learner(config, 0, torch.device("cpu"))
-    eps = exploration_epsilon(config.pqn, 0, 64, torch.device("cpu"))
+    eps = exploration_epsilon(config.settings(PQN), 0, 64, torch.device("cpu"))
     q = torch.randn(64, 21)
     legal = torch.ones(64, 21, dtype=torch.bool)
     draws = torch.stack([learner.explore(q, legal, eps) for _ in range(20)])
@@ -85,7 +84,7 @@ def test_an_iteration_never_goes_through_the_host(tiny_config, host_traffic, rul
     after the first iteration, none happens in eqc's code (the Other-Play relabelling used to map each move on
     the CPU, and the group's index checks read the indices back)."""
     config = tiny_config(rule={"objective": rule} | ({"group": group} if group else {}))
-    learner = PQNLearner(LearnerSetup.of(config, 0, CPU), config.pqn)
+    learner = PQNLearner(LearnerSetup.of(config, 0, CPU), config.settings(PQN))
     learner.iteration()
     with host_traffic() as traffic:
         for _ in range(2):
@@ -97,7 +96,7 @@ def test_the_host_traffic_check_sees_the_old_relabelling(tiny_config, host_traff
     """Negative control: relabelling by permutations (the learner's path before issue 25) maps them on the CPU
     and is caught; the checker ignores what the test itself does."""
     config = tiny_config(rule={"objective": "op"})
-    learner = PQNLearner(LearnerSetup.of(config, 0, CPU), config.pqn)
+    learner = PQNLearner(LearnerSetup.of(config, 0, CPU), config.settings(PQN))
     other_play = learner.games.other_play
     perms = other_play.group.elements[learner.games.element_indices]
     other_play.relabelling(perms)  # tables built once, outside

@@ -7,7 +7,7 @@ import torch
 
 from eqc.domains.hanabi.training.learner import LearnerSetup
 from eqc.domains.hanabi.training.learners import make_learner
-from eqc.domains.hanabi.training.pqn import PQNLearner
+from eqc.domains.hanabi.training.pqn import PQN, PQNLearner
 
 CPU = torch.device("cpu")
 
@@ -84,7 +84,7 @@ def test_rules_symmetrizers_and_sad_run(tiny_config, changes: dict) -> None:
 def test_an_iteration_never_goes_through_the_host(tiny_config, host_traffic, rule: str) -> None:
     """Every player's relabelled view is gathered on the device: no read back, no tensor from host data."""
     config = _recurrent(tiny_config, rule={"objective": rule} | ({"group": "C5"} if rule == "gop" else {}))
-    learner = PQNLearner(LearnerSetup.of(config, 0, CPU), config.pqn)
+    learner = PQNLearner(LearnerSetup.of(config, 0, CPU), config.settings(PQN))
     learner.iteration()
     with host_traffic() as traffic:
         learner.iteration()

@@ -10,7 +10,7 @@ import torch
 from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.play.self_play import evaluate_agent
 from eqc.domains.hanabi.training.learner import LearnerSetup
-from eqc.domains.hanabi.training.r2d2 import R2D2Learner, ape_x_epsilons, nstep_targets, own_hand_labels, q_learning_loss
+from eqc.domains.hanabi.training.r2d2 import R2D2, R2D2Learner, ape_x_epsilons, nstep_targets, own_hand_labels, q_learning_loss
 from eqc.domains.hanabi.training.replay import EpisodeBatch
 
 CPU = torch.device("cpu")
@@ -35,7 +35,7 @@ def make_learner(config: TrainConfig, seed: int) -> R2D2Learner:
     """The learner with its network initialised from ``seed`` (Learner draws initial weights from torch's global RNG)."""
     with torch.random.fork_rng():
         torch.manual_seed(seed)
-        return R2D2Learner(LearnerSetup.of(config, seed, CPU), config.r2d2)
+        return R2D2Learner(LearnerSetup.of(config, seed, CPU), config.settings(R2D2))
 
 
 # ---------------------------------------------------------------- pure pieces

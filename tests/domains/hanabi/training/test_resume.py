@@ -73,16 +73,16 @@ def test_a_cpu_checkpoint_resumed_on_cuda_reseeds_instead_of_failing() -> None:
 
 def test_a_learner_records_its_device_and_resumes_a_cuda_checkpoint_on_the_cpu(tiny_config) -> None:
     from eqc.domains.hanabi.training.learner import LearnerSetup
-    from eqc.domains.hanabi.training.pqn import PQNLearner
+    from eqc.domains.hanabi.training.pqn import PQN, PQNLearner
 
     config = tiny_config(rule={"objective": "op"})
-    source = PQNLearner(LearnerSetup.of(config, 0, torch.device("cpu")), config.pqn)
+    source = PQNLearner(LearnerSetup.of(config, 0, torch.device("cpu")), config.settings(PQN))
     source.iteration()
     state = source.state_dict()
     assert state["device"] == "cpu"
     state["device"] = "cuda:0"  # as a run on a GPU would have written it
     state["generators"] = _cuda_states(*state["generators"])
-    resumed = [PQNLearner(LearnerSetup.of(config, 0, torch.device("cpu")), config.pqn) for _ in range(2)]
+    resumed = [PQNLearner(LearnerSetup.of(config, 0, torch.device("cpu")), config.settings(PQN)) for _ in range(2)]
     notes = [learner.load_state_dict(state) for learner in resumed]
     assert notes[0] == notes[1] and "explore, learn, relabel, env" in notes[0]
     a, b = (learner.generators() for learner in resumed)

@@ -13,15 +13,18 @@ and learning generators, optimizer), and plays and learns them in lockstep:
   steps its own games (:meth:`~.rollout.RolloutLearner.play`). The games stay K ``TrainingGames`` stepped in turn: a
   ``K * B`` batch would deal from one generator, not from each seed's, and exactness comes first.
 - *Learning*: each seed draws its minibatches on its own generator; minibatch ``j`` of all K seeds is one vmapped
-  ``torch.func.grad_and_value`` of :func:`~.pqn.td_loss`; each seed's gradients become its parameters' ``.grad``
-  and its own optimizer steps (:meth:`~.learner.Learner.apply_gradients`: its own norm clipping, its Adam/RAdam
+  :func:`~.pqn.td_loss`, its sum back-propagated into the stack (autograd outside ``vmap``: functorch's ``grad``
+  inside it fails on a bf16 autocast); each seed's rows of the gradient become its parameters' ``.grad`` and its own
+  optimizer steps (:meth:`~.learner.Learner.apply_gradients`: its own norm clipping, its Adam/RAdam
   state), so the update is the one its single run makes.
 
 Exact and not: generators, deals, relabellings, minibatch orders and optimizer arithmetic are each seed's own, but
 ``vmap`` computes a linear layer as a batched matmul plus the bias, where a single run's ``addmm`` fuses them, so
 Q-values and gradients differ from the single run's in the last float bits (about 1e-7 relative on the CPU). A seed
 therefore equals its own run up to that rounding, as long as no greedy choice or exploration tie flips on it
-(``tests/domains/hanabi/training/test_seeds.py``). Recurrent networks and the other algorithms are refused
+(``tests/domains/hanabi/training/test_seeds.py``). In bf16 (``[run] precision``) the rounding is bf16's (about 1e-3):
+one iteration agrees to that, but over a run flipped choices make each seed play other games than its single run
+would, so a bf16 seed is the same learner, not the same run. Recurrent networks and the other algorithms are refused
 (:func:`check_stackable`).
 """
 
@@ -31,7 +34,7 @@ from collections.abc import Sequence
 
 import torch
 from torch import nn
-from torch.func import functional_call, grad_and_value
+from torch.func import functional_call
 
 from eqc.domains.hanabi.agent.network import Agent, QNetwork, spec_agent
 from eqc.domains.hanabi.config.schema import require
@@ -89,13 +92,14 @@ class StackedSeeds:
             template = QNetwork(network.obs_dim, network.num_actions, network.config, aux_outputs=network.aux_outputs)
         self._acting = _Acting(spec_agent(first.spec, template))
         names = [name for name, _ in self._acting.named_parameters()]
-        #: Every parameter of the K agents stacked ``[K, ...]``, by its name in :class:`_Acting` (``agent.network...``).
+        #: Every parameter of the K agents stacked ``[K, ...]`` (leaves that collect the batched gradients), by its name in
+        #: :class:`_Acting` (``agent.network...``).
         self.params: dict[str, torch.Tensor] = {}
         owned = [dict(learner.agent.named_parameters(prefix="agent")) for learner in self.learners]
         for name in names:
-            self.params[name] = torch.stack([own[name].detach() for own in owned])
+            self.params[name] = torch.stack([own[name].detach() for own in owned]).requires_grad_()
             for k, own in enumerate(owned):
-                own[name].data = self.params[name][k]  # the seed's parameter is now a view of its row of the stack
+                own[name].data = self.params[name].detach()[k]  # the seed's parameter is now a view of its row of the stack
         self._owned = owned
 
     @property
@@ -105,17 +109,19 @@ class StackedSeeds:
     # ---------------------------------------------------------------- the batched network
     def q_values(self, obs: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
         """Every seed's Q-values ``[K, N, A]`` on its own ``obs [K, N, D]``, ``legal [K, N, A]`` (one vmapped call)."""
-        return torch.vmap(lambda p, o, m: functional_call(self._acting, p, (o, m)))(self.params, obs, legal)
+        with torch.no_grad():
+            return torch.vmap(lambda p, o, m: functional_call(self._acting, p, (o, m)))(self.params, obs, legal)
 
     def _loss(self, params: dict[str, torch.Tensor], obs: torch.Tensor, legal: torch.Tensor, action: torch.Tensor,
               target: torch.Tensor) -> torch.Tensor:
         return td_loss(functional_call(self._acting, params, (obs, legal)), legal, action, target)
 
     def learn(self, obs: torch.Tensor, legal: torch.Tensor, action: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        """One update of every seed on its own minibatch (``[K, n, ...]``): the vmapped gradients of
+        """One update of every seed on its own minibatch (``[K, n, ...]``): the gradients of the vmapped
         :func:`~.pqn.td_loss` set as each seed's ``.grad``, then its own optimizer step. Returns the losses ``[K]``."""
-        grads, losses = torch.vmap(grad_and_value(self._loss))(self.params, obs, legal, action, target)
-        for k, (learner, own) in enumerate(zip(self.learners, self._owned, strict=True)):
+        losses = torch.vmap(self._loss)(self.params, obs, legal, action, target)
+        grads = dict(zip(self.params, torch.autograd.grad(losses.sum(), list(self.params.values())), strict=True))
+        for k, (learner, own) in enumerate(zip(self.learners, self._owned, strict=True)):  # seed k's loss reaches row k only
             for name, parameter in own.items():
                 parameter.grad = grads[name][k]
             learner.apply_gradients()

@@ -102,10 +102,6 @@ class StackedSeeds:
                 own[name].data = self.params[name].detach()[k]  # the seed's parameter is now a view of its row of the stack
         self._owned = owned
 
-    @property
-    def seeds(self) -> int:
-        return len(self.learners)
-
     # ---------------------------------------------------------------- the batched network
     def q_values(self, obs: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
         """Every seed's Q-values ``[K, N, A]`` on its own ``obs [K, N, D]``, ``legal [K, N, A]`` (one vmapped call)."""

@@ -67,6 +67,15 @@ def test_seed_list_refuses(text: str, minimum: int, message: str, capsys: pytest
     assert message in refused(parser_with(common.seed_list(minimum)), ["--x", text], capsys)
 
 
+def test_seed_list_distinct(capsys: pytest.CaptureFixture[str]) -> None:
+    """With ``distinct`` (``train --seeds``) a seed named twice is refused, not folded into one."""
+    parser = parser_with(common.seed_list(distinct=True))
+    assert parser.parse_args(["--x", "0-7"]).x == list(range(8))
+    assert parser.parse_args(["--x", "5,0,2"]).x == [0, 2, 5]
+    for text, seed in (("3,3", 3), ("0-4,2-6", 2), ("4,0-9", 4)):
+        assert f"argument --x: seed {seed} is named twice" in refused(parser, ["--x", text], capsys)
+
+
 def test_float_in(capsys: pytest.CaptureFixture[str]) -> None:
     parser = parser_with(common.float_in(0.0, 1.0, low_open=True))
     assert parser.parse_args(["--x", "1"]).x == 1.0

@@ -109,9 +109,10 @@ def seed(text: str) -> int:
 _SEEDS = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+))?\s*$")
 
 
-def seed_list(minimum: int = 1) -> Callable[[str], list[int]]:
+def seed_list(minimum: int = 1, *, distinct: bool = False) -> Callable[[str], list[int]]:
     """``type=`` for a pool's seeds, one agent each: ``"0-9"``, ``"3"`` or ``"0,2,5-7"`` (sorted, without
-    repeats), at least ``minimum`` of them, each in ``[0, 2**63 - 1]``."""
+    repeats), at least ``minimum`` of them, each in ``[0, 2**63 - 1]``; with ``distinct`` a seed named twice is
+    refused (else it is kept once)."""
 
     def parse(text: str) -> list[int]:
         values: set[int] = set()
@@ -126,6 +127,9 @@ def seed_list(minimum: int = 1) -> Callable[[str], list[int]]:
                 raise argparse.ArgumentTypeError(f"seed range {part.strip()!r} has more than 10,000 seeds")
             if high > MAX_SEED:
                 raise argparse.ArgumentTypeError(f"seeds must be at most 2**63 - 1, got {high}")
+            repeated = values.intersection(range(low, high + 1)) if distinct else set()
+            if repeated:
+                raise argparse.ArgumentTypeError(f"seed {min(repeated)} is named twice in {text!r} (each seed trains one agent)")
             values.update(range(low, high + 1))
         if len(values) < minimum:
             raise argparse.ArgumentTypeError(f"must name at least {minimum} seeds (one agent each), got {text!r}")

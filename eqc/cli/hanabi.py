@@ -1,7 +1,9 @@
 """``eqc hanabi``: train Hanabi agents, evaluate them, print the config keys.
 
 - ``eqc hanabi train --config FILE --seed N --device DEV --out DIR [--max-minutes M]``: train, or
-  resume the run already in ``DIR`` (see ``eqc.domains.hanabi.training.run``).
+  resume the run already in ``DIR`` (see ``eqc.domains.hanabi.training.run``). With ``--seeds 0-7`` instead of
+  ``--seed``: the seeds' runs ``DIR/seed_<n>/`` trained in one process as one batched learner (feed-forward PQN; see
+  ``eqc.domains.hanabi.training.seeds``).
 - ``eqc hanabi eval --checkpoint PATH [--symmetrize GROUP] [--hidden-scheme average|identity] --games N [--deck-seed S] [--hle]``:
   greedy self-play score ± SEM, bomb-out and perfect-score rates on HanabiBatch, or in HLE itself.
 - ``eqc hanabi xp --pool DIR... [--symmetrize GROUP] [--hidden-scheme average|identity] --games N --out DIR [--verify-hle K]``:
@@ -30,7 +32,7 @@ from eqc.cli import common as flags
 from eqc.cli.config_flags import add_set_flag, config_source, load_config_flags
 from eqc.cli.reproduce import add_reproduce_parsers
 from eqc.domains.hanabi.config.agent import HIDDEN_SCHEMES
-from eqc.domains.hanabi.config.train import RunConfig
+from eqc.domains.hanabi.config.train import RunConfig, TrainConfig
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES
 
 #: ``xp --symmetrize``'s value for a pool played as trained (plain, or over its training group).
@@ -46,9 +48,12 @@ def _train(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.training.run import RunDirectoryError, TrainingDiverged, train
 
     config = load_config_flags(args, run={"threads": args.threads, "precision": args.precision})
+    if args.seeds is not None:
+        return _train_seeds(args, config)
     flags.prepare_output_dir(args.out)
     try:
-        summary = train(config, args.out, seed=args.seed, device=args.device, max_minutes=args.max_minutes, progress=not args.no_progress)
+        seed = 0 if args.seed is None else args.seed  # None: --seed not given (so that --seeds can refuse it)
+        summary = train(config, args.out, seed=seed, device=args.device, max_minutes=args.max_minutes, progress=not args.no_progress)
     except (RunDirectoryError, CheckpointError) as exc:  # --out holds another run, a foreign checkpoint, or is locked
         raise flags.FlagError("--out", str(exc)) from None
     except ConfigError as exc:  # e.g. [run] tensorboard without the package
@@ -61,6 +66,37 @@ def _train(args: argparse.Namespace) -> int:
         f"greedy score {summary.eval_score:.2f} ± {summary.eval_sem:.2f} (bomb-out {summary.eval_bomb_out_rate:.1%}); "
         f"stopped at {summary.stopped}; metrics in {args.out / 'metrics.csv'}"
     )
+    return 0
+
+
+def _train_seeds(args: argparse.Namespace, config: TrainConfig) -> int:
+    """``train --seeds``: the seeds in one process (``eqc.domains.hanabi.training.seeds_run``), refused before any work
+    where the config cannot be batched."""
+    from eqc.domains.hanabi.agent.files import CheckpointError
+    from eqc.domains.hanabi.config.schema import ConfigError
+    from eqc.domains.hanabi.training.run import RunDirectoryError, TrainingDiverged
+    from eqc.domains.hanabi.training.seeds import check_stackable
+    from eqc.domains.hanabi.training.seeds_run import train_seeds
+
+    try:
+        check_stackable(config)
+    except ConfigError as exc:
+        raise flags.FlagError("--seeds", str(exc)) from None
+    flags.prepare_output_dir(args.out)
+    try:
+        summaries = train_seeds(dict.fromkeys(args.seeds, config), args.out, device=args.device, max_minutes=args.max_minutes,
+                                progress=not args.no_progress)
+    except (RunDirectoryError, CheckpointError) as exc:  # --out holds other runs, a foreign checkpoint, or is locked
+        raise flags.FlagError("--out", str(exc)) from None
+    except ConfigError as exc:
+        raise flags.FlagError("--config", str(exc)) from None
+    except TrainingDiverged as exc:
+        print(f"eqc hanabi train: {exc}", file=sys.stderr)
+        return 1
+    for seed, summary in summaries.items():
+        print(f"seed {seed}: {summary.moves:,} moves, {summary.updates:,} updates; greedy score {summary.eval_score:.2f} "
+              f"± {summary.eval_sem:.2f} (bomb-out {summary.eval_bomb_out_rate:.1%}); stopped at {summary.stopped}")
+    print(f"{len(summaries)} runs in {args.out}/seed_<n>/, trained in one process; pool status in {args.out / 'pool.json'}")
     return 0
 
 
@@ -275,7 +311,11 @@ def _add_train_parser(sub: argparse._SubParsersAction) -> None:
     train.add_argument("--config", type=config_source, required=True,
                        help="TOML config file or shipped config name (configs/hanabi/*.toml: vdn_cpu, paper, op, ...)")
     add_set_flag(train)
-    train.add_argument("--seed", type=flags.seed, default=0, help="seed of games, exploration and initialisation (default 0)")
+    seeds = train.add_mutually_exclusive_group()
+    seeds.add_argument("--seed", type=flags.seed, default=None, help="seed of games, exploration and initialisation (default 0)")
+    seeds.add_argument("--seeds", type=flags.seed_list(distinct=True), default=None,
+                       help="train these seeds ('0-7', '0,2,5') in one process as one batched learner, each into OUT/seed_<n>/ "
+                       "(feed-forward [run] algorithm 'pqn' only; each seed equals its own run up to float rounding)")
     train.add_argument("--device", type=flags.device, default="cpu", help="torch device: cpu, cuda, cuda:1 (default cpu)")
     train.add_argument("--out", type=flags.output_dir, required=True, help="run directory (created; an existing run resumes)")
     train.add_argument("--max-minutes", type=flags.float_in(0, low_open=True), default=None,

@@ -167,6 +167,11 @@ class Learner(ABC):
     def optimize(self, loss: torch.Tensor) -> None:
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        self.apply_gradients()
+
+    def apply_gradients(self) -> None:
+        """One optimizer step on the gradients the network holds, their norm over the network clipped to ``[optim]
+        grad_clip`` (where it is > 0). :mod:`~eqc.domains.hanabi.training.seeds` sets them from a batched backward."""
         if self.optim.grad_clip > 0:
             nn.utils.clip_grad_norm_(self.network.parameters(), self.optim.grad_clip)
         self.optimizer.step()

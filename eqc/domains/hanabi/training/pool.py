@@ -40,7 +40,7 @@ from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, CheckpointError, loa
 from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.io import json_safe, write_json_atomic
 
-__all__ = ["check_ray_address", "pool_status", "ray_task_device", "seed_dir", "train_pool"]
+__all__ = ["check_ray_address", "pool_status", "ray_task_device", "seed_dir", "train_pool", "write_pool_record"]
 
 def seed_dir(out: Path, seed: int) -> Path:
     return Path(out) / f"seed_{seed}"
@@ -160,9 +160,14 @@ def train_pool(
         for seed in todo:
             log(f"seed {seed}: training in this process")
             _train_seed(configs[seed].to_dict(), seed, str(seed_dir(out, seed)), device, max_minutes)
-    status = pool_status(out, configs)
-    record = {"configs": {str(s): configs[s].to_dict() for s in seeds}, "seeds": seeds, "device": device, "status": status,
-              "versions": versions()}
+    return write_pool_record(out, configs, device)
+
+
+def write_pool_record(out: Path, configs: Mapping[int, TrainConfig], device: str) -> dict[str, Any]:
+    """Write and return ``out/pool.json``: every seed's config and state (:func:`pool_status`), the device and eqc's versions."""
+    seeds = sorted(configs)
+    record = {"configs": {str(s): configs[s].to_dict() for s in seeds}, "seeds": seeds, "device": device,
+              "status": pool_status(out, configs), "versions": versions()}
     write_json_atomic(out / "pool.json", json_safe(record))
     return record
 

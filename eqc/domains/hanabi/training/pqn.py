@@ -39,7 +39,7 @@ from eqc.domains.hanabi.training.rollout import RolloutLearner, RolloutSettings,
 if TYPE_CHECKING:
     from eqc.domains.hanabi.config.train import TrainConfig
 
-__all__ = ["PQN", "PQNConfig", "PQNLearner", "epsilon_ladder", "epsilon_schedule", "exploration_epsilon", "lambda_returns"]
+__all__ = ["PQN", "PQNConfig", "PQNLearner", "epsilon_ladder", "epsilon_schedule", "exploration_epsilon", "lambda_returns", "td_loss"]
 
 EXPLORATIONS = ("decay", "ladder")
 
@@ -104,6 +104,14 @@ def exploration_epsilon(p: PQNConfig, moves: int, games: int, device: torch.devi
     return epsilon_schedule(p, moves) if p.exploration == "decay" else epsilon_ladder(p, games, device).float()
 
 
+def td_loss(q: torch.Tensor, legal: torch.Tensor, action: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """The minibatch's loss ``mean 0.5 (Q(o, a) - G)^2`` over its decisions (``q [n, A]``, ``legal [n, A]``, ``action [n]``,
+    returns ``target [n]``); a decision without a legal move (a finished game's step) teaches nothing."""
+    chosen = q.gather(-1, action.unsqueeze(-1)).squeeze(-1)
+    chosen = torch.where(legal.any(-1), chosen, target)
+    return 0.5 * (chosen - target).pow(2).mean()
+
+
 class PQNLearner(RolloutLearner):
     """The fast learner, feed-forward or recurrent (see the module docstring)."""
 
@@ -128,9 +136,7 @@ class PQNLearner(RolloutLearner):
         losses = []
         for batch in self.minibatches(returns):
             (target,) = batch.decisions
-            chosen = batch.scores.gather(-1, batch.action.unsqueeze(-1)).squeeze(-1)
-            chosen = torch.where(batch.legal.any(-1), chosen, target)  # a finished game's step teaches nothing
-            loss = 0.5 * (chosen - target).pow(2).mean()
+            loss = td_loss(batch.scores, batch.legal, batch.action, target)
             self.optimize(loss)
             losses.append(loss.detach())
         return {"loss": torch.stack(losses).mean(), "epsilon": epsilon if isinstance(epsilon, float) else epsilon.mean()}

@@ -173,21 +173,25 @@ class RolloutLearner(Learner):
         with torch.no_grad():
             view = self.view()
             for t in range(self.rollout_steps):
-                self._buf_obs[t], self._buf_legal[t] = view.obs, view.legal
-                if view.current is not None:
-                    self._buf_current[t], self._buf_acting_legal[t] = view.current, view.acting_legal
-                action = choose(t, view)
-                self._buf_action[t] = action
-                greedy = view.scores.argmax(-1) if self.spec.game.uses_sad else None  # SAD: partners see the greedy move
-                step = self.games.step(action, view.acting, greedy, shaping=self.shaping)
-                self._buf_reward[t], self._buf_ended[t] = step.reward, step.ended
-                if view.state is not None:
-                    self.lstm_state = zero_ended(view.state, step.ended, self.num_players)
+                self.play(t, view, choose(t, view))
                 view = self.view()
                 if stepped is not None:
                     stepped(t, view)
         self.moves_played += self.rollout_steps * self.num_envs
         return view
+
+    def play(self, t: int, view: View, action: torch.Tensor) -> None:
+        """Record rollout step ``t`` (``view`` and the acting players' ``action [B]``) and play it; the counters are
+        :meth:`rollout`'s (:mod:`~eqc.domains.hanabi.training.seeds` calls this for every seed of a batch)."""
+        self._buf_obs[t], self._buf_legal[t] = view.obs, view.legal
+        if view.current is not None:
+            self._buf_current[t], self._buf_acting_legal[t] = view.current, view.acting_legal
+        self._buf_action[t] = action
+        greedy = view.scores.argmax(-1) if self.spec.game.uses_sad else None  # SAD: partners see the greedy move
+        step = self.games.step(action, view.acting, greedy, shaping=self.shaping)
+        self._buf_reward[t], self._buf_ended[t] = step.reward, step.ended
+        if view.state is not None:
+            self.lstm_state = zero_ended(view.state, step.ended, self.num_players)
 
     # ---------------------------------------------------------------- learning
     def minibatches(self, *decisions: torch.Tensor) -> Iterator[Minibatch]:

@@ -1,0 +1,110 @@
+"""K seeds in one process (``eqc.domains.hanabi.training.seeds.StackedSeeds``) against the same K seeds trained one
+after another, for issue 40 item 4 ("on a GPU the pool's moves/s at least 0.7 x K x one seed's at K = 8").
+
+Two sets of K learners of the config (seeds 0..K-1, each built as ``make_learner`` builds it): one trained seed after
+seed (``learner.iteration()``, as K separate runs would), one as a ``StackedSeeds`` (``iteration()`` of all K at
+once). Each set is warmed up by one iteration; then ``--rounds`` rounds alternate the two, ``--iterations``
+iterations of every seed per round; moves per second (all K seeds' moves over the round's wall clock), medians.
+One after another, K seeds make one seed's moves/s, so ``pool / (K x one seed)`` is the issue's ratio. CUDA is
+synchronised before every clock read.
+
+Prints the CPU's model name and flags that matter, torch's CPU capability, the device, threads and the load average
+before and after (a loaded machine shifts both sets alike, since they alternate).
+
+Usage: ``python benchmarks/seeds.py [--config vdn_cpu] [--seeds 4] [--rounds 3] [--iterations 2] [--threads 1]
+[--device cpu] [--precision fp32]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from eqc.domains.hanabi.agent.precision import cpu_features
+from eqc.domains.hanabi.config.train import load_config
+from eqc.domains.hanabi.training.learners import make_learner
+from eqc.domains.hanabi.training.pqn import PQNLearner
+from eqc.domains.hanabi.training.seeds import StackedSeeds, check_stackable
+
+
+def _model_name() -> str:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return platform.processor() or "unknown"
+    return next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")), "unknown")
+
+
+def _learners(config, seeds: int, device: torch.device) -> list[PQNLearner]:
+    learners = [make_learner(config, seed, device) for seed in range(seeds)]
+    assert all(isinstance(x, PQNLearner) for x in learners)
+    return learners  # type: ignore[return-value]
+
+
+def _timed(step: Callable[[], None], moves: Callable[[], int], device: torch.device) -> float:
+    """Moves per second of ``step()`` (``moves()``: the moves made so far)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    before, start = moves(), time.perf_counter()
+    step()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return (moves() - before) / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="vdn_cpu")
+    parser.add_argument("--seeds", type=int, default=4, help="K")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--iterations", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--precision", default="fp32", help="fp32 or bf16 ('auto' would time a probe first)")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    config = load_config(args.config).replace(run={"precision": args.precision})
+    check_stackable(config)
+    flags = sorted(f for f in cpu_features() if "bf16" in f or f.startswith("amx") or f in ("avx2", "avx512f"))
+    gpu = f"; GPU {torch.cuda.get_device_name(device)}" if device.type == "cuda" else ""
+    print(f"CPU: {_model_name()}, {os.cpu_count()} cores; flags: {' '.join(flags)}; torch {torch.__version__}, "
+          f"capability {torch.backends.cpu.get_cpu_capability()}; device {device}{gpu}; threads {args.threads}; "
+          f"load {os.getloadavg()[0]:.2f}")
+    print(f"{args.config}: {config.run.num_envs} games per seed, network {config.network.mlp_layers} x {config.network.hidden_size}, "
+          f"{args.precision}; K = {args.seeds} seeds, {args.rounds} rounds of {args.iterations} iterations")
+    alone = _learners(config, args.seeds, device)
+    stacked = StackedSeeds(_learners(config, args.seeds, device))
+
+    def one_after_another() -> None:
+        for learner in alone:
+            for _ in range(args.iterations):
+                learner.iteration()
+
+    def in_one_process() -> None:
+        for _ in range(args.iterations):
+            stacked.iteration()
+
+    for learner in alone:  # warm-up
+        learner.iteration()
+    stacked.iteration()
+    rates: dict[str, list[float]] = {"one after another": [], "in one process": []}
+    for _ in range(args.rounds):
+        rates["one after another"].append(_timed(one_after_another, lambda: sum(x.moves_played for x in alone), device))
+        rates["in one process"].append(_timed(in_one_process, lambda: sum(x.moves_played for x in stacked.learners), device))
+    for name, r in rates.items():
+        print(f"K = {args.seeds} seeds {name}: median {statistics.median(r):,.0f} moves/s (min {min(r):,.0f}, max {max(r):,.0f})")
+    ratio = statistics.median(rates["in one process"]) / statistics.median(rates["one after another"])
+    print(f"pool / one seed: {ratio:.2f}x; pool / (K x one seed): {ratio / args.seeds:.2f} (issue 40's GPU target: >= 0.7 at K = 8); "
+          f"load {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,169 @@
+"""K seeds of the feed-forward PQN learner trained as one batched learner: each seed's own games, generators and
+optimizer, the network work of all K in one call (``torch.vmap`` over the seed axis).
+
+:class:`StackedSeeds` holds K ordinary :class:`~eqc.domains.hanabi.training.pqn.PQNLearner` s, each built as
+``make_learner(config, seed, device)`` builds it for a single run (its initial weights, ``TrainingGames``, exploration
+and learning generators, optimizer), and plays and learns them in lockstep:
+
+- *Weights*: every parameter of the K networks is stacked into one ``[K, ...]`` tensor (:attr:`StackedSeeds.params`)
+  and each seed's ``nn.Parameter`` becomes a view of its row, so the K agents, their optimizers, evaluation and
+  checkpoints keep working on their own networks unchanged while the forwards read the stack.
+- *Acting*: at every rollout step the K seeds' acting views ``[K, B, D]`` go through one
+  ``torch.func.functional_call`` of the agent under ``torch.vmap``; each seed then explores on its own generator and
+  steps its own games (:meth:`~.rollout.RolloutLearner.play`). The games stay K ``TrainingGames`` stepped in turn: a
+  ``K * B`` batch would deal from one generator, not from each seed's, and exactness comes first.
+- *Learning*: each seed draws its minibatches on its own generator; minibatch ``j`` of all K seeds is one vmapped
+  :func:`~.pqn.td_loss`, its sum back-propagated into the stack (autograd outside ``vmap``: functorch's ``grad``
+  inside it fails on a bf16 autocast); each seed's rows of the gradient become its parameters' ``.grad`` and its own
+  optimizer steps (:meth:`~.learner.Learner.apply_gradients`: its own norm clipping, its Adam/RAdam
+  state), so the update is the one its single run makes.
+
+Exact and not: generators, deals, relabellings, minibatch orders and optimizer arithmetic are each seed's own, but
+``vmap`` computes a linear layer as a batched matmul plus the bias, where a single run's ``addmm`` fuses them, so
+Q-values and gradients differ from the single run's in the last float bits (about 1e-7 relative on the CPU). A seed
+therefore equals its own run up to that rounding, as long as no greedy choice or exploration tie flips on it
+(``tests/domains/hanabi/training/test_seeds.py``). In bf16 (``[run] precision``) the rounding is bf16's (about 1e-3):
+one iteration agrees to that, but over a run flipped choices make each seed play other games than its single run
+would, so a bf16 seed is the same learner, not the same run. Recurrent networks and the other algorithms are refused
+(:func:`check_stackable`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+from torch.func import functional_call
+
+from eqc.domains.hanabi.agent.network import Agent, QNetwork, spec_agent
+from eqc.domains.hanabi.config.schema import require
+from eqc.domains.hanabi.config.train import TrainConfig
+from eqc.domains.hanabi.training.pqn import PQNLearner, exploration_epsilon, lambda_returns, td_loss
+from eqc.domains.hanabi.training.rollout import View
+
+__all__ = ["StackedSeeds", "check_stackable"]
+
+
+def check_stackable(config: TrainConfig) -> None:
+    """``ConfigError`` naming the key unless ``config`` trains the feed-forward PQN learner, the one
+    :class:`StackedSeeds` batches."""
+    require(config.run.algorithm == "pqn", "[run] algorithm",
+            f"must be 'pqn' to train seeds in one process (the feed-forward PQN learner is the one batched), got "
+            f"{config.run.algorithm!r}: train each seed on its own (eqc hanabi pool)")
+    require(config.network.lstm_layers == 0, "[network] lstm_layers",
+            f"must be 0 to train seeds in one process (feed-forward networks only), got {config.network.lstm_layers}: "
+            "train each seed on its own (eqc hanabi pool)")
+
+
+class _Acting(nn.Module):
+    """``agent.step``'s Q-values as a module's forward, for ``functional_call``."""
+
+    def __init__(self, agent: Agent) -> None:
+        super().__init__()
+        self.agent = agent
+
+    def forward(self, obs: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+        return self.agent.step(obs, legal)[0]
+
+
+class StackedSeeds:
+    """K feed-forward PQN learners, one per seed, trained as one batched learner (see the module docstring).
+
+    Args:
+        learners: the seeds' learners as :func:`~.learners.make_learner` builds them (restored from their checkpoints
+            where they resume): one agent spec, one ``[run] num_envs``, one rollout shape; their ``[pqn]``,
+            ``[optim]`` and ``[bootstrap]`` sections are their own.
+    """
+
+    def __init__(self, learners: Sequence[PQNLearner]) -> None:
+        if not learners or not all(isinstance(learner, PQNLearner) and not learner.recurrent for learner in learners):
+            raise ValueError("learners must be one or more feed-forward PQNLearners (check_stackable)")
+        first = learners[0]
+        shape = (first.spec, first.num_envs, first.rollout_steps, first.epochs, first.num_minibatches, first.device)
+        for learner in learners[1:]:
+            other = (learner.spec, learner.num_envs, learner.rollout_steps, learner.epochs, learner.num_minibatches, learner.device)
+            if other != shape:
+                raise ValueError("the seeds' learners must share the agent spec, [run] num_envs, [pqn] rollout_steps, epochs, "
+                                 "minibatches and the device to be batched")
+        self.learners = list(learners)
+        network = first.network
+        with torch.device("meta"):  # the structure functional_call runs; the weights are always the stack's
+            template = QNetwork(network.obs_dim, network.num_actions, network.config, aux_outputs=network.aux_outputs)
+        self._acting = _Acting(spec_agent(first.spec, template))
+        names = [name for name, _ in self._acting.named_parameters()]
+        #: Every parameter of the K agents stacked ``[K, ...]`` (leaves that collect the batched gradients), by its name in
+        #: :class:`_Acting` (``agent.network...``).
+        self.params: dict[str, torch.Tensor] = {}
+        owned = [dict(learner.agent.named_parameters(prefix="agent")) for learner in self.learners]
+        for name in names:
+            self.params[name] = torch.stack([own[name].detach() for own in owned]).requires_grad_()
+            for k, own in enumerate(owned):
+                own[name].data = self.params[name].detach()[k]  # the seed's parameter is now a view of its row of the stack
+        self._owned = owned
+
+    # ---------------------------------------------------------------- the batched network
+    def q_values(self, obs: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+        """Every seed's Q-values ``[K, N, A]`` on its own ``obs [K, N, D]``, ``legal [K, N, A]`` (one vmapped call)."""
+        with torch.no_grad():
+            return torch.vmap(lambda p, o, m: functional_call(self._acting, p, (o, m)))(self.params, obs, legal)
+
+    def _loss(self, params: dict[str, torch.Tensor], obs: torch.Tensor, legal: torch.Tensor, action: torch.Tensor,
+              target: torch.Tensor) -> torch.Tensor:
+        return td_loss(functional_call(self._acting, params, (obs, legal)), legal, action, target)
+
+    def learn(self, obs: torch.Tensor, legal: torch.Tensor, action: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """One update of every seed on its own minibatch (``[K, n, ...]``): the gradients of the vmapped
+        :func:`~.pqn.td_loss` set as each seed's ``.grad``, then its own optimizer step. Returns the losses ``[K]``."""
+        losses = torch.vmap(self._loss)(self.params, obs, legal, action, target)
+        grads = dict(zip(self.params, torch.autograd.grad(losses.sum(), list(self.params.values())), strict=True))
+        for k, (learner, own) in enumerate(zip(self.learners, self._owned, strict=True)):  # seed k's loss reaches row k only
+            for name, parameter in own.items():
+                parameter.grad = grads[name][k]
+            learner.apply_gradients()
+            learner.optimizer.zero_grad(set_to_none=True)
+        return losses.detach()
+
+    # ---------------------------------------------------------------- one iteration
+    def _views(self) -> list[View]:
+        """Every seed's acting view before its next move, the Q-values from one batched call."""
+        acting = [learner.games.acting_view(learner._obs, learner._legal) for learner in self.learners]
+        scores = self.q_values(torch.stack([a[0] for a in acting]), torch.stack([a[1] for a in acting]))
+        return [View(obs, legal, legal, None, relabelling, q, None, None)
+                for (obs, legal, relabelling), q in zip(acting, scores, strict=True)]
+
+    def iteration(self) -> list[dict[str, torch.Tensor | float]]:
+        """One :meth:`PQNLearner.iteration <eqc.domains.hanabi.training.pqn.PQNLearner.iteration>` of every seed, in
+        lockstep; each seed's scalars to log, in the order of :attr:`learners`."""
+        learners, T = self.learners, self.learners[0].rollout_steps
+        epsilons = [exploration_epsilon(x.pqn, x.moves_played, x.num_envs, x.device) for x in learners]
+        with torch.no_grad():  # the rollout (RolloutLearner.rollout with PQNLearner's choose and stepped)
+            views = self._views()
+            for t in range(T):
+                for learner, view, epsilon in zip(learners, views, epsilons, strict=True):
+                    learner.play(t, view, learner.explore(view.scores, view.acting_legal, epsilon))
+                views = self._views()
+                for learner, view in zip(learners, views, strict=True):
+                    learner._record_value(t, view)
+        for learner in learners:
+            learner.moves_played += T * learner.num_envs
+        flat = []  # each seed's (obs, legal, action, returns) over its T * B decisions (RolloutLearner.minibatches)
+        for x in learners:
+            returns = lambda_returns(x._buf_reward, x._buf_ended, x._buf_value, x.pqn.gamma, x.pqn.td_lambda)
+            flat.append(tuple(b.flatten(0, 1) for b in (x._buf_obs, x._buf_legal, x._buf_action, returns)))
+        losses = []
+        for _ in range(learners[0].epochs):
+            orders = [torch.randperm(T * x.num_envs, generator=x.learn_generator, device=x.device).chunk(x.num_minibatches)
+                      for x in learners]
+            for j in range(learners[0].num_minibatches):
+                batch = [tuple(b[order[j]] for b in own) for own, order in zip(flat, orders, strict=True)]
+                losses.append(self.learn(*(torch.stack(parts) for parts in zip(*batch, strict=True))))
+        loss = torch.stack(losses).mean(0)
+        return [{"loss": loss[k], "epsilon": e if isinstance(e, float) else e.mean()} for k, e in enumerate(epsilons)]
+
+    def state_dict(self, k: int) -> dict:
+        """Seed ``k``'s :meth:`~.learner.Learner.state_dict`, its weights copied out of the stack (a view would save
+        every seed's weights into each checkpoint)."""
+        state = self.learners[k].state_dict()
+        state["modules"] = {name: {key: value.clone() for key, value in module.items()} for name, module in state["modules"].items()}
+        return state

@@ -1,0 +1,257 @@
+"""``train_seeds``: K seeds trained in one process as one batched learner (:class:`~.seeds.StackedSeeds`), each
+into its own run directory.
+
+Pool directory ``DIR`` (the layout of :func:`~eqc.domains.hanabi.training.pool.train_pool`, ``eqc hanabi pool``):
+``DIR/seed_<n>/`` is an ordinary run directory of :func:`~eqc.domains.hanabi.training.run.train` (``config.json``,
+``checkpoint.pt``, ``metrics.csv``, ``learning_curve.png``), which ``eqc hanabi export``, ``xp --pool DIR`` and
+``train`` itself read as they read any run; ``DIR/pool.json`` records every seed's config and state.
+
+A seed's rows and weights equal its own ``train`` run's up to float rounding (:mod:`~.seeds` says what is exact),
+timings aside; its ``moves_per_s`` is its own moves over the pool's wall-clock time. Running ``train_seeds`` again
+resumes every seed from its checkpoint: the seeds must all be new or all stand at the same move count (as a stop of
+this function leaves them); a seed trained on its own to another point is refused. Each seed's directory is locked
+as ``train`` locks it. A seed whose loss diverges stops the pool (``TrainingDiverged`` naming it; every seed keeps
+its last checkpoint).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from eqc._checks import check_device, check_float, check_int
+from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, POLICY_JSON, load_checkpoint
+from eqc.domains.hanabi.agent.precision import Precision
+from eqc.domains.hanabi.config.train import TrainConfig
+from eqc.domains.hanabi.training import run as single  # train's own steps: each seed's directory is written as train writes it
+from eqc.domains.hanabi.training.learners import make_learner
+from eqc.domains.hanabi.training.pool import seed_dir, write_pool_record
+from eqc.domains.hanabi.training.pqn import PQNLearner
+from eqc.domains.hanabi.training.run import RunDirectoryError, RunSummary, TrainingDiverged
+from eqc.domains.hanabi.training.run_log import RunLog
+from eqc.domains.hanabi.training.seeds import StackedSeeds, check_stackable
+
+__all__ = ["train_seeds"]
+
+
+def _check(configs: Mapping[int, TrainConfig], out: str | Path) -> tuple[list[int], Path]:
+    """The seeds in order and the pool directory, refused (before anything is written) where they cannot be batched."""
+    if not isinstance(configs, Mapping) or not configs:
+        raise TypeError(f"configs must map each seed to its TrainConfig (at least one), got {configs!r}")
+    for seed, config in configs.items():
+        check_int(seed, "seed", low=0, high=2**63 - 1)
+        if not isinstance(config, TrainConfig):
+            raise TypeError(f"configs must map seeds to TrainConfig objects (load_config(path)), got {type(config).__name__} "
+                            f"for seed {seed}")
+    seeds = sorted(configs)
+    first = configs[seeds[0]]
+    check_stackable(first)
+    shared = {k: v for k, v in first.to_dict().items() if k != "bootstrap"}
+    for seed in seeds[1:]:
+        if {k: v for k, v in configs[seed].to_dict().items() if k != "bootstrap"} != shared:
+            raise ValueError(f"configs of seeds {seeds[0]} and {seed} differ outside [bootstrap]: seeds trained in one process "
+                             "share every other section")
+    if first.run.tensorboard:
+        single._tensorboard_writer()  # a missing package is refused before anything is written
+    if not isinstance(out, (str, Path)) or not str(out).strip():
+        raise RunDirectoryError(f"out must name a pool directory, got {out!r}")
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise RunDirectoryError(f"out {str(out)!r} is a file, not a directory")
+    for name, what in ((CHECKPOINT_NAME, "a run directory"), ("config.json", "a run directory"), (POLICY_JSON, "a policy directory")):
+        if (out / name).is_file():
+            raise RunDirectoryError(f"out {str(out)!r} is {what} ({name}): seeds in one process write seed_<n>/ runs into a pool "
+                                    "directory of their own")
+    for seed in seeds:
+        run = seed_dir(out, seed)
+        if run.exists() and not run.is_dir():
+            raise RunDirectoryError(f"{str(run)!r} is a file, not a run directory")
+        if (run / POLICY_JSON).is_file():
+            raise RunDirectoryError(f"{str(run)!r} is a policy directory ({POLICY_JSON}): training there would overwrite it")
+    return seeds, out
+
+
+@contextmanager
+def _locked(run: Path) -> Iterator[None]:
+    """Hold ``run/.lock`` as ``train`` does; on a refusal (``ValueError``) leave ``run`` as it was found."""
+    fresh = not run.exists()
+    run.mkdir(parents=True, exist_ok=True)
+    lock_path = run / ".lock"
+    new_lock = not lock_path.exists()
+    with open(lock_path, "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunDirectoryError(f"{str(run)!r} is being trained by another process right now") from None
+        try:
+            yield
+        except ValueError:
+            if new_lock:
+                lock_path.unlink(missing_ok=True)
+            if fresh and not any(run.iterdir()):
+                run.rmdir()
+            raise
+
+
+def train_seeds(
+    configs: Mapping[int, TrainConfig],
+    out: str | Path,
+    *,
+    device: torch.device | str = "cpu",
+    max_minutes: float | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] = print,
+) -> dict[int, RunSummary]:
+    """Train (or resume) every seed of ``configs`` (seed -> config, e.g. ``{s: config for s in range(8)}``; the configs
+    may differ in ``[bootstrap]`` only) in one process into ``out/seed_<n>/``; see the module docstring. Returns each
+    seed's :class:`~.run.RunSummary`. ``max_minutes`` bounds this call (the pool resumes later where it stopped)."""
+    seeds, out = _check(configs, out)
+    device = check_device(device)
+    if max_minutes is not None:
+        check_float(max_minutes, "max_minutes", low=0, low_open=True)
+    fresh = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        with ExitStack() as stack:
+            for seed in seeds:
+                stack.enter_context(_locked(seed_dir(out, seed)))
+            summaries = _train_locked(configs, seeds, out, device, max_minutes, progress, log)
+    except ValueError:
+        if fresh and not any(out.iterdir()):
+            out.rmdir()
+        raise
+    write_pool_record(out, {s: configs[s] for s in seeds}, str(device))
+    return summaries
+
+
+@dataclass
+class _Seed:
+    """One seed's run while the pool trains: where it writes and what it has logged."""
+
+    seed: int
+    out: Path
+    config: TrainConfig
+    precision: Precision
+    learner: PQNLearner
+    log: RunLog
+    window: single._Window
+    clock: single._Clock
+    stats: dict[str, Any]
+    resumed: bool
+
+    def evaluate(self, device: torch.device) -> None:
+        try:
+            self.log.evaluated(single._evaluate(self.learner, self.config, self.stats, self.window, self.clock, device))
+        except TrainingDiverged as exc:
+            raise TrainingDiverged(f"seed {self.seed}: {exc}") from None
+
+    def save(self, state: dict[str, Any]) -> None:
+        single._save(self.out, self.config, self.seed, self.precision, state, self.log.rows, self.clock)
+
+    def summary(self, stopped: str) -> RunSummary:
+        last = self.log.rows[-1]
+        return RunSummary(last["moves"], last["updates"], last["wall_s"], last["eval_score"], last["eval_sem"], last["eval_bomb_out_rate"],
+                          self.resumed, stopped, dict(last))
+
+
+def _start(configs: Mapping[int, TrainConfig], seeds: list[int], out: Path,
+           device: torch.device) -> tuple[dict[int, dict[str, Any] | None], dict[int, Precision]]:
+    """Each seed's checkpoint (or None) and precision, refused unless all are new or all stand at one move count."""
+    checkpoints = {s: load_checkpoint(seed_dir(out, s)) if (seed_dir(out, s) / CHECKPOINT_NAME).exists() else None for s in seeds}
+    held = [s for s in seeds if checkpoints[s] is not None]
+    if held and len(held) < len(seeds):
+        raise RunDirectoryError(f"seeds {held} of {str(out)!r} hold checkpoints and {sorted(set(seeds) - set(held))} do not: seeds "
+                                "trained in one process start and resume together (train the others on their own: eqc hanabi pool)")
+    moves = {s: int(c["learner"]["counters"]["moves"]) for s, c in checkpoints.items() if c is not None}
+    if len(set(moves.values())) > 1:
+        raise RunDirectoryError(f"the seeds' checkpoints in {str(out)!r} stand at different moves ({moves}): seeds trained in one "
+                                "process resume together from one move count")
+    if not held:  # resolved once: a timed "auto" could otherwise pick different precisions for different seeds
+        precision = single._run_precision(configs[seeds[0]], None, device)
+        return checkpoints, dict.fromkeys(seeds, precision)
+    precisions = {s: single._run_precision(configs[s], checkpoints[s], device) for s in seeds}
+    if len({p.used for p in precisions.values()}) > 1:
+        raise RunDirectoryError(f"the seeds in {str(out)!r} trained in different precisions "
+                                f"({ {s: p.used for s, p in precisions.items()} }): they cannot be batched")
+    return checkpoints, precisions
+
+
+def _silent(line: str) -> None:
+    pass
+
+
+def _prefixed(log: Callable[[str], None], prefix: str, line: str) -> None:
+    log(prefix + line)
+
+
+def _open(configs: Mapping[int, TrainConfig], seeds: list[int], out: Path, device: torch.device, max_minutes: float | None,
+          progress: bool, log: Callable[[str], None]) -> list[_Seed]:
+    """Each seed's run as ``train`` opens it: ``config.json`` written, the learner built and restored, its log opened."""
+    checkpoints, precisions = _start(configs, seeds, out, device)
+    runs: list[_Seed] = []
+    for seed in seeds:
+        directory, precision = seed_dir(out, seed), precisions[seed]
+        config = configs[seed].replace(run={"precision": precision.used})
+        single._prepare_dir(directory, config, seed, checkpoints[seed], precision)
+        learner = make_learner(config, seed, device)
+        assert isinstance(learner, PQNLearner)  # check_stackable: [run] algorithm "pqn"
+        rows, wall_before = single._restore(learner, checkpoints[seed], directory, log)
+        quiet = bool(runs) and runs[0].log.bar is not None  # one progress bar: the first seed's
+        run_log = RunLog(directory, f"{config.run.algorithm} {config.rule.objective} seed {seed}", rows, progress=progress and not runs,
+                         log=_silent if quiet else functools.partial(_prefixed, log, f"seed {seed}: "),
+                         total_moves=config.run.total_moves, start_moves=learner.moves_played, max_minutes=max_minutes,
+                         tensorboard=single._tensorboard(directory) if config.run.tensorboard else None)
+        clock = single._Clock(wall_before, max_minutes)
+        runs.append(_Seed(seed, directory, config, precision, learner, run_log, single._Window(learner), clock, {},
+                          checkpoints[seed] is not None))
+    log(f"{len(seeds)} seeds in one process on {device}, precision {runs[0].precision.used}: {runs[0].precision.reason}")
+    return runs
+
+
+def _train_locked(configs: Mapping[int, TrainConfig], seeds: list[int], out: Path, device: torch.device, max_minutes: float | None,
+                  progress: bool, log: Callable[[str], None]) -> dict[int, RunSummary]:
+    """``train_seeds`` once every seed's directory is locked: ``train``'s loop with one batched iteration for all seeds."""
+    torch.set_num_threads(configs[seeds[0]].run.threads)
+    runs = _open(configs, seeds, out, device, max_minutes, progress, log)
+    stacked = StackedSeeds([run.learner for run in runs])
+    config, first = runs[0].config, runs[0].learner
+    every = config.run.eval_every_moves
+    stopped = "total_moves"
+    try:
+        for run in runs:
+            if not run.log.rows:
+                run.evaluate(device)  # the untrained agent
+        next_eval = (first.moves_played // every + 1) * every
+        last_save = time.monotonic()
+        while first.moves_played < config.run.total_moves:
+            if runs[0].clock.past_deadline():
+                stopped = "max_minutes"
+                break
+            for run, stats in zip(runs, stacked.iteration(), strict=True):
+                run.stats = stats
+                run.log.advanced(run.learner.moves_played)
+            if first.moves_played >= next_eval:
+                for run in runs:
+                    run.evaluate(device)
+                next_eval = (first.moves_played // every + 1) * every
+            if time.monotonic() - last_save >= 60 * config.run.checkpoint_minutes:
+                for k, run in enumerate(runs):
+                    run.save(stacked.state_dict(k))
+                last_save = time.monotonic()
+        states = [stacked.state_dict(k) for k in range(len(runs))]  # before the stop's own rows take the episode counts
+        for run, state in zip(runs, states, strict=True):
+            if run.log.rows[-1]["moves"] != run.learner.moves_played:
+                run.evaluate(device)
+            run.save(state)
+    finally:
+        for run in runs:
+            run.log.close()
+    return {run.seed: run.summary(stopped) for run in runs}

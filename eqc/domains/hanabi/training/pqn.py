@@ -123,16 +123,25 @@ class PQNLearner(RolloutLearner):
         q, state = self.agent.step(obs, legal, state)
         return q, None, state
 
-    def _record_value(self, t: int, view: View) -> None:
+    def record_value(self, t: int, view: View) -> None:
         """The target's bootstrap: the greedy value of the view after move ``t``."""
         value = view.scores.max(-1).values
         self._buf_value[t] = torch.where(torch.isfinite(value), value, 0.0)  # no legal move: game over
 
+    def returns(self) -> torch.Tensor:
+        """The Q(lambda) returns ``[T, B]`` of the last rollout."""
+        return lambda_returns(self._buf_reward, self._buf_ended, self._buf_value, self.pqn.gamma, self.pqn.td_lambda)
+
+    def decisions(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The last (feed-forward) rollout's ``T * B`` decisions: observations, legal moves, actions and returns."""
+        return (self._buf_obs.flatten(0, 1), self._buf_legal.flatten(0, 1), self._buf_action.flatten(0, 1),
+                self.returns().flatten(0, 1))
+
     def iteration(self) -> dict[str, torch.Tensor | float]:
         p = self.pqn
         epsilon = exploration_epsilon(p, self.moves_played, self.num_envs, self.device)
-        self.rollout(lambda t, view: self.explore(view.scores, view.acting_legal, epsilon), self._record_value)
-        returns = lambda_returns(self._buf_reward, self._buf_ended, self._buf_value, p.gamma, p.td_lambda)
+        self.rollout(lambda t, view: self.explore(view.scores, view.acting_legal, epsilon), self.record_value)
+        returns = self.returns()
         losses = []
         for batch in self.minibatches(returns):
             (target,) = batch.decisions

@@ -52,7 +52,8 @@ from eqc.domains.hanabi.training.probe import training_step_ms
 from eqc.domains.hanabi.training.run_log import METRICS, RunLog
 from eqc.io import write_json_atomic
 
-__all__ = ["METRICS", "RunDirectoryError", "RunSummary", "TrainingDiverged", "train"]
+__all__ = ["METRICS", "RateWindow", "RunClock", "RunDirectoryError", "RunSummary", "TrainingDiverged", "evaluate_run", "prepare_run_dir",
+           "restore_run", "run_precision", "save_run", "tensorboard_logger", "tensorboard_writer_class", "train"]
 
 #: ``[run]`` keys that may differ when a run resumes: they do not change what is learned.
 RESUMABLE_KEYS = ("total_moves", "checkpoint_minutes", "threads", "tensorboard")
@@ -97,10 +98,10 @@ def _config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[
     return diffs
 
 
-def _run_precision(config: TrainConfig, checkpoint: dict[str, Any] | None, device: torch.device) -> Precision:
+def run_precision(config: TrainConfig, checkpoint: dict[str, Any] | None, device: torch.device) -> Precision:
     """The precision the run trains in: resolved on ``device`` when it starts (measuring ``config``'s network where the
     hardware's report does not tell); a resumed run keeps the one it started with for "auto" or that same precision
-    (another one is left to :func:`_prepare_dir` to refuse, as any change)."""
+    (another one is left to :func:`prepare_run_dir` to refuse, as any change)."""
     requested = config.run.precision
     if checkpoint is None:
         return resolve_precision(requested, device, measure=lambda: training_step_ms(config, device))
@@ -108,7 +109,7 @@ def _run_precision(config: TrainConfig, checkpoint: dict[str, Any] | None, devic
     return started if requested in ("auto", started.used) else Precision(requested, requested, "requested on resume")
 
 
-def _prepare_dir(out: Path, config: TrainConfig, seed: int, checkpoint: dict[str, Any] | None, precision: Precision) -> None:
+def prepare_run_dir(out: Path, config: TrainConfig, seed: int, checkpoint: dict[str, Any] | None, precision: Precision) -> None:
     """Check that ``out`` is new or holds ``checkpoint`` of this run (``config`` in the precision it uses); write
     ``config.json``.
 
@@ -158,7 +159,7 @@ def train(
         raise RunDirectoryError(f"out must name a run directory, got {out!r}")
     out = Path(out)
     if config.run.tensorboard:
-        _tensorboard_writer()  # a missing package is refused before anything is written
+        tensorboard_writer_class()  # a missing package is refused before anything is written
     if out.exists() and not out.is_dir():
         raise RunDirectoryError(f"out {str(out)!r} is a file, not a directory")
     if (out / "pool.json").is_file() or any(p.name.startswith("seed_") and p.is_dir() for p in (out.iterdir() if out.is_dir() else ())):
@@ -193,20 +194,20 @@ def _train_locked(
     device = torch.device(device)
     torch.set_num_threads(config.run.threads)
     checkpoint = load_checkpoint(out) if (out / CHECKPOINT_NAME).exists() else None
-    precision = _run_precision(config, checkpoint, device)
+    precision = run_precision(config, checkpoint, device)
     config = config.replace(run={"precision": precision.used})
-    _prepare_dir(out, config, seed, checkpoint, precision)
+    prepare_run_dir(out, config, seed, checkpoint, precision)
     log(f"precision {precision.used}{', as the run started' if checkpoint is not None else ''}: {precision.reason}")
     learner = make_learner(config, seed, device)
-    rows, wall_before = _restore(learner, checkpoint, out, log)
-    clock = _Clock(wall_before, max_minutes)
+    rows, wall_before = restore_run(learner, checkpoint, out, log)
+    clock = RunClock(wall_before, max_minutes)
     run_log = RunLog(out, f"{config.run.algorithm} {config.rule.objective} seed {seed}", rows, progress=progress, log=log,
                      total_moves=config.run.total_moves, start_moves=learner.moves_played, max_minutes=max_minutes,
-                     tensorboard=_tensorboard(out) if config.run.tensorboard else None)
-    window = _Window(learner)
+                     tensorboard=tensorboard_logger(out) if config.run.tensorboard else None)
+    window = RateWindow(learner)
     stats: dict[str, Any] = {}
     if not rows:
-        run_log.evaluated(_evaluate(learner, config, stats, window, clock, device))  # the untrained agent
+        run_log.evaluated(evaluate_run(learner, config, stats, window, clock, device))  # the untrained agent
     every = config.run.eval_every_moves
     next_eval = (learner.moves_played // every + 1) * every
     last_save = time.monotonic()
@@ -219,15 +220,15 @@ def _train_locked(
             stats = learner.iteration()
             run_log.advanced(learner.moves_played)
             if learner.moves_played >= next_eval:
-                run_log.evaluated(_evaluate(learner, config, stats, window, clock, device))
+                run_log.evaluated(evaluate_run(learner, config, stats, window, clock, device))
                 next_eval = (learner.moves_played // every + 1) * every
             if time.monotonic() - last_save >= 60 * config.run.checkpoint_minutes:
-                _save(out, config, seed, precision, learner.state_dict(), run_log.rows, clock)
+                save_run(out, config, seed, precision, learner.state_dict(), run_log.rows, clock)
                 last_save = time.monotonic()
         state = learner.state_dict()  # before the stop's own row takes the episode counts of the row in progress
         if run_log.rows[-1]["moves"] != learner.moves_played:
-            run_log.evaluated(_evaluate(learner, config, stats, window, clock, device))
-        _save(out, config, seed, precision, state, run_log.rows, clock)
+            run_log.evaluated(evaluate_run(learner, config, stats, window, clock, device))
+        save_run(out, config, seed, precision, state, run_log.rows, clock)
     finally:
         run_log.close()
     last = run_log.rows[-1]
@@ -235,7 +236,7 @@ def _train_locked(
                       checkpoint is not None, stopped, dict(last))
 
 
-class _Clock:
+class RunClock:
     """Wall-clock seconds of the whole run (earlier calls included) and this call's deadline."""
 
     def __init__(self, before: float, max_minutes: float | None) -> None:
@@ -249,7 +250,7 @@ class _Clock:
         return self.deadline is not None and time.monotonic() >= self.deadline
 
 
-class _Window:
+class RateWindow:
     """Moves and updates since the last evaluation, for the rates of the next row."""
 
     def __init__(self, learner: Learner) -> None:
@@ -263,7 +264,7 @@ class _Window:
         return round((learner.moves_played - self.steps) / dt, 1), round((learner.updates - self.updates) / dt, 2)
 
 
-def _restore(learner: Learner, checkpoint: dict[str, Any] | None, out: Path, log: Callable[[str], None]) -> tuple[list[dict], float]:
+def restore_run(learner: Learner, checkpoint: dict[str, Any] | None, out: Path, log: Callable[[str], None]) -> tuple[list[dict], float]:
     """Load a checkpoint into ``learner``; its metrics rows and wall-clock seconds so far."""
     if checkpoint is None:
         return [], 0.0
@@ -275,7 +276,7 @@ def _restore(learner: Learner, checkpoint: dict[str, Any] | None, out: Path, log
     return rows, float(checkpoint["learner"]["counters"].get("wall_s", 0.0))
 
 
-def _evaluate(learner: Learner, config: TrainConfig, stats: dict[str, Any], window: _Window, clock: _Clock,
+def evaluate_run(learner: Learner, config: TrainConfig, stats: dict[str, Any], window: RateWindow, clock: RunClock,
               device: torch.device) -> dict[str, Any]:
     """One metrics row: greedy evaluation on the fixed decks, training episodes and rates since the last row."""
     result = evaluate_agent(learner.agent, learner.games.env.rules, config.run.eval_games, config.run.deck_seed, device)
@@ -296,15 +297,15 @@ def _evaluate(learner: Learner, config: TrainConfig, stats: dict[str, Any], wind
     }
 
 
-def _save(out: Path, config: TrainConfig, seed: int, precision: Precision, state: dict[str, Any], rows: Sequence[dict[str, Any]],
-          clock: _Clock) -> None:
+def save_run(out: Path, config: TrainConfig, seed: int, precision: Precision, state: dict[str, Any], rows: Sequence[dict[str, Any]],
+          clock: RunClock) -> None:
     """Write the checkpoint of the learner's ``state`` (``Learner.state_dict()``) and the metrics ``rows``."""
     state["counters"]["wall_s"] = clock.wall()
     save_checkpoint(out / CHECKPOINT_NAME, {"config": config.to_dict(), "seed": seed, "precision": precision.as_dict(), "learner": state,
                                             "metrics": list(rows)})
 
 
-def _tensorboard_writer() -> type:
+def tensorboard_writer_class() -> type:
     """TensorBoard's ``SummaryWriter`` class; ``ConfigError`` naming the key when the package is missing."""
     try:
         from torch.utils.tensorboard import SummaryWriter
@@ -313,5 +314,6 @@ def _tensorboard_writer() -> type:
     return SummaryWriter
 
 
-def _tensorboard(out: Path) -> Any:
-    return _tensorboard_writer()(str(out / "tensorboard"))
+def tensorboard_logger(out: Path) -> Any:
+    """A TensorBoard writer logging to ``out/tensorboard``."""
+    return tensorboard_writer_class()(str(out / "tensorboard"))

@@ -39,7 +39,7 @@ from torch.func import functional_call
 from eqc.domains.hanabi.agent.network import Agent, QNetwork, spec_agent
 from eqc.domains.hanabi.config.schema import require
 from eqc.domains.hanabi.config.train import TrainConfig
-from eqc.domains.hanabi.training.pqn import PQNLearner, exploration_epsilon, lambda_returns, td_loss
+from eqc.domains.hanabi.training.pqn import PQNLearner, exploration_epsilon, td_loss
 from eqc.domains.hanabi.training.rollout import View
 
 __all__ = ["StackedSeeds", "check_stackable"]
@@ -144,13 +144,10 @@ class StackedSeeds:
                     learner.play(t, view, learner.explore(view.scores, view.acting_legal, epsilon))
                 views = self._views()
                 for learner, view in zip(learners, views, strict=True):
-                    learner._record_value(t, view)
+                    learner.record_value(t, view)
         for learner in learners:
             learner.moves_played += T * learner.num_envs
-        flat = []  # each seed's (obs, legal, action, returns) over its T * B decisions (RolloutLearner.minibatches)
-        for x in learners:
-            returns = lambda_returns(x._buf_reward, x._buf_ended, x._buf_value, x.pqn.gamma, x.pqn.td_lambda)
-            flat.append(tuple(b.flatten(0, 1) for b in (x._buf_obs, x._buf_legal, x._buf_action, returns)))
+        flat = [x.decisions() for x in learners]  # each seed's (obs, legal, action, returns) (RolloutLearner.minibatches)
         losses = []
         for _ in range(learners[0].epochs):
             orders = [torch.randperm(T * x.num_envs, generator=x.learn_generator, device=x.device).chunk(x.num_minibatches)

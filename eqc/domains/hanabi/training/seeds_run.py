@@ -60,7 +60,7 @@ def _check(configs: Mapping[int, TrainConfig], out: str | Path) -> tuple[list[in
             raise ValueError(f"configs of seeds {seeds[0]} and {seed} differ outside [bootstrap]: seeds trained in one process "
                              "share every other section")
     if first.run.tensorboard:
-        single._tensorboard_writer()  # a missing package is refused before anything is written
+        single.tensorboard_writer_class()  # a missing package is refused before anything is written
     if not isinstance(out, (str, Path)) or not str(out).strip():
         raise RunDirectoryError(f"out must name a pool directory, got {out!r}")
     out = Path(out)
@@ -142,19 +142,19 @@ class _Seed:
     precision: Precision
     learner: PQNLearner
     log: RunLog
-    window: single._Window
-    clock: single._Clock
+    window: single.RateWindow
+    clock: single.RunClock
     stats: dict[str, Any]
     resumed: bool
 
     def evaluate(self, device: torch.device) -> None:
         try:
-            self.log.evaluated(single._evaluate(self.learner, self.config, self.stats, self.window, self.clock, device))
+            self.log.evaluated(single.evaluate_run(self.learner, self.config, self.stats, self.window, self.clock, device))
         except TrainingDiverged as exc:
             raise TrainingDiverged(f"seed {self.seed}: {exc}") from None
 
     def save(self, state: dict[str, Any]) -> None:
-        single._save(self.out, self.config, self.seed, self.precision, state, self.log.rows, self.clock)
+        single.save_run(self.out, self.config, self.seed, self.precision, state, self.log.rows, self.clock)
 
     def summary(self, stopped: str) -> RunSummary:
         last = self.log.rows[-1]
@@ -175,9 +175,9 @@ def _start(configs: Mapping[int, TrainConfig], seeds: list[int], out: Path,
         raise RunDirectoryError(f"the seeds' checkpoints in {str(out)!r} stand at different moves ({moves}): seeds trained in one "
                                 "process resume together from one move count")
     if not held:  # resolved once: a timed "auto" could otherwise pick different precisions for different seeds
-        precision = single._run_precision(configs[seeds[0]], None, device)
+        precision = single.run_precision(configs[seeds[0]], None, device)
         return checkpoints, dict.fromkeys(seeds, precision)
-    precisions = {s: single._run_precision(configs[s], checkpoints[s], device) for s in seeds}
+    precisions = {s: single.run_precision(configs[s], checkpoints[s], device) for s in seeds}
     if len({p.used for p in precisions.values()}) > 1:
         raise RunDirectoryError(f"the seeds in {str(out)!r} trained in different precisions "
                                 f"({ {s: p.used for s, p in precisions.items()} }): they cannot be batched")
@@ -200,17 +200,17 @@ def _open(configs: Mapping[int, TrainConfig], seeds: list[int], out: Path, devic
     for seed in seeds:
         directory, precision = seed_dir(out, seed), precisions[seed]
         config = configs[seed].replace(run={"precision": precision.used})
-        single._prepare_dir(directory, config, seed, checkpoints[seed], precision)
+        single.prepare_run_dir(directory, config, seed, checkpoints[seed], precision)
         learner = make_learner(config, seed, device)
         assert isinstance(learner, PQNLearner)  # check_stackable: [run] algorithm "pqn"
-        rows, wall_before = single._restore(learner, checkpoints[seed], directory, log)
+        rows, wall_before = single.restore_run(learner, checkpoints[seed], directory, log)
         quiet = bool(runs) and runs[0].log.bar is not None  # one progress bar: the first seed's
         run_log = RunLog(directory, f"{config.run.algorithm} {config.rule.objective} seed {seed}", rows, progress=progress and not runs,
                          log=_silent if quiet else functools.partial(_prefixed, log, f"seed {seed}: "),
                          total_moves=config.run.total_moves, start_moves=learner.moves_played, max_minutes=max_minutes,
-                         tensorboard=single._tensorboard(directory) if config.run.tensorboard else None)
-        clock = single._Clock(wall_before, max_minutes)
-        runs.append(_Seed(seed, directory, config, precision, learner, run_log, single._Window(learner), clock, {},
+                         tensorboard=single.tensorboard_logger(directory) if config.run.tensorboard else None)
+        clock = single.RunClock(wall_before, max_minutes)
+        runs.append(_Seed(seed, directory, config, precision, learner, run_log, single.RateWindow(learner), clock, {},
                           checkpoints[seed] is not None))
     log(f"{len(seeds)} seeds in one process on {device}, precision {runs[0].precision.used}: {runs[0].precision.reason}")
     return runs

@@ -16,25 +16,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import time
-from pathlib import Path
 
 import torch
+from _machine import cpu_model
 
 from eqc.domains.hanabi.agent.precision import cpu_features, resolve_precision
 from eqc.domains.hanabi.config.train import load_config
 from eqc.domains.hanabi.training.learners import make_learner
 from eqc.domains.hanabi.training.probe import training_step_ms
-
-
-def _model_name() -> str:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return platform.processor() or "unknown"
-    return next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")), "unknown")
 
 
 def main() -> None:
@@ -48,7 +39,7 @@ def main() -> None:
     cpu = torch.device("cpu")
     config = load_config(args.config)
     flags = sorted(f for f in cpu_features() if "bf16" in f or f.startswith("amx") or f in ("avx2", "avx512f"))
-    print(f"CPU: {_model_name()}, {os.cpu_count()} cores; flags: {' '.join(flags)}; torch {torch.__version__}, "
+    print(f"CPU: {cpu_model()}, {os.cpu_count()} cores; flags: {' '.join(flags)}; torch {torch.__version__}, "
           f"capability {torch.backends.cpu.get_cpu_capability()}; threads {args.threads}; load {os.getloadavg()[0]:.2f}")
     print(f"auto by the flags alone: {resolve_precision('auto', cpu).reason}")
     print(f"auto with the probe: {resolve_precision('auto', cpu, measure=lambda: training_step_ms(config, cpu)).reason}")

@@ -19,27 +19,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import torch
+from _machine import cpu_model
 
 from eqc.domains.hanabi.agent.precision import cpu_features
 from eqc.domains.hanabi.config.train import load_config
 from eqc.domains.hanabi.training.learners import make_learner
 from eqc.domains.hanabi.training.pqn import PQNLearner
 from eqc.domains.hanabi.training.seeds import StackedSeeds, check_stackable
-
-
-def _model_name() -> str:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return platform.processor() or "unknown"
-    return next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")), "unknown")
 
 
 def _learners(config, seeds: int, device: torch.device) -> list[PQNLearner]:
@@ -75,7 +66,7 @@ def main() -> None:
     check_stackable(config)
     flags = sorted(f for f in cpu_features() if "bf16" in f or f.startswith("amx") or f in ("avx2", "avx512f"))
     gpu = f"; GPU {torch.cuda.get_device_name(device)}" if device.type == "cuda" else ""
-    print(f"CPU: {_model_name()}, {os.cpu_count()} cores; flags: {' '.join(flags)}; torch {torch.__version__}, "
+    print(f"CPU: {cpu_model()}, {os.cpu_count()} cores; flags: {' '.join(flags)}; torch {torch.__version__}, "
           f"capability {torch.backends.cpu.get_cpu_capability()}; device {device}{gpu}; threads {args.threads}; "
           f"load {os.getloadavg()[0]:.2f}")
     print(f"{args.config}: {config.run.num_envs} games per seed, network {config.network.mlp_layers} x {config.network.hidden_size}, "

@@ -347,3 +347,42 @@ def test_help_is_plain_text(command: list[str], capsys: pytest.CaptureFixture[st
     text = capsys.readouterr().out
     assert info.value.code == 0 and text.startswith("usage: eqc")
     assert "``" not in text and ":mod:" not in text and ":func:" not in text
+
+
+# ``eqc hanabi train --seeds``: the seeds trained in one process into ``OUT/seed_<n>/``; every bad use exits 2 naming the
+# flag, before anything is written.
+def test_train_seeds_writes_one_run_per_seed(tmp_path: Path, config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "pool"
+    argv = ["hanabi", "train", "--config", str(config_file), "--seeds", "0,2", "--device", "cpu", "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "seed 0: 1,024 moves" in text and "seed 2: 1,024 moves" in text and "pool.json" in text
+    assert sorted(p.name for p in out.iterdir()) == ["pool.json", "seed_0", "seed_2"]
+    for seed in (0, 2):
+        assert json.loads((out / f"seed_{seed}" / "config.json").read_text())["seed"] == seed
+        assert (out / f"seed_{seed}" / "checkpoint.pt").is_file() and (out / f"seed_{seed}" / "metrics.csv").is_file()
+    assert main(argv) == 0  # run again: every seed resumes
+    assert "resuming" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("seeds", "message"),
+    [("7-0", "seed range '7-0' is empty"), ("a", "must look like '0-9'"), ("", "must look like '0-9'"),
+     ("0-3,2", "seed 2 is named twice"), ("1,1", "seed 1 is named twice")],
+)
+def test_train_refuses_bad_seeds(tmp_path: Path, config_file: Path, capsys: pytest.CaptureFixture[str], seeds: str, message: str) -> None:
+    _usage_error(capsys, ["hanabi", "train", "--config", str(config_file), f"--seeds={seeds}", "--out", str(tmp_path / "x")],
+                 "usage: eqc hanabi train", "argument --seeds:", message)
+    assert not (tmp_path / "x").exists()
+
+
+def test_train_refuses_seed_with_seeds_and_what_it_cannot_batch(tmp_path: Path, config_file: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / "x")
+    for seed in ("0", "3"):  # the default value too: --seed given at all is refused
+        _usage_error(capsys, ["hanabi", "train", "--config", str(config_file), "--seed", seed, "--seeds", "0-1", "--out", out],
+                     "argument --seeds: not allowed with argument --seed")
+    seeds = ["hanabi", "train", "--config", str(config_file), "--seeds", "0-1", "--out", out]
+    _usage_error(capsys, [*seeds, "--set", "run.algorithm=ippo"], "argument --seeds: [run] algorithm must be 'pqn'")
+    _usage_error(capsys, [*seeds, "--set", "network.lstm_layers=1"], "argument --seeds: [network] lstm_layers must be 0")
+    assert not (tmp_path / "x").exists()

@@ -33,7 +33,8 @@ from __future__ import annotations
 import fcntl
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,8 +53,9 @@ from eqc.domains.hanabi.training.probe import training_step_ms
 from eqc.domains.hanabi.training.run_log import METRICS, RunLog
 from eqc.io import write_json_atomic
 
-__all__ = ["METRICS", "RateWindow", "RunClock", "RunDirectoryError", "RunSummary", "TrainingDiverged", "evaluate_run", "prepare_run_dir",
-           "restore_run", "run_precision", "save_run", "tensorboard_logger", "tensorboard_writer_class", "train"]
+__all__ = ["METRICS", "RateWindow", "RunClock", "RunDirectoryError", "RunSummary", "TrainingDiverged", "evaluate_run",
+           "locked_run_dir", "prepare_run_dir", "restore_run", "run_precision", "save_run", "tensorboard_logger",
+           "tensorboard_writer_class", "train"]
 
 #: ``[run]`` keys that may differ when a run resumes: they do not change what is learned.
 RESUMABLE_KEYS = ("total_moves", "checkpoint_minutes", "threads", "tensorboard")
@@ -167,22 +169,30 @@ def train(
     if (out / POLICY_JSON).is_file():
         raise RunDirectoryError(f"out {str(out)!r} is a policy directory ({POLICY_JSON}): training there would overwrite its "
                                 "metrics.csv and learning curve; train in a directory of its own")
-    fresh = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
-    lock_path = out / ".lock"
+    with locked_run_dir(out):
+        return _train_locked(config, out, seed, device, max_minutes, progress, log)
+
+
+@contextmanager
+def locked_run_dir(run: Path) -> Iterator[None]:
+    """Hold the advisory lock ``run/.lock`` (``RunDirectoryError`` when another process holds it); on a refusal inside
+    (a ``ValueError``: another run's checkpoint, a corrupt one, ...) leave ``run`` as it was found."""
+    fresh = not run.exists()
+    run.mkdir(parents=True, exist_ok=True)
+    lock_path = run / ".lock"
     new_lock = not lock_path.exists()
     with open(lock_path, "w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise RunDirectoryError(f"out {str(out)!r} is being trained by another process right now") from None
+            raise RunDirectoryError(f"{str(run)!r} is being trained by another process right now") from None
         try:
-            return _train_locked(config, out, seed, device, max_minutes, progress, log)
-        except ValueError:  # a refusal (another run's checkpoint, a corrupt one, ...): leave out as it was found
+            yield
+        except ValueError:
             if new_lock:
                 lock_path.unlink(missing_ok=True)
-            if fresh and not any(out.iterdir()):
-                out.rmdir()
+            if fresh and not any(run.iterdir()):
+                run.rmdir()
             raise
 
 

@@ -16,11 +16,10 @@ its last checkpoint).
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,28 +78,6 @@ def _check(configs: Mapping[int, TrainConfig], out: str | Path) -> tuple[list[in
     return seeds, out
 
 
-@contextmanager
-def _locked(run: Path) -> Iterator[None]:
-    """Hold ``run/.lock`` as ``train`` does; on a refusal (``ValueError``) leave ``run`` as it was found."""
-    fresh = not run.exists()
-    run.mkdir(parents=True, exist_ok=True)
-    lock_path = run / ".lock"
-    new_lock = not lock_path.exists()
-    with open(lock_path, "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise RunDirectoryError(f"{str(run)!r} is being trained by another process right now") from None
-        try:
-            yield
-        except ValueError:
-            if new_lock:
-                lock_path.unlink(missing_ok=True)
-            if fresh and not any(run.iterdir()):
-                run.rmdir()
-            raise
-
-
 def train_seeds(
     configs: Mapping[int, TrainConfig],
     out: str | Path,
@@ -122,7 +99,7 @@ def train_seeds(
     try:
         with ExitStack() as stack:
             for seed in seeds:
-                stack.enter_context(_locked(seed_dir(out, seed)))
+                stack.enter_context(single.locked_run_dir(seed_dir(out, seed)))
             summaries = _train_locked(configs, seeds, out, device, max_minutes, progress, log)
     except ValueError:
         if fresh and not any(out.iterdir()):

@@ -7,7 +7,7 @@
   over the landmarks, so the relabelled game adds the same terms in another order: pass
   ``reward_ulps=4``.
 - PettingZoo's ``hanabi_v5`` (OpenSpiel's Hanabi through Shimmy): the same observation and 20 moves
-  as HLE, so eqc's :func:`~eqc.domains.hanabi.colour_symmetry` declares it; deals happen at chance
+  as HLE, so eqc's :func:`~eqc.domains.hanabi.symmetry.colour_symmetry` declares it; deals happen at chance
   nodes whose outcome is the card id ``colour * 5 + rank``, relabelled by :func:`relabel_card`.
 """
 

@@ -152,10 +152,14 @@ class RolloutLearner(Learner):
     def _fresh_state(self) -> LSTMState | None:
         return as_lstm_state(self.agent.initial_state(self.num_envs * self.num_players, self.device)) if self.recurrent else None
 
+    def acting_view(self) -> tuple[torch.Tensor, torch.Tensor, Relabelling | None]:
+        """Feed-forward: the acting players' view of the games before the next move (``TrainingGames.acting_view``)."""
+        return self.games.acting_view(self._obs, self._legal)
+
     def view(self) -> View:
         """The games before the next move (:class:`View`), the network run on it."""
         if not self.recurrent:
-            obs, legal, acting = self.games.acting_view(self._obs, self._legal)
+            obs, legal, acting = self.acting_view()
             scores, value, _ = self.heads(obs, legal)
             return View(obs, legal, legal, None, acting, scores, value, None)
         B, P, rows = self.num_envs, self.num_players, self.games.rows

@@ -39,7 +39,7 @@ from torch.func import functional_call
 from eqc.domains.hanabi.agent.network import Agent, QNetwork, spec_agent
 from eqc.domains.hanabi.config.schema import require
 from eqc.domains.hanabi.config.train import TrainConfig
-from eqc.domains.hanabi.training.pqn import PQNLearner, exploration_epsilon, td_loss
+from eqc.domains.hanabi.training.pqn import PQN, PQNLearner, exploration_epsilon, td_loss
 from eqc.domains.hanabi.training.rollout import View
 
 __all__ = ["StackedSeeds", "check_stackable"]
@@ -48,7 +48,7 @@ __all__ = ["StackedSeeds", "check_stackable"]
 def check_stackable(config: TrainConfig) -> None:
     """``ConfigError`` naming the key unless ``config`` trains the feed-forward PQN learner, the one
     :class:`StackedSeeds` batches."""
-    require(config.run.algorithm == "pqn", "[run] algorithm",
+    require(config.run.algorithm == PQN.name, "[run] algorithm",
             f"must be 'pqn' to train seeds in one process (the feed-forward PQN learner is the one batched), got "
             f"{config.run.algorithm!r}: train each seed on its own (eqc hanabi pool)")
     require(config.network.lstm_layers == 0, "[network] lstm_layers",
@@ -127,7 +127,7 @@ class StackedSeeds:
     # ---------------------------------------------------------------- one iteration
     def _views(self) -> list[View]:
         """Every seed's acting view before its next move, the Q-values from one batched call."""
-        acting = [learner.games.acting_view(learner._obs, learner._legal) for learner in self.learners]
+        acting = [learner.acting_view() for learner in self.learners]
         scores = self.q_values(torch.stack([a[0] for a in acting]), torch.stack([a[1] for a in acting]))
         return [View(obs, legal, legal, None, relabelling, q, None, None)
                 for (obs, legal, relabelling), q in zip(acting, scores, strict=True)]

@@ -43,7 +43,7 @@ def main() -> None:
           f"capability {torch.backends.cpu.get_cpu_capability()}; threads {args.threads}; load {os.getloadavg()[0]:.2f}")
     print(f"auto by the flags alone: {resolve_precision('auto', cpu).reason}")
     print(f"auto with the probe: {resolve_precision('auto', cpu, measure=lambda: training_step_ms(config, cpu)).reason}")
-    learners = {p: make_learner(config.replace(run={"precision": p}), 0, cpu) for p in ("fp32", "bf16")}
+    learners = {p: make_learner(config.replace(network={"precision": p}), 0, cpu) for p in ("fp32", "bf16")}
     rates: dict[str, list[float]] = {p: [] for p in learners}
     for learner in learners.values():
         learner.iteration()

@@ -115,13 +115,13 @@ def learner_rows(device: torch.device, num_envs: int, seconds: float) -> list[st
     from eqc.domains.hanabi.reproduce.specs import SCALES, pool_config
     from eqc.domains.hanabi.training.learners import make_learner
 
-    base = load_config("vdn_cpu").replace(run={"num_envs": num_envs, "precision": "fp32"})
+    base = load_config("vdn_cpu").replace(run={"num_envs": num_envs}, network={"precision": "fp32"})
     variants = {
         "PQN self-play": base,
         "PQN Other-Play (S5)": base.replace(rule={"objective": "op"}),
         "PQN G-OP D10": base.replace(rule={"objective": "gop", "group": "D10"}),
-        "PQN symmetrized D10": base.replace(rule={"symmetrize": "D10"}),
-        "IPPO (ippo_cpu.toml)": load_config("ippo_cpu").replace(run={"num_envs": num_envs, "precision": "fp32"}),
+        "PQN symmetrized D10": base.replace(network={"symmetrize": "D10"}),
+        "IPPO (ippo_cpu.toml)": load_config("ippo_cpu").replace(run={"num_envs": num_envs}, network={"precision": "fp32"}),
         "recurrent PQN (cpu Table 3 pool)": pool_config("recurrent", SCALES["cpu"]).replace(run={"num_envs": num_envs,
                                                                                                  "precision": "fp32"}),
     }

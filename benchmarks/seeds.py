@@ -62,7 +62,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    config = load_config(args.config).replace(run={"precision": args.precision})
+    config = load_config(args.config).replace(network={"precision": args.precision})
     check_stackable(config)
     flags = sorted(f for f in cpu_features() if "bf16" in f or f.startswith("amx") or f in ("avx2", "avx512f"))
     gpu = f"; GPU {torch.cuda.get_device_name(device)}" if device.type == "cuda" else ""

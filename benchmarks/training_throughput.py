@@ -40,7 +40,7 @@ def variants() -> dict[str, TrainConfig]:
         "vdn_cpu.toml (pqn, sp)": base,
         "pqn, Other-Play (S5)": base.replace(rule={"objective": "op"}),
         "pqn, G-OP D10": base.replace(rule={"objective": "gop", "group": "D10"}),
-        "pqn, network symmetrized over D10": base.replace(rule={"symmetrize": "D10"}),
+        "pqn, network symmetrized over D10": base.replace(network={"symmetrize": "D10"}),
         "recurrent pqn (reproduce cpu table3 pool)": pool_config("recurrent", SCALES["cpu"]),
         "r2d2, small": pool_config("recurrent", SCALES["smoke"]).replace(
             run={"num_envs": 128}, network={"hidden_size": 128}, r2d2={"batch_size": 32, "buffer_episodes": 4096, "warmup_episodes": 512}),

@@ -12,8 +12,8 @@ from eqc.cli import main
 from eqc.domains.hanabi.config.train import TrainConfig
 
 TINY = TrainConfig().replace(  # fp32 on every processor: xp --verify-hle replays batched games move for move
-    run={"num_envs": 32, "total_moves": 1024, "eval_every_moves": 1024, "eval_games": 16, "precision": "fp32"},
-    network={"hidden_size": 32, "mlp_layers": 1},
+    run={"num_envs": 32, "total_moves": 1024, "eval_every_moves": 1024, "eval_games": 16},
+    network={"hidden_size": 32, "mlp_layers": 1, "precision": "fp32"},
     pqn={"epochs": 1, "minibatches": 1},
 )
 
@@ -284,7 +284,7 @@ def test_train_by_shipped_name_with_set_overrides(tmp_path: Path, capsys: pytest
 def _train_symmetrized(tmp_path: Path, group: str, capsys: pytest.CaptureFixture[str]) -> Path:
     """A tiny run trained symmetrized over ``group``, its output swallowed."""
     config = tmp_path / "sym.toml"
-    config.write_text(TINY.replace(rule={"symmetrize": group}).to_toml())
+    config.write_text(TINY.replace(network={"symmetrize": group}).to_toml())
     out = tmp_path / "run"
     assert main(["hanabi", "train", "--config", str(config), "--out", str(out), "--no-progress"]) == 0
     capsys.readouterr()

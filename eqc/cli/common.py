@@ -241,13 +241,13 @@ def add_threads_flag(parser: argparse.ArgumentParser, *, trains: bool = False) -
 
 def add_precision_flag(parser: argparse.ArgumentParser, *, trains: bool = False) -> None:
     """Add ``--precision auto|fp32|bf16``, a requested precision (:mod:`eqc.domains.hanabi.agent.precision` states the
-    rule of "auto"). For commands that train the default is the config's ``[run] precision`` (itself "auto" by
+    rule of "auto"). For commands that train the default is the config's ``[network] precision`` (itself "auto" by
     default); otherwise "auto"."""
     if trains:
         rule = ("auto: bf16 where it is faster than fp32 on this device (an x86 CPU with AMX, amx_bf16 and amx_tile; "
                 "aarch64 bf16; CUDA compute capability >= 8.0; with avx512_bf16 alone a timed training step decides), "
                 "else fp32; a resumed run keeps the "
-                "precision it started with (default: the config's [run] precision)")
+                "precision it started with (default: the config's [network] precision)")
     else:
         rule = ("auto (default): each agent in the precision it was trained in where bf16 is faster than fp32 on this device, "
                 "else fp32 (auto never moves an fp32-trained agent to bf16)")

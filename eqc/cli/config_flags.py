@@ -31,15 +31,16 @@ def add_set_flag(parser: argparse.ArgumentParser) -> None:
                         help="override a config key (repeatable), e.g. --set run.num_envs=64; keys: eqc hanabi config")
 
 
-def load_config_flags(args: argparse.Namespace, run: dict[str, Any] | None = None) -> TrainConfig:
-    """The config of ``--config`` with the ``--set`` overrides, then the ``[run]`` keys ``run`` gives (flags such as
-    ``--threads``; None: left as configured), built and validated once; a malformed override is blamed on ``--set``."""
+def load_config_flags(args: argparse.Namespace, keys: dict[str, Any] | None = None) -> TrainConfig:
+    """The config of ``--config`` with the ``--set`` overrides, then the keys ``keys`` gives (``"section.key"`` -> value,
+    from flags such as ``--threads``; None: left as configured), built and validated once; a malformed override is
+    blamed on ``--set``."""
     try:
         check_overrides(args.overrides)
     except ConfigError as exc:
         raise flags.FlagError("--set", str(exc)) from None
-    keys = [f"run.{key}={toml_value(value)}" for key, value in (run or {}).items() if value is not None]
+    flagged = [f"{key}={toml_value(value)}" for key, value in (keys or {}).items() if value is not None]
     try:
-        return load_config(args.config, [*args.overrides, *keys])
+        return load_config(args.config, [*args.overrides, *flagged])
     except ConfigError as exc:
         raise flags.FlagError("--set" if args.overrides and "--set" in str(exc) else "--config", str(exc)) from None

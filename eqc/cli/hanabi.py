@@ -47,7 +47,7 @@ def _train(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.config.schema import ConfigError
     from eqc.domains.hanabi.training.run import RunDirectoryError, TrainingDiverged, train
 
-    config = load_config_flags(args, run={"threads": args.threads, "precision": args.precision})
+    config = load_config_flags(args, {"run.threads": args.threads, "network.precision": args.precision})
     if args.seeds is not None:
         return _train_seeds(args, config)
     flags.prepare_output_dir(args.out)
@@ -139,7 +139,7 @@ def _eval(args: argparse.Namespace) -> int:
     print(f"{name}, greedy self-play on {where}: {result}")
     record = {"checkpoint": str(args.checkpoint), "where": where, "symmetrize": args.symmetrize, "precision": policy.agent.precision,
               "deck_seed": args.deck_seed, **result.as_dict()}
-    trained = policy.spec.precision
+    trained = policy.spec.network.precision
     if policy.agent.precision != trained and args.precision == "auto":  # comparing would run bf16 where it is slow
         from eqc.domains.hanabi.agent.precision import bf16_support
 

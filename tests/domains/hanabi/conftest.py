@@ -46,9 +46,8 @@ def tiny_config(**changes: dict) -> TrainConfig:
     configs' ``v0_belief`` observations, in fp32 (not "auto": the tests train the same on every processor)."""
     base = TrainConfig().replace(
         game={"knowledge": "v0_belief"},
-        run={"num_envs": 64, "total_moves": 4096, "eval_every_moves": 2048, "eval_games": 64, "checkpoint_minutes": 10.0,
-             "precision": "fp32"},
-        network={"hidden_size": 64, "mlp_layers": 1},
+        run={"num_envs": 64, "total_moves": 4096, "eval_every_moves": 2048, "eval_games": 64, "checkpoint_minutes": 10.0},
+        network={"hidden_size": 64, "mlp_layers": 1, "precision": "fp32"},
         pqn={"rollout_steps": 8, "epochs": 1, "minibatches": 2, "eps_decay_moves": 100_000},
     )
     return base.replace(**changes) if changes else base

@@ -36,15 +36,14 @@ CPU = torch.device("cpu")
 # Trained a little (plain, untrained nets bomb out at once), in fp32 on every processor: HLE replays batched games move for
 # move, which bf16's batch-dependent rounding need not.
 PQN = TrainConfig().replace(
-    run={"num_envs": 128, "total_moves": 40_960, "eval_every_moves": 40_960, "eval_games": 16, "checkpoint_minutes": 10.0,
-         "precision": "fp32"},
-    network={"hidden_size": 64, "mlp_layers": 1},
+    run={"num_envs": 128, "total_moves": 40_960, "eval_every_moves": 40_960, "eval_games": 16, "checkpoint_minutes": 10.0},
+    network={"hidden_size": 64, "mlp_layers": 1, "precision": "fp32"},
     optim={"lr": 3e-3},
     pqn={"rollout_steps": 8, "epochs": 1, "minibatches": 2, "eps_start": 0.3, "eps_decay_moves": 10_000},
 )
 R2D2 = TrainConfig().replace(
-    run={"algorithm": "r2d2", "num_envs": 32, "total_moves": 3_000, "eval_every_moves": 3_000, "eval_games": 16, "precision": "fp32"},
-    network={"hidden_size": 32, "mlp_layers": 1, "lstm_layers": 1, "layer_norm": False},
+    run={"algorithm": "r2d2", "num_envs": 32, "total_moves": 3_000, "eval_every_moves": 3_000, "eval_games": 16},
+    network={"hidden_size": 32, "mlp_layers": 1, "lstm_layers": 1, "layer_norm": False, "precision": "fp32"},
     optim={"optimizer": "adam", "lr": 3e-3, "adam_eps": 1.5e-5, "grad_clip": 5.0},
     r2d2={"batch_size": 8, "buffer_episodes": 256, "warmup_episodes": 32, "updates_per_step": 1.0},
 )

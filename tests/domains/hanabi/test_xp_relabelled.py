@@ -16,7 +16,7 @@ from eqc.domains.hanabi.xp import RelabelledAgent, relabelled_self_play
 from eqc.domains.hanabi.xp.relabelled import _colour_hint_share
 
 CPU = torch.device("cpu")
-CONFIG = TrainConfig().replace(network={"hidden_size": 32, "mlp_layers": 1}, run={"precision": "fp32"})
+CONFIG = TrainConfig().replace(network={"hidden_size": 32, "mlp_layers": 1, "precision": "fp32"})
 
 
 def _network(seed: int) -> QNetwork:

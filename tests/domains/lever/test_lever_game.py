@@ -8,23 +8,16 @@ import pytest
 import torch
 
 from eqc.dec_pomdp import DecPOMDP
-from eqc.domains.lever import (
-    DEFAULT_PAYOFFS,
-    LeverGame,
-    equal_payoff_classes,
-    lever_cyclic_subgroup,
-    lever_game,
-    lever_group,
-)
+from eqc.domains.lever import game as lever
 from eqc.domains.lever.evaluate import cross_play_matrix
 from eqc.groups import symmetric
 from eqc.verification import check_env_symmetry, check_group
 
 
 def test_default_game_is_the_papers() -> None:
-    game = lever_game()
+    game = lever.lever_game()
     assert isinstance(game, DecPOMDP)
-    assert game.payoffs.tolist() == pytest.approx(list(DEFAULT_PAYOFFS))
+    assert game.payoffs.tolist() == pytest.approx(list(lever.DEFAULT_PAYOFFS))
     assert game.num_levers == 10 and game.num_agents == 2
     assert game.lever.name == "lever" and game.lever.size == 10
     assert [b.name for b in game.observation_layout] == ["payoffs"]
@@ -32,7 +25,7 @@ def test_default_game_is_the_papers() -> None:
 
 
 def test_one_shot_play() -> None:
-    game = lever_game()
+    game = lever.lever_game()
     game.reset()
     assert torch.equal(game.observations(), game.payoffs.float().expand(2, 10))
     assert bool(game.legal_actions().all()) and not game.terminal
@@ -46,13 +39,13 @@ def test_one_shot_play() -> None:
 
 
 def test_symmetry_group_permutes_equal_payoff_levers_only() -> None:
-    symmetry = lever_game().symmetry
+    symmetry = lever.lever_game().symmetry
     group = symmetry.group
     assert group.order == math.factorial(9) and group.degree == 10
     assert bool((group.generators[:, 9] == 9).all())
     assert group.random_permutations(64, torch.Generator().manual_seed(0))[:, 9].eq(9).all()
-    assert lever_game().cyclic_symmetry.group.order == 9
-    assert lever_cyclic_subgroup().is_subgroup_of(group)
+    assert lever.lever_game().cyclic_symmetry.group.order == 9
+    assert lever.lever_cyclic_subgroup().is_subgroup_of(group)
 
 
 @pytest.mark.parametrize(
@@ -64,18 +57,18 @@ def test_symmetry_group_permutes_equal_payoff_levers_only() -> None:
     ],
 )
 def test_several_payoff_classes(payoffs: list[float], order: int, classes: list[list[int]]) -> None:
-    assert equal_payoff_classes(payoffs) == classes
-    group = lever_group(payoffs)
+    assert lever.equal_payoff_classes(payoffs) == classes
+    group = lever.lever_group(payoffs)
     assert group.order == order
     if group.is_enumerable:
         check_group(group)
-    cyclic = lever_cyclic_subgroup(payoffs)
+    cyclic = lever.lever_cyclic_subgroup(payoffs)
     assert cyclic.order == math.prod(len(c) for c in classes)
     assert cyclic.is_subgroup_of(group)
 
 
 def test_declared_symmetry_passes_the_env_check_and_a_wrong_one_fails() -> None:
-    game = lever_game()
+    game = lever.lever_game()
     generator = torch.Generator().manual_seed(0)
     assert check_env_symmetry(game, game.symmetry, episodes=30, generator=generator) is None
     from eqc.dec_pomdp import Symmetry
@@ -86,7 +79,7 @@ def test_declared_symmetry_passes_the_env_check_and_a_wrong_one_fails() -> None:
 
 
 def test_tabular_version_pays_the_same() -> None:
-    game = lever_game([1.0, 0.5, 0.5])
+    game = lever.lever_game([1.0, 0.5, 0.5])
     table = game.to_tabular()
     for a1 in range(3):
         for a2 in range(3):
@@ -95,8 +88,8 @@ def test_tabular_version_pays_the_same() -> None:
             assert table.step([a1, a2]) == pytest.approx(game.step([a1, a2]))
 
 
-def sampled_cross_play(game: LeverGame, probabilities: torch.Tensor, episodes: int, generator: torch.Generator) -> torch.Tensor:
-    """Monte Carlo estimate of ``cross_play_matrix`` from ``episodes`` games per pair, paid by ``LeverGame.reward``."""
+def sampled_cross_play(game: lever.LeverGame, probabilities: torch.Tensor, episodes: int, generator: torch.Generator) -> torch.Tensor:
+    """Monte Carlo estimate of ``cross_play_matrix`` from ``episodes`` games per pair, paid by ``lever.LeverGame.reward``."""
     agents, n = probabilities.shape
     p1 = probabilities[:, None, :].expand(agents, agents, n).reshape(-1, n)
     p2 = probabilities[None, :, :].expand(agents, agents, n).reshape(-1, n)
@@ -106,7 +99,7 @@ def sampled_cross_play(game: LeverGame, probabilities: torch.Tensor, episodes: i
 
 
 def test_exact_expected_reward_matches_played_games() -> None:
-    game = lever_game()
+    game = lever.lever_game()
     generator = torch.Generator().manual_seed(0)
     probabilities = torch.softmax(torch.randn(4, 10, generator=generator), -1)
     exact = cross_play_matrix(game, probabilities)
@@ -116,12 +109,12 @@ def test_exact_expected_reward_matches_played_games() -> None:
 
 def test_bad_input() -> None:
     with pytest.raises(ValueError, match="at least 2"):
-        lever_game([1.0])
+        lever.lever_game([1.0])
     with pytest.raises(ValueError, match="finite"):
-        lever_game([1.0, float("inf")])
+        lever.lever_game([1.0, float("inf")])
     with pytest.raises(TypeError, match="numbers"):
-        lever_game(["a", "b"])
-    game = lever_game()
+        lever.lever_game(["a", "b"])
+    game = lever.lever_game()
     with pytest.raises(RuntimeError, match="reset"):
         game.step([0, 0])
     game.reset()

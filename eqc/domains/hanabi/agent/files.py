@@ -4,7 +4,7 @@ written atomically, loaded without executing code, describing and checking itsel
 **Checkpoint**: one file ``checkpoint.pt`` in a run directory, a dict of tensors and plain Python
 values saved with ``torch.save`` and read back with ``torch.load(weights_only=True)``, which
 refuses anything but tensors and primitive containers (no pickled code runs). It holds
-``format``/``format_version``, the training ``config`` (nested dict; its ``[run] precision`` the precision
+``format``/``format_version``, the training ``config`` (nested dict; its ``[network] precision`` the precision
 the run trains in), ``seed``, ``precision`` (requested, used and why: :class:`~.precision.Precision`), the
 learner's state (networks, optimizer, generators, counters), ``metrics`` rows so far and the versions of
 eqc and torch that wrote it. Resuming from it, generators included, is training's
@@ -14,9 +14,9 @@ eqc and torch that wrote it. Resuming from it, generators included, is training'
 cpu-scale feed-forward agents), what is committed and shared:
 
 - ``policy.safetensors``: the network's weights (safetensors: tensors only, nothing to execute);
-- ``policy.json``: ``format``/``format_version``, the full training ``config`` (its ``[game]``,
-  ``[network]``, ``[rule] symmetrize``/``hidden_scheme`` and ``[run] precision`` are the agent's
-  :class:`~eqc.domains.hanabi.config.agent.AgentSpec`; the other keys record how it was trained), the game's
+- ``policy.json``: ``format``/``format_version``, the full training ``config`` (its ``[game]`` and
+  ``[network]`` are the agent's :class:`~eqc.domains.hanabi.config.agent.AgentSpec`; the other keys record how
+  it was trained), the game's
   ``rules`` (``HanabiRules.to_dict()``: what the config's ``[game]`` gives, written out), ``seed``,
   ``moves``, ``updates``, ``wall_s``, ``precision`` (the run's: requested, used and why), the eqc/torch
   ``versions``, the ``source`` it was exported from, and two SHA-256 digests that seal the pair:
@@ -233,14 +233,14 @@ def checkpoint_network(data: dict[str, Any], where: str) -> tuple[QNetwork, Agen
 
 def checkpoint_precision(data: dict[str, Any]) -> Precision:
     """The precision a loaded checkpoint's run trains in and why: its ``precision`` record; for a run from before
-    records were kept (or a record that contradicts its config), its config's ``[run] precision``."""
-    run = data["config"].get("run", {}) if isinstance(data["config"], dict) else {}
-    used = run.get("precision", "fp32") if isinstance(run, dict) else "fp32"
+    records were kept (or a record that contradicts its config), its config's ``[network] precision``."""
+    network = data["config"].get("network", {}) if isinstance(data["config"], dict) else {}
+    used = network.get("precision", "fp32") if isinstance(network, dict) else "fp32"
     record = data.get("precision")
     if (isinstance(record, dict) and set(record) == {"requested", "used", "reason"} and all(isinstance(v, str) for v in record.values())
             and record["requested"] in REQUESTED_PRECISIONS and record["used"] == used):
         return Precision(**record)
-    return Precision(used, used, f"recorded in the run's config ([run] precision = {used!r})")
+    return Precision(used, used, f"recorded in the run's config ([network] precision = {used!r})")
 
 
 def _record_sha256(record: dict[str, Any]) -> str:
@@ -359,10 +359,10 @@ def read_policy(path: str | Path, device: torch.device | str = "cpu") -> tuple[Q
     if "rules" in record and record["rules"] != spec.rules().to_dict():
         raise CheckpointError(f"{json_path}: its rules {record['rules']} are not the game of its config's [game] "
                               f"({spec.rules().to_dict()}); export the policy again from its run")
-    used = record["precision"].get("used") if isinstance(record.get("precision"), dict) else spec.precision
-    if used != spec.precision:
+    used = record["precision"].get("used") if isinstance(record.get("precision"), dict) else spec.network.precision
+    if used != spec.network.precision:
         raise CheckpointError(f"{json_path}: its precision record says the network was trained in {used!r}, its config's "
-                              f"[run] precision says {spec.precision!r}; export the policy again from its run")
+                              f"[network] precision says {spec.network.precision!r}; export the policy again from its run")
     try:
         weights = load(blob)
     except SafetensorError as exc:

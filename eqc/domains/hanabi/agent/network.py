@@ -343,5 +343,5 @@ def make_agent(network: QNetwork, rules: HanabiRules, group: PermutationGroup | 
 
 
 def spec_agent(spec: AgentSpec, network: QNetwork) -> Agent:
-    """The agent ``spec`` describes around ``network``: symmetrized over ``spec.symmetrize``, in ``spec.precision``."""
-    return make_agent(network, spec.rules(), spec.group(), hidden_scheme=spec.hidden_scheme, precision=spec.precision)
+    """The agent ``spec`` describes around ``network``: symmetrized over ``spec.network.symmetrize``, in ``spec.network.precision``."""
+    return make_agent(network, spec.rules(), spec.group(), hidden_scheme=spec.network.hidden_scheme, precision=spec.network.precision)

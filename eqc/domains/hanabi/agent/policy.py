@@ -42,12 +42,12 @@ class TrainedPolicy:
     Attributes:
         agent: the (symmetrized) :class:`~.network.Agent`, or a wrapper acting as one (:class:`~.network.ActingAgent`), for
             batched use.
-        spec: what the agent is (``spec.game`` is the observation variant; ``spec.symmetrize`` the group
+        spec: what the agent is (``spec.game`` is the observation variant; ``spec.network.symmetrize`` the group
             it was trained symmetrized over).
         trained_moves: moves (summed over games) the agent was trained for.
         trained_with: the training config it was trained with, as recorded (a nested dict; empty for an
-            agent eqc did not train, such as OBL's), with the ``[run] precision`` it was trained in (fp32 for a
-            record from before the key existed).
+            agent eqc did not train, such as OBL's), as today's eqc writes it (:mod:`~eqc.domains.hanabi.config.upgrade`):
+            its ``[network] precision`` the one it was trained in.
 
     Read the record's keys through :attr:`training`, typed.
     """
@@ -130,7 +130,7 @@ def load_policy(
     :func:`~eqc.domains.hanabi.symmetry.rank_relabelling`), then ``symmetrize`` names a group on the ranks.
     ``hidden_scheme`` (recurrent agents): the hidden-state scheme; by default the one the agent was trained
     with, else "average". ``precision``: the requested precision (:mod:`.precision`): "fp32", "bf16", or
-    "auto" (the default): the precision it was trained in (``[run] precision``) where ``device`` runs that
+    "auto" (the default): the precision it was trained in (``[network] precision``) where ``device`` runs that
     natively, else fp32.
     """
     if not isinstance(path, (str, Path)):
@@ -143,7 +143,7 @@ def load_policy(
     network, spec, trained_moves, trained_with = _load_network(path, device)
     network.eval()
     check_choice(acts_on, "acts_on", ACTS_ON)
-    trained = spec.symmetrize
+    trained = spec.network.symmetrize
     if acts_on == "rank" and (trained is not None or symmetrize is None):
         raise ValueError(f"acts_on='rank' needs a test-time group (symmetrize) and an agent trained plain; {path} was trained "
                          f"{'symmetrized over ' + trained if trained else 'plain'} and symmetrize is {symmetrize!r}")
@@ -153,7 +153,7 @@ def load_policy(
             raise ValueError(f"symmetrize={name!r}: {path} was trained symmetrized over {trained} and stays so; "
                              f"leave symmetrize unset or pass {trained!r}")
         symmetrize = trained
-        hidden_scheme = hidden_scheme or spec.hidden_scheme
+        hidden_scheme = hidden_scheme or spec.network.hidden_scheme
     hidden_scheme = hidden_scheme or DEFAULT_HIDDEN_SCHEME
     group: PermutationGroup | None
     if symmetrize is None or isinstance(symmetrize, PermutationGroup):
@@ -164,7 +164,7 @@ def load_policy(
     else:
         raise TypeError(f"symmetrize must be None (as trained), a group name {COLOUR_GROUP_NAMES} or a PermutationGroup, "
                         f"got {type(symmetrize).__name__}")
-    used = resolve_precision(precision, device, trained=spec.precision).used
+    used = resolve_precision(precision, device, trained=spec.network.precision).used
     agent = make_agent(network, spec.rules(), group, hidden_scheme=hidden_scheme, precision=used, acts_on=acts_on)
     return TrainedPolicy(agent, spec, trained_moves, device, trained_with)
 
@@ -174,7 +174,7 @@ def _same_group(symmetrize: str | PermutationGroup, spec: AgentSpec) -> bool:
     if isinstance(symmetrize, PermutationGroup):
         trained = spec.group()
         return trained is not None and symmetrize.degree == trained.degree and symmetrize == trained
-    return symmetrize == spec.symmetrize
+    return symmetrize == spec.network.symmetrize
 
 
 #: The suffix of public OBL model files (off-belief-learning's ``model0.pthw``).
@@ -187,7 +187,7 @@ def _load_network(path: str | Path, device: torch.device) -> tuple[QNetwork, Age
     checkpoint or run directory (network, spec, moves trained, training config)."""
     if is_policy_dir(path) or Path(path).name in (POLICY_JSON, POLICY_WEIGHTS):
         network, spec, record = read_policy(path, device)
-        return network, spec, int(record["moves"]), _with_precision(record["config"], spec)
+        return network, spec, int(record["moves"]), record["config"]
     if Path(path).suffix == OBL_SUFFIX:
         network = load_obl_network(path, device, dtype=torch.float32)
         return network, obl_spec(network), 0, {}
@@ -197,10 +197,4 @@ def _load_network(path: str | Path, device: torch.device) -> tuple[QNetwork, Age
         raise CheckpointError(f"{exc} (an agent is a policy directory holding {POLICY_JSON}, a run directory or checkpoint "
                               f"file of eqc, or an OBL model file *{OBL_SUFFIX})") from None
     network, spec, counters = checkpoint_network(data, str(path))
-    return network.to(device), spec, counters["moves"], _with_precision(data["config"], spec)
-
-
-def _with_precision(config: dict, spec: AgentSpec) -> dict:
-    """A recorded training ``config`` with the ``[run] precision`` its agent was trained in (``spec``'s), which a
-    record from before the key existed leaves out (it trained in fp32; a config without the key now means "auto")."""
-    return {**config, "run": {**config.get("run", {}), "precision": spec.precision}}
+    return network.to(device), spec, counters["moves"], data["config"]

@@ -1,6 +1,6 @@
 """Precision: what a user requests, what a network runs in, and how "auto" chooses from what the hardware reports.
 
-A *requested* precision is one of :data:`REQUESTED_PRECISIONS` ("auto", "fp32", "bf16"): ``[run] precision``,
+A *requested* precision is one of :data:`REQUESTED_PRECISIONS` ("auto", "fp32", "bf16"): ``[network] precision``,
 ``--precision`` and the ``precision`` argument of ``load_policy``, ``load_pools`` and ``reproduce``. What a
 network *runs in* is one of :data:`PRECISIONS`: "fp32", or "bf16" (its matrix products in bfloat16
 autocast; heads and Q-values stay float32). :func:`resolve_precision` turns the one into the other.

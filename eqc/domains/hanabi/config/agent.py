@@ -1,10 +1,9 @@
 """The agent's sections of a config, and :class:`AgentSpec`: everything playing a trained agent needs.
 
-An :class:`AgentSpec` is the game an agent plays (``[game]``: the rules and the observation
-variant), its network (``[network]``), the colour group it was trained symmetrized over and the
-recurrent symmetrizer's hidden-state scheme (``[rule] symmetrize``, ``[rule] hidden_scheme``) and
-the precision its network runs in (``[run] precision``, one of :data:`PRECISIONS`). It is what a
-loaded policy carries; the training config (:mod:`.train`) holds the same sections beside those that
+An :class:`AgentSpec` is the game an agent plays (``[game]``: the rules and the observation variant) and
+its network (``[network]``: its shape, the colour group it was trained symmetrized over, the recurrent
+symmetrizer's hidden-state scheme and the precision it runs in, one of :data:`PRECISIONS`). It is what a
+loaded policy carries; the training config (:mod:`.train`) holds the same two sections beside those that
 only training reads, and gives its spec as ``config.agent``. The sections are validated here, once
 (:mod:`.schema`); the training config's validation calls the same checks.
 """
@@ -19,10 +18,22 @@ from eqc.domains.hanabi.symmetry import colour_group, colour_group_names
 from eqc.groups import PermutationGroup
 from eqc.symmetrize.recurrent import DEFAULT_HIDDEN_SCHEME, HIDDEN_SCHEMES
 
-__all__ = ["DEFAULT_HIDDEN_SCHEME", "HIDDEN_SCHEMES", "PRECISIONS", "AgentSpec", "GameConfig", "NetworkConfig", "check_agent_sections"]
+__all__ = [
+    "DEFAULT_HIDDEN_SCHEME",
+    "HIDDEN_SCHEMES",
+    "PRECISIONS",
+    "REQUESTED_PRECISIONS",
+    "AgentSpec",
+    "GameConfig",
+    "NetworkConfig",
+    "check_agent_sections",
+]
 
-#: What a network runs in (``[run] precision`` of an agent; a training config may also request "auto").
+#: What an agent's network runs in (``[network] precision``).
 PRECISIONS = ("fp32", "bf16")
+#: What a training config's ``[network] precision`` may request: a precision, or "auto" (chosen on the device that
+#: trains, when the run starts; the run records the precision used).
+REQUESTED_PRECISIONS = ("auto", *PRECISIONS)
 DUELING_CENTRES = ("legal", "all")
 
 
@@ -70,6 +81,14 @@ class NetworkConfig:
     dueling_centre: str = config_field("dueling mean: 'legal' (over legal moves) or 'all' (hanabi_SAD/OBL: A*legal over all actions)",
                                        "legal")
     aux_weight: float = config_field("weight of the SAD-AUX own-hand head (playable/dead/later per slot); 0 = no aux head", 0.0)
+    symmetrize: str | None = config_field("train the network symmetrized over this colour group of the game's colours, e.g. C5, "
+                                          "D10, S5 (left out: a plain network)", None)
+    hidden_scheme: str = config_field("recurrent symmetrizer's hidden-state scheme: 'average' or 'identity'", DEFAULT_HIDDEN_SCHEME)
+    precision: str = config_field("'fp32' or 'bf16' ('auto' in a training config): 'bf16' runs the network's matrix products in "
+                                  "bfloat16 autocast (acting, learning, evaluation; heads, Q-values, losses, targets and optimizer "
+                                  "state stay float32); 'auto' trains in bf16 where it is faster than fp32 (x86 AMX, aarch64 "
+                                  "bf16, CUDA capability >= 8.0; with avx512_bf16 alone a timed training step decides), else "
+                                  "fp32. The run records the precision used and why, and keeps it on resume", "auto")
 
 
 def _check_game(g: GameConfig) -> HanabiRules:
@@ -97,17 +116,19 @@ def _check_network(n: NetworkConfig) -> None:
     require(n.dueling_centre in DUELING_CENTRES, "[network] dueling_centre", centres)
 
 
-def check_agent_sections(game: GameConfig, network: NetworkConfig, symmetrize: str | None, hidden_scheme: str) -> HanabiRules:
-    """Validate the agent's sections but its precision (``[game]``, ``[network]``, ``[rule] symmetrize`` and
-    ``hidden_scheme``, as :class:`AgentSpec` holds them); the game's rules."""
+def check_agent_sections(game: GameConfig, network: NetworkConfig, precisions: tuple[str, ...]) -> HanabiRules:
+    """Validate the agent's sections, ``[game]`` and ``[network]``, its precision one of ``precisions``
+    (:data:`PRECISIONS` for an agent, :data:`REQUESTED_PRECISIONS` for a training config); the game's rules."""
     require(isinstance(game, GameConfig), "[game]", f"must be a GameConfig, got {type(game).__name__}")
     require(isinstance(network, NetworkConfig), "[network]", f"must be a NetworkConfig, got {type(network).__name__}")
     rules = _check_game(game)
     _check_network(network)
     groups = colour_group_names(rules.num_colours)
-    require(symmetrize is None or symmetrize in groups, "[rule] symmetrize",
-            f"must be one of {groups} (the game has {rules.num_colours} colours; left out: a plain network), got {symmetrize!r}")
-    require(hidden_scheme in HIDDEN_SCHEMES, "[rule] hidden_scheme", f"must be one of {HIDDEN_SCHEMES}, got {hidden_scheme!r}")
+    require(network.symmetrize is None or network.symmetrize in groups, "[network] symmetrize",
+            f"must be one of {groups} (the game has {rules.num_colours} colours; left out: a plain network), got {network.symmetrize!r}")
+    require(network.hidden_scheme in HIDDEN_SCHEMES, "[network] hidden_scheme",
+            f"must be one of {HIDDEN_SCHEMES}, got {network.hidden_scheme!r}")
+    require(network.precision in precisions, "[network] precision", f"must be one of {precisions}, got {network.precision!r}")
     return rules
 
 
@@ -117,45 +138,38 @@ class AgentSpec:
 
     Attributes:
         game: the game and observation variant (``[game]``).
-        network: the Q-network's shape (``[network]``).
-        symmetrize: the colour group (a name of ``colour_group_names`` of the game's colours) the network
-            was trained symmetrized over, or None for a plain network (``[rule] symmetrize``).
-        hidden_scheme: the recurrent symmetrizer's hidden-state scheme, one of :data:`HIDDEN_SCHEMES`.
-        precision: what the network runs in, one of :data:`PRECISIONS` (``[run] precision``; a
-            training config's "auto" is resolved when it trains, and its run records the precision used).
+        network: the network (``[network]``): its shape, ``symmetrize`` (the colour group, a name of
+            ``colour_group_names`` of the game's colours, it was trained symmetrized over; None: plain),
+            ``hidden_scheme`` and ``precision`` (one of :data:`PRECISIONS`: a training config's "auto" is
+            resolved when it trains, and its run records the precision used).
     """
 
     game: GameConfig = field(default_factory=GameConfig)
-    network: NetworkConfig = field(default_factory=NetworkConfig)
-    symmetrize: str | None = None
-    hidden_scheme: str = DEFAULT_HIDDEN_SCHEME
-    precision: str = "fp32"
+    network: NetworkConfig = field(default_factory=lambda: NetworkConfig(precision="fp32"))
 
     def __post_init__(self) -> None:
-        check_agent_sections(self.game, self.network, self.symmetrize, self.hidden_scheme)
-        require(self.precision in PRECISIONS, "[run] precision", f"must be one of {PRECISIONS}, got {self.precision!r}")
+        check_agent_sections(self.game, self.network, PRECISIONS)
 
     def rules(self) -> HanabiRules:
         """The game and observation variant the agent plays (``game.rules()``)."""
         return self.game.rules()
 
     def group(self) -> PermutationGroup | None:
-        """The colour group ``symmetrize`` names, on the game's colours; None for a plain network."""
-        return None if self.symmetrize is None else colour_group(self.symmetrize, self.rules().num_colours)
+        """The colour group ``network.symmetrize`` names, on the game's colours; None for a plain network."""
+        symmetrize = self.network.symmetrize
+        return None if symmetrize is None else colour_group(symmetrize, self.rules().num_colours)
 
     @classmethod
     def from_config(cls, data: object, where: str = "config") -> AgentSpec:
         """The spec of a recorded config's nested dict (a checkpoint's or ``policy.json``'s ``config``, as today's
         eqc writes it: :func:`~.upgrade.upgrade_config` reads older ones): ``[game]`` and ``[network]`` read
-        strictly (unknown keys and wrong types refused), ``[rule] symmetrize`` and ``hidden_scheme`` and ``[run]
-        precision``; a missing key takes its default, the keys only training reads are left to the training config."""
+        strictly (unknown keys and wrong types refused; a missing key takes its default), the sections only
+        training reads left to the training config."""
         if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
             raise ConfigError(f"{where}: expected a table of sections, got {type(data).__name__}")
         game = read_section(GameConfig, data.get("game", {}), f"{where}: [game]")
         network = read_section(NetworkConfig, data.get("network", {}), f"{where}: [network]")
-        rule, run = data.get("rule", {}), data.get("run", {})
         try:
-            return cls(game, network, rule.get("symmetrize"), rule.get("hidden_scheme", DEFAULT_HIDDEN_SCHEME),
-                       run.get("precision", "fp32"))
+            return cls(game, network)
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None

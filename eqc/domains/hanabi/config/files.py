@@ -7,7 +7,7 @@ nested dicts (``eqc.domains.hanabi.config.train.load_config`` validates them int
 - A file may start with ``base = "NAME"`` (a shipped config name, or a path relative to the file):
   it then holds only what differs from that config, section by section, key by key.
 - Overrides ``"section.key=value"`` (the CLI's ``--set``, repeatable) change any key after the
-  file is read; the value is TOML (``run.num_envs=64``, ``optim.lr=1e-3``, ``rule.symmetrize="C5"``;
+  file is read; the value is TOML (``run.num_envs=64``, ``optim.lr=1e-3``, ``network.symmetrize="C5"``;
   a bare word such as ``rule.objective=op`` is read as a string). The result is validated like a file.
 """
 

@@ -6,14 +6,14 @@ default written here. Unknown sections or keys, wrong types and impossible value
 message naming the key (:class:`~.schema.ConfigError`, a ``ValueError``). Each field's ``help`` is the
 one-line documentation of the key (``eqc hanabi config`` prints them all).
 
-The agent's sections (``[game]``, ``[network]``, and ``[rule] symmetrize``/``hidden_scheme``, ``[run]
-precision``) are defined and validated in :mod:`.agent`; ``config.agent`` is the :class:`~.agent.AgentSpec`
-a trained policy carries. Each learning algorithm's own section (``[pqn]``, ``[r2d2]``, ``[ppo]``) is declared, with
-its rules and its learner, by the algorithm's module, and comes from the table
+The agent's sections (``[game]`` and ``[network]``) are defined and validated in :mod:`.agent`;
+``config.agent`` is the :class:`~.agent.AgentSpec` a trained policy carries. Each learning algorithm's own
+section (``[pqn]``, ``[r2d2]``, ``[ppo]``) is declared, with its rules and its learner, by the algorithm's
+module, and comes from the table
 :data:`~eqc.domains.hanabi.training.algorithms.ALGORITHMS` (which this module imports; those modules name
 ``TrainConfig`` for types alone); :meth:`TrainConfig.settings` reads one.
 
-``[run] precision`` is a requested precision (:data:`REQUESTED_PRECISIONS`); "auto" is resolved on the device
+``[network] precision`` is a requested precision (:data:`~.agent.REQUESTED_PRECISIONS`); "auto" is resolved on the device
 that trains (:func:`~eqc.domains.hanabi.agent.precision.resolve_precision`), and the config a run stores holds
 the precision it used.
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
 
-from eqc.domains.hanabi.config.agent import DEFAULT_HIDDEN_SCHEME, PRECISIONS, AgentSpec, GameConfig, NetworkConfig, check_agent_sections
+from eqc.domains.hanabi.config.agent import REQUESTED_PRECISIONS, AgentSpec, GameConfig, NetworkConfig, check_agent_sections
 from eqc.domains.hanabi.config.files import apply_overrides, read_config_file
 from eqc.domains.hanabi.config.schema import (
     ConfigError,
@@ -41,6 +41,7 @@ from eqc.domains.hanabi.config.schema import (
     section_dict,
     toml_value,
 )
+from eqc.domains.hanabi.config.upgrade import MOVED_KEYS
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group_names
 from eqc.domains.hanabi.training.algorithms import ALGORITHMS
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
     from eqc.domains.hanabi.training.learner import Algorithm
 
 __all__ = [
-    "REQUESTED_PRECISIONS",
     "BootstrapConfig",
     "OptimConfig",
     "RuleConfig",
@@ -61,8 +61,6 @@ __all__ = [
     "with_overrides",
 ]
 
-#: What ``[run] precision`` may request: a precision, or "auto" (chosen from the hardware when the run starts).
-REQUESTED_PRECISIONS = ("auto", *PRECISIONS)
 RULES = ("sp", "op", "gop")
 OPTIMIZERS = ("adam", "radam")
 CONVENTIONS = ("none", "colour_to_slot", "colour_to_touched_slot")
@@ -79,12 +77,6 @@ class RunConfig:
     eval_games: int = config_field("games per greedy evaluation, on fixed seeded decks", 1000)
     deck_seed: int = config_field("seed of the decks every evaluation during training plays, the same decks each time", 1)
     checkpoint_minutes: float = config_field("write a checkpoint at least this often (wall-clock minutes)", 5.0)
-    precision: str = config_field("'auto', 'fp32' or 'bf16': 'bf16' runs the networks' matrix products in bfloat16 autocast "
-                                  "(acting, learning, evaluation; heads, Q-values, losses, targets and optimizer state stay "
-                                  "float32); 'auto' trains in bf16 where it is faster than fp32 (x86 AMX, aarch64 bf16, "
-                                  "CUDA capability >= 8.0; with avx512_bf16 alone a timed training step decides), "
-                                  "else fp32. The run records the "
-                                  "precision used and why, and keeps it on resume", "auto")
     threads: int = config_field("torch CPU threads (1 is fastest for eqc's small networks on a busy machine; benchmarks/RESULTS.md)", 1)
     tensorboard: bool = config_field("also write TensorBoard scalars to DIR/tensorboard (needs the tensorboard package)", False)
 
@@ -94,9 +86,6 @@ class RuleConfig:
     objective: str = config_field("'sp' self-play, 'op' Other-Play over S5, 'gop' G-OP over `group`", "sp")
     group: str | None = config_field("colour group of G-OP on the game's c colours: Cc, D(2c), Sc or Ac, e.g. C5, D10, S5, A5 or "
                                      "C3, D6; read by objective 'gop' alone (required there, refused elsewhere)", None)
-    symmetrize: str | None = config_field("train the network symmetrized over this colour group of the game's colours "
-                                          "(left out: a plain network)", None)
-    hidden_scheme: str = config_field("recurrent symmetrizer's hidden-state scheme: 'average' or 'identity'", DEFAULT_HIDDEN_SCHEME)
 
 
 @dataclass(frozen=True)
@@ -154,13 +143,13 @@ class TrainConfig:
 
     @property
     def agent(self) -> AgentSpec:
-        """The spec of the agent this config trains: ``[game]``, ``[network]``, ``[rule] symmetrize`` and
-        ``hidden_scheme``, ``[run] precision`` (validated by ``AgentSpec``). A ``[run] precision`` of "auto" is
-        refused: resolve it on the training device first (``make_learner`` and ``train`` do)."""
-        require(self.run.precision != "auto", "[run] precision",
+        """The spec of the agent this config trains: ``[game]`` and ``[network]`` (validated by ``AgentSpec``). A
+        ``[network] precision`` of "auto" is refused: resolve it on the training device first (``make_learner``
+        and ``train`` do)."""
+        require(self.network.precision != "auto", "[network] precision",
                 "is 'auto', which is resolved on the device that trains: replace it by the precision used "
                 "(eqc.domains.hanabi.agent.precision.resolve_precision) before asking for the agent's spec")
-        return AgentSpec(self.game, self.network, self.rule.symmetrize, self.rule.hidden_scheme, self.run.precision)
+        return AgentSpec(self.game, self.network)
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
         """Plain nested dict (TOML/JSON-able) holding every key that is set (optional keys that are None left out)."""
@@ -178,6 +167,10 @@ class TrainConfig:
                 raise ConfigError(f"{source}: unknown section [{name}]; allowed: {sorted(sections)}")
             if not isinstance(value, dict):
                 raise ConfigError(f"{source}: [{name}] must be a table of keys, got {type(value).__name__}")
+            for key in value:
+                if (name, key) in MOVED_KEYS:
+                    raise ConfigError(f"{source}: [{name}] {key} is now [{MOVED_KEYS[name, key]}] {key} (the agent's own keys are "
+                                      f"all in [network]); move it there")
             built[name] = read_section(sections[name], value, f"{source}: [{name}]")
         own = tuple(built.pop(a.section) if a.section in built else a.settings() for a in ALGORITHMS.values())
         try:
@@ -230,8 +223,7 @@ def _validate(c: TrainConfig) -> None:
     require(r.num_envs <= 2**20, "[run] num_envs", f"must be <= {2**20}, got {r.num_envs}")
     require(0 <= r.deck_seed < 2**63, "[run] deck_seed", f"must be in [0, 2**63), got {r.deck_seed}")
     require(r.checkpoint_minutes > 0, "[run] checkpoint_minutes", f"must be > 0, got {r.checkpoint_minutes}")
-    rules = check_agent_sections(g, n, ru.symmetrize, ru.hidden_scheme)  # [game], [network], [rule] symmetrize/hidden_scheme
-    require(r.precision in REQUESTED_PRECISIONS, "[run] precision", f"must be one of {REQUESTED_PRECISIONS}, got {r.precision!r}")
+    rules = check_agent_sections(g, n, REQUESTED_PRECISIONS)
     _check_rule(ru, rules.num_colours)
     _check_algorithm(c, c.algorithm)
     require(o.optimizer in OPTIMIZERS, "[optim] optimizer", f"must be one of {OPTIMIZERS}, got {o.optimizer!r}")

@@ -10,6 +10,10 @@ gives each one:
 - ``[rule] group`` was recorded for every objective; now only objective ``"gop"`` has one.
 - ``[rule] symmetrize = "none"`` meant a plain network; now the key is left out.
 
+Version 2 spread the agent's own keys over three sections; version 3 holds them in ``[network]``
+(:data:`MOVED_KEYS`): ``[rule] symmetrize`` and ``hidden_scheme``, ``[run] precision`` (where a record has
+none, its run trained in fp32, from before eqc recorded precisions).
+
 The upgrade changes nothing else, so the agent a version-1 file describes is the agent it loads as.
 """
 
@@ -21,10 +25,12 @@ from typing import Any
 from eqc.domains.hanabi.config.schema import ConfigError
 from eqc.domains.hanabi.rules import SHAPE_FIELDS
 
-__all__ = ["CONFIG_VERSIONS", "upgrade_config"]
+__all__ = ["CONFIG_VERSIONS", "MOVED_KEYS", "upgrade_config"]
 
 #: The file versions whose recorded config :func:`upgrade_config` reads; the last is today's.
-CONFIG_VERSIONS = (1, 2)
+CONFIG_VERSIONS = (1, 2, 3)
+#: Keys of version 2 that version 3 holds elsewhere: ``(section, key)`` -> its section now.
+MOVED_KEYS = {("rule", "symmetrize"): "network", ("rule", "hidden_scheme"): "network", ("run", "precision"): "network"}
 
 
 def upgrade_config(config: object, version: int, where: str) -> dict[str, Any]:
@@ -46,4 +52,9 @@ def upgrade_config(config: object, version: int, where: str) -> dict[str, Any]:
             rule.pop("group", None)
         if rule.get("symmetrize") == "none":
             del rule["symmetrize"]
+    if version <= 2:
+        config.setdefault("run", {}).setdefault("precision", "fp32")
+        for (section, key), to in MOVED_KEYS.items():
+            if key in config.get(section, {}):
+                config.setdefault(to, {})[key] = config[section].pop(key)
     return config

@@ -237,7 +237,7 @@ def _precision_key(policies: list) -> dict[str, list[str]]:
     """The cache-key entry of the precisions the agents run in when one is not the agent's training precision (none:
     results computed as trained keep their keys); a result is never reused for agents run in other precisions."""
     used = [p.agent.precision for p in policies]
-    return {} if used == [p.spec.precision for p in policies] else {"precision": used}
+    return {} if used == [p.spec.network.precision for p in policies] else {"precision": used}
 
 
 #: Seed of the common decks of every cell.

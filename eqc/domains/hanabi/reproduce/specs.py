@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from eqc.domains.hanabi.config.agent import DEFAULT_HIDDEN_SCHEME
 from eqc.domains.hanabi.config.train import TrainConfig, load_config
 
 __all__ = [
@@ -62,13 +63,13 @@ __all__ = [
 
 
 
-#: Pools of the ``induced`` scale: name -> ``[rule]`` section (everything else as :func:`pool_config` says).
-INDUCED_POOLS: dict[str, dict[str, str]] = {
-    "sp": {"objective": "sp"},
-    "op": {"objective": "op"},
-    "gop_c2": {"objective": "gop", "group": "C2"},
-    "gop_c3": {"objective": "gop", "group": "C3"},
-    "sym_s3": {"objective": "sp", "symmetrize": "S3"},
+#: Pools of the ``induced`` scale: name -> its sections' keys (everything else as :func:`_induced_config` says).
+INDUCED_POOLS: dict[str, dict[str, dict[str, str]]] = {
+    "sp": {"rule": {"objective": "sp"}},
+    "op": {"rule": {"objective": "op"}},
+    "gop_c2": {"rule": {"objective": "gop", "group": "C2"}},
+    "gop_c3": {"rule": {"objective": "gop", "group": "C3"}},
+    "sym_s3": {"rule": {"objective": "sp"}, "network": {"symmetrize": "S3"}},
 }
 
 #: The induced colour convention every ``induced`` pool starts from (``[bootstrap]``; the slots are each seed's).
@@ -118,8 +119,8 @@ ENTROPY_POOLS: dict[str, float] = {"ippo_c001": 0.01, "ippo_c005": 0.05, "ippo_c
 #: Where ``vdn_cpu.toml`` has moved on since a scale's pools were trained and shipped, what they were
 #: trained with, so that ``--retrain`` trains what was shipped (tested against the shipped configs).
 SHIPPED_LEARNER: dict[str, dict[str, dict[str, Any]]] = {
-    "cpu": {"run": {"precision": "fp32"}, "pqn": {"epochs": 2}},
-    "induced": {"run": {"precision": "bf16"}, "pqn": {"epochs": 2}},
+    "cpu": {"network": {"precision": "fp32"}, "pqn": {"epochs": 2}},
+    "induced": {"network": {"precision": "bf16"}, "pqn": {"epochs": 2}},
 }
 
 
@@ -132,11 +133,11 @@ def _learner(scale: str) -> TrainConfig:
 TESTBED_MOVES = 8_000_000
 
 
-def _testbed_recipe(rule: dict[str, str], convention: str, slots: tuple[int, ...]) -> dict[str, dict[str, Any]]:
+def _testbed_recipe(convention: str, slots: tuple[int, ...]) -> dict[str, dict[str, Any]]:
     """The testbeds' recipe: Mini-Hanabi, the convention taught with ``slots`` (bonus 2 for the first 4M of 8M
-    moves), fp32 on every machine, under ``rule``."""
-    return dict(game={"preset": "mini"}, rule=rule, bootstrap={**INDUCED_BOOTSTRAP, "convention": convention, "slots": list(slots)},
-                run={"total_moves": TESTBED_MOVES, "precision": "fp32"})
+    moves), fp32 on every machine."""
+    return dict(game={"preset": "mini"}, bootstrap={**INDUCED_BOOTSTRAP, "convention": convention, "slots": list(slots)},
+                run={"total_moves": TESTBED_MOVES}, network={"precision": "fp32"})
 
 
 def colour_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
@@ -147,22 +148,22 @@ def colour_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
     if pool not in COLOUR_POOLS:
         raise ValueError(f"pool {pool!r} is not a pool of scale 'colour' (pools: {sorted(COLOUR_POOLS)})")
     spec = COLOUR_POOLS[pool]
-    recipe = _testbed_recipe(spec.rule, spec.convention, slots)
+    recipe = _testbed_recipe(spec.convention, slots)
     if spec.entropy_coef is None:
-        return _learner("induced").replace(**recipe)
-    return load_config("ippo_mini").replace(ppo={"entropy_coef": spec.entropy_coef}, **recipe)
+        return _learner("induced").replace(**recipe, rule=spec.rule)
+    return load_config("ippo_mini").replace(ppo={"entropy_coef": spec.entropy_coef}, **recipe, rule=spec.rule)
 
 
-#: The claim-1 experiment (scale ``touched``, ``results/touched/PREREGISTRATION.md``): pool -> ``[rule]``. Every
+#: The claim-1 experiment (scale ``touched``, ``results/touched/PREREGISTRATION.md``): pool -> its sections' keys. Every
 #: agent is taught the grounded convention ``colour_to_touched_slot`` with its own pi on one of
 #: :data:`TOUCHED_STREAMS`, by the colour testbed's PQN recipe; agent k of every pool has stream ``k // 6`` and pi
 #: ``colour_slot_maps(3, 3)[k % 6]`` (the matching). ``eqc`` is self-play with the network symmetrized over S3 while
 #: it trains; ``gop_c3`` is Other-Play over C3, played symmetrized over C3.
-TOUCHED_POOLS: dict[str, dict[str, str]] = {
-    "sp": {"objective": "sp"},
-    "op": {"objective": "op"},
-    "eqc": {"objective": "sp", "symmetrize": "S3"},
-    "gop_c3": {"objective": "gop", "group": "C3"},
+TOUCHED_POOLS: dict[str, dict[str, dict[str, str]]] = {
+    "sp": {"rule": {"objective": "sp"}},
+    "op": {"rule": {"objective": "op"}},
+    "eqc": {"rule": {"objective": "sp"}, "network": {"symmetrize": "S3"}},
+    "gop_c3": {"rule": {"objective": "gop", "group": "C3"}},
 }
 
 #: The stream seeds of the claim-1 experiment (initial weights, deals, exploration: ``train(..., seed=stream)``).
@@ -174,7 +175,7 @@ def touched_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
     training seed, not part of the config)."""
     if pool not in TOUCHED_POOLS:
         raise ValueError(f"pool {pool!r} is not a pool of scale 'touched' (pools: {sorted(TOUCHED_POOLS)})")
-    return _learner("induced").replace(**_testbed_recipe(TOUCHED_POOLS[pool], "colour_to_touched_slot", slots))
+    return _learner("induced").replace(**_testbed_recipe("colour_to_touched_slot", slots)).replace(**TOUCHED_POOLS[pool])
 
 
 @dataclass(frozen=True)
@@ -241,12 +242,12 @@ def _paper_config(file: str, seed: int | None) -> TrainConfig:
 PAPER_FILES = {"sp": "paper", "iql": "iql", "op": "op", "gop_c5": "gop_c5", "gop_d10": "gop_d10", "recurrent": "paper"}
 
 
-def _induced_config(rule: dict[str, str], seed: int | None) -> TrainConfig:
-    """The ``induced`` agent of ``seed`` under ``rule``: the convention its seed drew (:data:`INDUCED_SLOTS`)."""
+def _induced_config(sections: dict[str, dict[str, str]], seed: int | None) -> TrainConfig:
+    """The ``induced`` agent of ``seed`` with its pool's ``sections``: the convention its seed drew (:data:`INDUCED_SLOTS`)."""
     if seed not in INDUCED_SLOTS:
         raise ValueError(f"scale 'induced' has the seeds {sorted(INDUCED_SLOTS)}, got seed {seed!r}")
     return _learner("induced").replace(game={"preset": "mini"}, bootstrap={**INDUCED_BOOTSTRAP, "slots": list(INDUCED_SLOTS[seed])},
-                                       rule=rule, run={"total_moves": TESTBED_MOVES})
+                                       run={"total_moves": TESTBED_MOVES}).replace(**sections)
 
 
 INDUCED_RULES = {"sp": "self-play", "op": "Other-Play over S3", "gop_c2": "G-OP over C2 (swaps colours 0 and 1)",
@@ -254,7 +255,7 @@ INDUCED_RULES = {"sp": "self-play", "op": "Other-Play over S3", "gop_c2": "G-OP 
 
 
 def _entropy_config(coef: float, moves: int, seed: int | None) -> TrainConfig:
-    return load_config("ippo_mini").replace(ppo={"entropy_coef": coef}, run={"total_moves": moves, "precision": "fp32"})
+    return load_config("ippo_mini").replace(ppo={"entropy_coef": coef}, run={"total_moves": moves}, network={"precision": "fp32"})
 
 
 #: Moves per seed of the ``entropy`` scale's IPPO pools.
@@ -308,7 +309,7 @@ class Cell:
     label: str
     pool: str
     symmetrize: str | None = None
-    hidden_scheme: str = "average"
+    hidden_scheme: str = DEFAULT_HIDDEN_SCHEME
     acts_on: str = "colour"
 
 
@@ -491,7 +492,7 @@ SCALES = {
     "induced": Scale("induced", {
         pool: Pool(f"Mini-Hanabi, vdn_cpu.toml learner, an INDUCED colour convention (shaping bonus {INDUCED_BOOTSTRAP['bonus']:g} "
                    f"for the first {INDUCED_BOOTSTRAP['moves']:,} moves), {INDUCED_RULES[pool]}, {TESTBED_MOVES:,} moves per seed",
-                   partial(_induced_config, rule)) for pool, rule in INDUCED_POOLS.items()},
+                   partial(_induced_config, sections)) for pool, sections in INDUCED_POOLS.items()},
         INDUCED_TABLES, seeds=tuple(range(8)), games=1000, relabel_elements=5, shipped="results/induced/agents"),
     "colour": Scale("colour", {pool: Pool(_colour_description(spec)) for pool, spec in COLOUR_POOLS.items()} | {
         "sp_streams": Pool("the `sp` and `sp_stream1` pools together: self-play on stream seeds 0 and 1 x the six pi (12 agents), "

@@ -27,7 +27,7 @@ One iteration (the rollout and the minibatches of both forms: :mod:`.rollout`):
    entropy of the legal-move distribution; advantages normalised per minibatch (recurrent: the minibatches'
    games replayed through the LSTM from the rollout's start).
 
-Other-Play, G-OP and a ``[rule] symmetrize`` group act as for every learner (:mod:`.games`).
+Other-Play, G-OP and a ``[network] symmetrize`` group act as for every learner (:mod:`.games`).
 
 The algorithm ``ippo`` (:data:`IPPO`): its section ``[ppo]`` (:class:`PPOConfig`), that section's rules and
 :class:`IPPOLearner`.

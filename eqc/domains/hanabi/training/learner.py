@@ -58,7 +58,7 @@ class LearnerSetup:
 
     @classmethod
     def of(cls, config: TrainConfig, seed: int, device: torch.device) -> LearnerSetup:
-        """The setup of ``config`` (its ``[run] precision`` resolved: "auto" is refused by ``config.agent``)."""
+        """The setup of ``config`` (its ``[network] precision`` resolved: "auto" is refused by ``config.agent``)."""
         return cls(config.agent, config.rule, config.optim, config.bootstrap, config.run.num_envs, seed, device)
 
 

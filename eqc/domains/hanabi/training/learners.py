@@ -15,11 +15,11 @@ def make_learner(config: TrainConfig, seed: int, device: torch.device) -> Learne
     """The learner of ``config``'s ``[run] algorithm`` (recurrent when ``[network] lstm_layers >= 1``), its precision
     resolved on ``device`` ("auto": :func:`~eqc.domains.hanabi.agent.precision.resolve_precision`, measuring one
     training step (:mod:`~eqc.domains.hanabi.training.probe`) where the hardware's report does not tell)."""
-    if config.run.precision == "auto":
+    if config.network.precision == "auto":
         from eqc.domains.hanabi.agent.precision import resolve_precision
         from eqc.domains.hanabi.training.probe import training_step_ms
 
         used = resolve_precision("auto", device, measure=lambda: training_step_ms(config, device)).used
-        config = config.replace(run={"precision": used})
+        config = config.replace(network={"precision": used})
     algorithm = config.algorithm
     return algorithm.learner(LearnerSetup.of(config, seed, device), config.settings(algorithm))

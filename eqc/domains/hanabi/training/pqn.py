@@ -17,7 +17,7 @@ Hanabi baseline. One iteration (the rollout and the minibatches of both forms: :
 Other-Play and G-OP: every (game, player) draws a colour relabelling at the start of each episode
 (``eqc.symmetrize.OtherPlay``; under "op" one random player per game keeps the identity, as in
 hanabi_SAD). The acting player sees and chooses in its relabelled game; its move is mapped back.
-A ``[rule] symmetrize`` group makes the network itself the symmetrizer ``S(psi)``, used alike for
+A ``[network] symmetrize`` group makes the network itself the symmetrizer ``S(psi)``, used alike for
 acting, targets and evaluation.
 
 The algorithm ``pqn`` (:data:`PQN`): its section ``[pqn]`` (:class:`PQNConfig`), that section's rules and

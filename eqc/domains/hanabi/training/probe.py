@@ -40,7 +40,7 @@ def training_step_ms(config: TrainConfig, device: torch.device) -> tuple[float, 
     legal = torch.ones(PROBE_BATCH, rules.num_moves + 1, dtype=torch.bool, device=device)
     optimizer_class = torch.optim.Adam if config.optim.optimizer == "adam" else torch.optim.RAdam
     optimizer = optimizer_class(network.parameters(), lr=1e-9)
-    agents = {p: spec_agent(config.replace(run={"precision": p}).agent, network) for p in ("fp32", "bf16")}
+    agents = {p: spec_agent(config.replace(network={"precision": p}).agent, network) for p in ("fp32", "bf16")}
     state = network.initial_state(PROBE_BATCH, device)
 
     def steps(precision: str) -> float:

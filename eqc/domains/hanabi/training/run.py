@@ -2,7 +2,7 @@
 
 Run directory ``DIR``:
 
-- ``config.json``: the resolved config and seed (every key, defaults included; ``[run] precision`` the
+- ``config.json``: the resolved config and seed (every key, defaults included; ``[network] precision`` the
   precision used) and ``precision``: the one requested, the one used and why;
 - ``checkpoint.pt``: the latest checkpoint (format: :mod:`eqc.domains.hanabi.agent.files`), written every
   ``[run] checkpoint_minutes`` and at the end;
@@ -19,7 +19,7 @@ row is the uninterrupted run's); R2D2 deals new games, its replay unsaved;
 refused, naming the keys that differ; keys that do not change what is learned (``[run] total_moves,
 checkpoint_minutes, threads, tensorboard``) may change on resume.
 
-Precision: ``[run] precision`` is resolved once, when the run starts, on its device
+Precision: ``[network] precision`` is resolved once, when the run starts, on its device
 (:func:`~eqc.domains.hanabi.agent.precision.resolve_precision`: "auto" is bf16 where it is faster than fp32,
 from the hardware's report or, where that does not tell, a timed training step of the run's network:
 :mod:`~eqc.domains.hanabi.training.probe`); the run trains in it, says so in its first log line, and its config, checkpoint and
@@ -104,7 +104,7 @@ def run_precision(config: TrainConfig, checkpoint: dict[str, Any] | None, device
     """The precision the run trains in: resolved on ``device`` when it starts (measuring ``config``'s network where the
     hardware's report does not tell); a resumed run keeps the one it started with for "auto" or that same precision
     (another one is left to :func:`prepare_run_dir` to refuse, as any change)."""
-    requested = config.run.precision
+    requested = config.network.precision
     if checkpoint is None:
         return resolve_precision(requested, device, measure=lambda: training_step_ms(config, device))
     started = checkpoint_precision(checkpoint)
@@ -123,10 +123,9 @@ def prepare_run_dir(out: Path, config: TrainConfig, seed: int, checkpoint: dict[
     if checkpoint is not None:
         if checkpoint["seed"] != seed:
             raise RunDirectoryError(f"out {str(out)!r} holds a run with seed {checkpoint['seed']}, not {seed}: use another directory")
-        saved = checkpoint["config"]
-        try:  # a run from before [run] precision existed trained in fp32 (a config without the key now means "auto")
-            started = checkpoint_precision(checkpoint).used
-            saved = TrainConfig.from_dict(saved, f"{out / CHECKPOINT_NAME}").replace(run={"precision": started}).to_dict()
+        saved = checkpoint["config"]  # upgraded on loading (config.upgrade)
+        try:  # keys added to the schema since take their defaults
+            saved = TrainConfig.from_dict(saved, f"{out / CHECKPOINT_NAME}").to_dict()
         except ConfigError:
             pass
         diffs = _config_differences(saved, current)
@@ -205,7 +204,7 @@ def _train_locked(
     torch.set_num_threads(config.run.threads)
     checkpoint = load_checkpoint(out) if (out / CHECKPOINT_NAME).exists() else None
     precision = run_precision(config, checkpoint, device)
-    config = config.replace(run={"precision": precision.used})
+    config = config.replace(network={"precision": precision.used})
     prepare_run_dir(out, config, seed, checkpoint, precision)
     log(f"precision {precision.used}{', as the run started' if checkpoint is not None else ''}: {precision.reason}")
     learner = make_learner(config, seed, device)

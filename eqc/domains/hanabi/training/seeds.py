@@ -22,7 +22,7 @@ Exact and not: generators, deals, relabellings, minibatch orders and optimizer a
 ``vmap`` computes a linear layer as a batched matmul plus the bias, where a single run's ``addmm`` fuses them, so
 Q-values and gradients differ from the single run's in the last float bits (about 1e-7 relative on the CPU). A seed
 therefore equals its own run up to that rounding, as long as no greedy choice or exploration tie flips on it
-(``tests/domains/hanabi/training/test_seeds.py``). In bf16 (``[run] precision``) the rounding is bf16's (about 1e-3):
+(``tests/domains/hanabi/training/test_seeds.py``). In bf16 (``[network] precision``) the rounding is bf16's (about 1e-3):
 one iteration agrees to that, but over a run flipped choices make each seed play other games than its single run
 would, so a bf16 seed is the same learner, not the same run. Recurrent networks and the other algorithms are refused
 (:func:`check_stackable`).

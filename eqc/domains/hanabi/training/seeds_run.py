@@ -176,7 +176,7 @@ def _open(configs: Mapping[int, TrainConfig], seeds: list[int], out: Path, devic
     runs: list[_Seed] = []
     for seed in seeds:
         directory, precision = seed_dir(out, seed), precisions[seed]
-        config = configs[seed].replace(run={"precision": precision.used})
+        config = configs[seed].replace(network={"precision": precision.used})
         single.prepare_run_dir(directory, config, seed, checkpoints[seed], precision)
         learner = make_learner(config, seed, device)
         assert isinstance(learner, PQNLearner)  # check_stackable: [run] algorithm "pqn"

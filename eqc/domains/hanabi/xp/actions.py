@@ -81,7 +81,7 @@ def action_matrices(
         raise ValueError(f"action matrices are two-player; the policy was trained for {policy.spec.game.num_players} players")
     check_int(games, "games", low=1)
     check_int(deck_seed, "deck_seed", low=0, high=2**63 - 1)
-    trained = policy.spec.symmetrize
+    trained = policy.spec.network.symmetrize
     default = [trained] if trained is not None else colour_group_names(policy.rules.num_colours)[:2]
     groups = default if groups is None else check_list(groups, "groups", item="group names")
     for group in groups:
@@ -90,7 +90,7 @@ def action_matrices(
             raise ValueError(f"groups: the agent was trained symmetrized over {trained} and stays so; symmetrizing over {group} "
                              f"would replace its group: leave groups unset or pass [{trained!r}]")
     if hidden_scheme is None:
-        hidden_scheme = policy.spec.hidden_scheme
+        hidden_scheme = policy.spec.network.hidden_scheme
     check_choice(hidden_scheme, "hidden_scheme", HIDDEN_SCHEMES)
     network = policy.agent.network
     variants = {"none": make_agent(network, policy.rules)} if trained is None else {}

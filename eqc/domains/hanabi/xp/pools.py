@@ -140,8 +140,8 @@ def describe_policy(policy: TrainedPolicy, path: str | Path | None = None, symme
     spec, group, training = policy.spec, agent.group, policy.training
     return {
         "path": None if path is None else recorded_path(path),
-        "symmetrize": symmetrize if symmetrize is not None else spec.symmetrize,
-        "symmetrized_at": "test" if symmetrize is not None else ("training" if spec.symmetrize else None),
+        "symmetrize": symmetrize if symmetrize is not None else spec.network.symmetrize,
+        "symmetrized_at": "test" if symmetrize is not None else ("training" if spec.network.symmetrize else None),
         "group": None if group is None else {"name": colour_group_name(group), "order": group.order},
         "hidden_scheme": agent.hidden_scheme if group is not None and agent.recurrent else None,
         "moves": policy.trained_moves,

@@ -26,6 +26,7 @@ from eqc.domains.hanabi.agent.files import (
     save_checkpoint,
     seal_record,
 )
+from eqc.domains.hanabi.config.upgrade import MOVED_KEYS
 from eqc.domains.hanabi.play.hle import common_decks
 from eqc.domains.hanabi.play.self_play import greedy_games
 from eqc.domains.hanabi.rules import HanabiRules
@@ -69,10 +70,10 @@ def test_a_policy_records_what_the_run_that_trained_its_network_recorded(run_dir
     shipped = export_policy(run_dir, tmp_path / "p")
     record, data = json.loads((shipped / POLICY_JSON).read_text()), load_checkpoint(run_dir)
     assert record["config"] == json.loads(json.dumps(data["config"])) and record["config"]["game"]["knowledge"] == "v0_belief"
-    assert record["precision"] == data["precision"] and record["precision"]["used"] == record["config"]["run"]["precision"] == "fp32"
+    assert record["precision"] == data["precision"] and record["precision"]["used"] == record["config"]["network"]["precision"] == "fp32"
     reseal(shipped, {**record, "precision": {**record["precision"], "used": "bf16"}})
     with pytest.raises(CheckpointError, match=r"its precision record says the network was trained in 'bf16', its config's "
-                                              r"\[run\] precision says 'fp32'; export the policy again"):
+                                              r"\[network\] precision says 'fp32'; export the policy again"):
         read_policy(shipped)
 
 
@@ -88,6 +89,10 @@ def test_files_in_the_old_vocabulary_are_refused_until_migrated(run_dir: Path, t
     shipped = export_policy(run_dir, tmp_path / "p")
     record = json.loads((shipped / POLICY_JSON).read_text())
     current = {k: v for k, v in record.items() if k not in ("weights_sha256", "record_sha256")}
+    current["format_version"] = 2  # the old vocabulary predates version 3, which moved the agent's keys to [network]
+    for (section, key), to in MOVED_KEYS.items():
+        if key in current["config"][to]:  # a plain network's symmetrize is left out
+            current["config"][section][key] = current["config"][to].pop(key)
     old = json.loads(json.dumps(current))
     old["env_steps"] = old.pop("moves")
     old["config"]["run"]["total_env_steps"] = old["config"]["run"].pop("total_moves")
@@ -139,7 +144,7 @@ def test_broken_policy_directories_give_clear_errors(run_dir: Path, tmp_path: Pa
 
 def test_an_agent_trained_symmetrized_refuses_another_group(tmp_path: Path, tiny_config) -> None:
     out = tmp_path / "sym"
-    config = tiny_config(rule={"symmetrize": "C5"}, run={"total_moves": 1_024, "eval_every_moves": 1_024})
+    config = tiny_config(network={"symmetrize": "C5"}, run={"total_moves": 1_024, "eval_every_moves": 1_024})
     train(config, out, seed=0, progress=False, log=lambda _: None)
     assert load_policy(out).agent.group.order == 5
     assert load_policy(out, symmetrize="C5").agent.group.order == 5

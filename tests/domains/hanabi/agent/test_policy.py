@@ -77,7 +77,7 @@ def test_symmetrize_at_test_time_and_bad_arguments(tmp_path: Path, tiny_config) 
 
 def test_a_group_object_is_compared_by_its_elements_not_its_name(tmp_path: Path, tiny_config) -> None:
     """Before, ``dihedral(5)`` was refused for an agent trained over D10: its name is "dihedral(5)", not "D10"."""
-    out = _train(tmp_path, tiny_config(rule={"symmetrize": "D10"}))
+    out = _train(tmp_path, tiny_config(network={"symmetrize": "D10"}))
     assert load_policy(out, symmetrize=dihedral(5)).agent.group == dihedral(5)
     assert load_policy(out, symmetrize="D10").agent.group == dihedral(5)
     with pytest.raises(ValueError, match=r"symmetrize='cyclic\(5\)': .* was trained symmetrized over D10 and stays so"):
@@ -117,7 +117,7 @@ def test_a_policy_appends_the_no_op_on_its_own_device(host_traffic) -> None:
     from eqc.domains.hanabi.agent.policy import TrainedPolicy
     from eqc.domains.hanabi.config.agent import AgentSpec, NetworkConfig
 
-    spec = AgentSpec(network=NetworkConfig(hidden_size=16, mlp_layers=1))
+    spec = AgentSpec(network=NetworkConfig(hidden_size=16, mlp_layers=1, precision="fp32"))
     policy = TrainedPolicy(Agent(QNetwork(658, 21, spec.network)), spec, 0, torch.device("cpu"))
     legal = torch.zeros(20, dtype=torch.bool)
     legal[3] = True

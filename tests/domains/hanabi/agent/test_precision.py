@@ -184,14 +184,14 @@ def test_load_policy_plays_shipped_agents_by_the_rule(cpu) -> None:
     if not (bf16_agent.is_dir() and fp32_agent.is_dir()):
         pytest.skip("the shipped agents come with a clone of the repository")
     cpu(AVX2)
-    assert load_policy(bf16_agent).spec.precision == "bf16"
+    assert load_policy(bf16_agent).spec.network.precision == "bf16"
     assert load_policy(bf16_agent).agent.precision == "fp32"  # not emulated
     with pytest.warns(Bf16SlowWarning):
         assert load_policy(bf16_agent, precision="bf16").agent.precision == "bf16"
     cpu(SAPPHIRE_RAPIDS)
     assert load_policy(bf16_agent).agent.precision == "bf16"  # as trained
     assert load_policy(fp32_agent).agent.precision == "fp32"  # never moved to bf16
-    assert load_policy(fp32_agent).trained_with["run"]["precision"] == "fp32"  # the record predates the key
+    assert load_policy(fp32_agent).trained_with["network"]["precision"] == "fp32"  # the record predates the key
     assert load_policy(bf16_agent, precision="fp32").agent.precision == "fp32"
     with pytest.raises(ValueError, match=r"precision must be one of \['auto', 'fp32', 'bf16'\], got None"):
         load_policy(fp32_agent, precision=None)

@@ -11,17 +11,17 @@ from eqc.domains.hanabi.rules import HanabiRules
 
 
 def test_a_training_config_gives_the_spec_of_its_agent() -> None:
-    config = TrainConfig().replace(game={"preset": "mini"}, rule={"symmetrize": "S3", "hidden_scheme": "identity"},
-                                   run={"precision": "bf16"}, network={"hidden_size": 32})
+    config = TrainConfig().replace(game={"preset": "mini"}, network={"symmetrize": "S3", "hidden_scheme": "identity",
+                                                                             "precision": "bf16", "hidden_size": 32})
     spec = config.agent
-    assert spec == AgentSpec(config.game, config.network, "S3", "identity", "bf16")
+    assert spec == AgentSpec(config.game, config.network) and (spec.network.symmetrize, spec.network.precision) == ("S3", "bf16")
     assert spec == AgentSpec.from_config(config.to_dict())  # the file format reads back to the same spec
     assert spec.rules() == HanabiRules.preset("mini")
     assert spec.group().order == 6 and AgentSpec().group() is None
 
 
 def test_the_spec_ignores_what_only_training_reads() -> None:
-    config = TrainConfig().replace(run={"precision": "fp32"})
+    config = TrainConfig().replace(network={"precision": "fp32"})
     data = config.to_dict()
     data["optim"]["lr"] = -1.0  # training's to refuse, not the agent's
     data["future_section"] = {"anything": 1}
@@ -30,10 +30,10 @@ def test_the_spec_ignores_what_only_training_reads() -> None:
 
 def test_an_auto_precision_is_resolved_before_a_spec_is_made() -> None:
     """A spec is what an agent runs in; "auto" is a request, resolved on the training device (``make_learner``, ``train``)."""
-    assert TrainConfig().run.precision == "auto"
-    with pytest.raises(ConfigError, match=r"\[run\] precision is 'auto', which is resolved on the device that trains"):
+    assert TrainConfig().network.precision == "auto"
+    with pytest.raises(ConfigError, match=r"\[network\] precision is 'auto', which is resolved on the device that trains"):
         _ = TrainConfig().agent
-    with pytest.raises(ConfigError, match=r"\[run\] precision must be one of \('fp32', 'bf16'\), got 'auto'"):
+    with pytest.raises(ConfigError, match=r"\[network\] precision must be one of \('fp32', 'bf16'\), got 'auto'"):
         AgentSpec.from_config(TrainConfig().to_dict())
 
 
@@ -41,9 +41,9 @@ def test_an_auto_precision_is_resolved_before_a_spec_is_made() -> None:
     ({"game": {"num_players": 7}}, r"\[game\] num_players must be in 2..5"),
     ({"game": {"colours": 3}}, r"\[game\]: unknown key 'colours'"),
     ({"network": {"hidden_size": "wide"}}, r"\[network\]: key 'hidden_size' must be int"),
-    ({"rule": {"symmetrize": "C5"}, "game": {"preset": "mini"}}, r"\[rule\] symmetrize must be one of"),
-    ({"rule": {"hidden_scheme": "mean"}}, r"\[rule\] hidden_scheme must be one of"),
-    ({"run": {"precision": "fp16"}}, r"\[run\] precision must be one of"),
+    ({"network": {"symmetrize": "C5"}, "game": {"preset": "mini"}}, r"\[network\] symmetrize must be one of"),
+    ({"network": {"hidden_scheme": "mean"}}, r"\[network\] hidden_scheme must be one of"),
+    ({"network": {"precision": "fp16"}}, r"\[network\] precision must be one of"),
 ])
 def test_bad_agent_sections_name_the_key(change: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):

@@ -64,7 +64,7 @@ def test_the_deck_seed_defaults_to_1_everywhere() -> None:
     """One seed of the decks, one default: the decks of training's evaluations, ``common_decks`` and cross-play."""
     assert RunConfig().deck_seed == 1
     assert common_decks(5, HanabiRules()) == common_decks(5, HanabiRules(), deck_seed=1) != common_decks(5, HanabiRules(), deck_seed=0)
-    config = TrainConfig().replace(network={"hidden_size": 16, "mlp_layers": 1}, run={"precision": "fp32"})
+    config = TrainConfig().replace(network={"hidden_size": 16, "mlp_layers": 1, "precision": "fp32"})
     policies = [TrainedPolicy(Agent(QNetwork(658, 21, config.network)), config.agent, 0, torch.device("cpu")) for _ in range(2)]
     default, explicit = cross_play_games(policies, 3), cross_play_games(policies, 3, deck_seed=1)
     assert default.deck_seed == explicit.deck_seed == 1
@@ -74,7 +74,7 @@ def test_the_deck_seed_defaults_to_1_everywhere() -> None:
 def test_optional_keys_are_left_out_not_given_a_sentinel(tmp_path: Path) -> None:
     """A plain network, the preset's shape and a rule without a group are keys left out: the former sentinels
     ("none", 0) are refused with what to do, and what a config records holds no such key."""
-    for text, message in (("[rule]\nsymmetrize = 'none'\n", r"\[rule\] symmetrize must be one of .*left out: a plain network"),
+    for text, message in (("[network]\nsymmetrize = 'none'\n", r"\[network\] symmetrize must be one of .*left out: a plain network"),
                           ("[game]\nnum_colours = 0\n", r"\[game\] num_colours must be in 1..5 \(leave it out for the preset's\)"),
                           ("[rule]\ngroup = 'D10'\n", r"\[rule\] group is read by objective 'gop' alone; leave it out for objective 'sp'"),
                           ("[rule]\nobjective = 'gop'\n", r"\[rule\] group must be a colour group of the game's 5 colours"),
@@ -83,20 +83,20 @@ def test_optional_keys_are_left_out_not_given_a_sentinel(tmp_path: Path) -> None
         with pytest.raises(ConfigError, match=message):
             load_config(tmp_path / "c.toml")
     config = load_config("vdn_cpu")
-    assert config.rule.symmetrize is None and config.rule.group is None and config.game.num_colours is None
+    assert config.network.symmetrize is None and config.rule.group is None and config.game.num_colours is None
     recorded = config.to_dict()
     assert "symmetrize" not in recorded["rule"] and "group" not in recorded["rule"] and "num_colours" not in recorded["game"]
-    assert TrainConfig.from_dict(recorded) == config and load_config("vdn_cpu", ['rule.symmetrize="D10"']).rule.symmetrize == "D10"
+    assert TrainConfig.from_dict(recorded) == config and load_config("vdn_cpu", ['network.symmetrize="D10"']).network.symmetrize == "D10"
     assert "# num_colours =  # colours, 1-5 (left out: the preset's)" in describe_config()
 
 
 def test_base_and_overrides(tmp_path: Path) -> None:
     (tmp_path / "mine.toml").write_text('base = "vdn_cpu"\n[run]\nnum_envs = 64\n')
     (tmp_path / "child.toml").write_text('base = "mine.toml"\n[optim]\nlr = 1e-3\n')
-    config = load_config(tmp_path / "child.toml", ["rule.objective=op", "network.hidden_size=128", 'rule.symmetrize="C5"'])
+    config = load_config(tmp_path / "child.toml", ["rule.objective=op", "network.hidden_size=128", 'network.symmetrize="C5"'])
     vdn = load_config("vdn_cpu")
     assert (config.run.num_envs, config.optim.lr, config.rule.objective, config.network.hidden_size) == (64, 1e-3, "op", 128)
-    assert config.rule.symmetrize == "C5" and config.to_dict()["pqn"] == vdn.to_dict()["pqn"]
+    assert config.network.symmetrize == "C5" and config.to_dict()["pqn"] == vdn.to_dict()["pqn"]
     (tmp_path / "loop.toml").write_text('base = "loop.toml"\n')
     with pytest.raises(ConfigError, match="cycle"):
         load_config(tmp_path / "loop.toml")
@@ -220,7 +220,7 @@ def test_game_preset_and_shape_keys_build_the_rules() -> None:
     assert mini.game.rules() == HanabiRules.preset("mini", knowledge="v0_belief")
     shaped = load_config("vdn_cpu", ["game.preset=small", "game.num_colours=3", "game.max_lives=2", "rule.objective=gop", "rule.group=D6"])
     assert shaped.game.rules() == HanabiRules.preset("small", knowledge="v0_belief", num_colours=3, max_lives=2)
-    assert load_config("vdn_cpu", ["game.preset=mini", "rule.symmetrize=C3"]).rule.symmetrize == "C3"
+    assert load_config("vdn_cpu", ["game.preset=mini", "network.symmetrize=C3"]).network.symmetrize == "C3"
 
 
 @pytest.mark.parametrize(
@@ -231,7 +231,7 @@ def test_game_preset_and_shape_keys_build_the_rules() -> None:
         (["game.hand_size=-1"], "[game] hand_size must be in 1..8 (leave it out for the preset's), got -1"),
         (["game.preset=small", "game.num_players=5", "game.hand_size=4"], "[game] (preset 'small' with num_players"),
         (["game.preset=mini", "rule.objective=gop"], "[rule] group must be a colour group of the game's 3 colours"),
-        (["game.preset=mini", "rule.symmetrize=C5"], "[rule] symmetrize must be one of ('C3', 'D6', 'S3', 'A3', 'C2', 'S2')"),
+        (["game.preset=mini", "network.symmetrize=C5"], "[network] symmetrize must be one of ('C3', 'D6', 'S3', 'A3', 'C2', 'S2')"),
         (["rule.objective=gop", "rule.group=D4"], "[rule] group must be a colour group of the game's 5 colours"),
     ],
 )

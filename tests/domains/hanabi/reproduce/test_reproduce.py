@@ -259,7 +259,7 @@ def test_the_colour_testbeds_ippo_pools_differ_from_self_play_in_the_learner_alo
         ippo = colour_agent_config(pool, (2, 0, 1))
         assert (ippo.run.algorithm, ippo.to_dict()["ppo"]["entropy_coef"]) == ("ippo", coef) and sp.run.algorithm == "pqn"
         assert (ippo.game, ippo.rule, ippo.bootstrap) == (sp.game, sp.rule, sp.bootstrap)
-        assert (ippo.run.total_moves, ippo.run.precision) == (sp.run.total_moves, "fp32")
+        assert (ippo.run.total_moves, ippo.network.precision) == (sp.run.total_moves, "fp32")
         assert COLOUR_POOLS[pool].stream == COLOUR_POOLS["sp"].stream
     with pytest.raises(ValueError, match="not a pool of scale 'colour'"):
         colour_agent_config("ippo_c02", (2, 0, 1))

@@ -200,7 +200,7 @@ def test_the_cli_resumes_exactly(tmp_path: Path, capsys: pytest.CaptureFixture[s
     from eqc.cli import main
 
     sets = ["run.num_envs=32", "run.eval_every_moves=1024", "run.eval_games=16", "network.hidden_size=32", "network.mlp_layers=1",
-            "run.precision=fp32", "rule.objective=op"]
+            "network.precision=fp32", "rule.objective=op"]
 
     def command(out: Path, moves: int) -> list[str]:
         return ["hanabi", "train", "--config", "vdn_cpu", *(f"--set={s}" for s in [*sets, f"run.total_moves={moves}"]), "--seed", "2",

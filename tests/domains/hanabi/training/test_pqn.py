@@ -30,7 +30,7 @@ def test_symmetrized_network_is_trained_and_deployed_symmetrized(tmp_path, tiny_
     from eqc.domains.hanabi.training.run import train
     from eqc.verification import equivariance_error
 
-    config = tiny_config(rule={"symmetrize": "C5"})
+    config = tiny_config(network={"symmetrize": "C5"})
     train(config, tmp_path, seed=0, progress=False, log=lambda _: None)
     policy = load_policy(tmp_path)  # trained symmetrized: stays symmetrized without --symmetrize
     assert policy.agent.group is not None and policy.agent.group.order == 5

@@ -64,7 +64,7 @@ def test_recurrent_pqn_learns(tiny_config) -> None:
 
 
 @pytest.mark.parametrize("changes", [{"rule": {"objective": "gop", "group": "C5"}},
-                                     {"rule": {"symmetrize": "C5", "hidden_scheme": "identity"}},
+                                     {"network": {"symmetrize": "C5", "hidden_scheme": "identity"}},
                                      {"game": {"sad": "greedy_last_action"}}])
 def test_rules_symmetrizers_and_sad_run(tiny_config, changes: dict) -> None:
     learner = make_learner(_recurrent(tiny_config, run={"num_envs": 8}, **changes), 0, CPU)

@@ -98,9 +98,9 @@ def test_symmetrized_bf16_agent_stays_equivariant(tiny_config) -> None:
 
 
 def test_precision_key_is_validated() -> None:
-    assert TrainConfig().run.precision == "auto"
-    with pytest.raises(ConfigError, match=r"\[run\] precision must be one of \('auto', 'fp32', 'bf16'\), got 'float16'"):
-        TrainConfig().replace(run={"precision": "float16"})
+    assert TrainConfig().network.precision == "auto"
+    with pytest.raises(ConfigError, match=r"\[network\] precision must be one of \('auto', 'fp32', 'bf16'\), got 'float16'"):
+        TrainConfig().replace(network={"precision": "float16"})
 
 
 def _learners(tiny_config) -> dict[str, TrainConfig]:
@@ -117,7 +117,7 @@ def _learners(tiny_config) -> dict[str, TrainConfig]:
 
 @pytest.mark.parametrize("kind", ["pqn", "pqn_rnn", "r2d2"])
 def test_every_learner_learns_in_bf16_with_float32_state(tiny_config, kind: str) -> None:
-    config = _learners(tiny_config)[kind].replace(run={"precision": "bf16"})
+    config = _learners(tiny_config)[kind].replace(network={"precision": "bf16"})
     learner = make_learner(config, 0, CPU)
     before = {k: v.clone() for k, v in learner.network.state_dict().items()}
     for _ in range(40 if kind == "r2d2" else 4):
@@ -132,12 +132,12 @@ def test_every_learner_learns_in_bf16_with_float32_state(tiny_config, kind: str)
 
 def test_a_bf16_run_trains_resumes_records_and_evaluates(tmp_path: Path, tiny_config, cpu) -> None:
     cpu(NATIVE_BF16)
-    config = tiny_config(run={"precision": "bf16"})
+    config = tiny_config(network={"precision": "bf16"})
     train(config, tmp_path, seed=0, **QUIET)
     summary = train(config.replace(run={"total_moves": 8192}), tmp_path, seed=0, **QUIET)
     assert summary.resumed and summary.moves == 8192
-    assert load_checkpoint(tmp_path)["config"]["run"]["precision"] == "bf16"
-    with pytest.raises(RunDirectoryError, match=r"\[run\] precision: 'bf16' in the run, 'fp32' now"):
+    assert load_checkpoint(tmp_path)["config"]["network"]["precision"] == "bf16"
+    with pytest.raises(RunDirectoryError, match=r"\[network\] precision: 'bf16' in the run, 'fp32' now"):
         train(tiny_config(run={"total_moves": 8192}), tmp_path, seed=0, progress=False)
     assert load_policy(tmp_path).agent.precision == "bf16"  # evaluated as trained by default, where bf16 is native
     assert load_policy(tmp_path, precision="fp32").agent.precision == "fp32"
@@ -151,23 +151,23 @@ def test_a_run_records_the_precision_requested_used_and_why(tmp_path: Path, tiny
     """In its first log line, config.json, the checkpoint (config and record) and the exported policy."""
     cpu(AVX2)
     lines: list[str] = []
-    train(tiny_config(run={"precision": "auto"}), tmp_path / "run", seed=0, progress=False, log=lines.append)
+    train(tiny_config(network={"precision": "auto"}), tmp_path / "run", seed=0, progress=False, log=lines.append)
     expected = {"requested": "auto", "used": "fp32", "reason": "auto: fp32, this CPU has no native bf16 (AVX2)"}
     assert lines[0] == "precision fp32: auto: fp32, this CPU has no native bf16 (AVX2)"
     saved = json.loads((tmp_path / "run" / "config.json").read_text())
     checkpoint = load_checkpoint(tmp_path / "run")
     assert saved["precision"] == checkpoint["precision"] == expected
-    assert saved["config"]["run"]["precision"] == checkpoint["config"]["run"]["precision"] == "fp32"
+    assert saved["config"]["network"]["precision"] == checkpoint["config"]["network"]["precision"] == "fp32"
     policy = export_policy(tmp_path / "run", tmp_path / "policy")
     record = json.loads((policy / "policy.json").read_text())
-    assert record["precision"] == expected and record["config"]["run"]["precision"] == "fp32"
-    assert load_policy(policy).spec.precision == "fp32"  # a loaded agent's spec is concrete
+    assert record["precision"] == expected and record["config"]["network"]["precision"] == "fp32"
+    assert load_policy(policy).spec.network.precision == "fp32"  # a loaded agent's spec is concrete
 
 
 def test_a_resumed_run_keeps_the_precision_it_started_with(tmp_path: Path, tiny_config, cpu, monkeypatch) -> None:
     """Resumed on a machine whose probe would answer otherwise, "auto" is not resolved again."""
     cpu(AVX2)
-    config = tiny_config(run={"precision": "auto"})
+    config = tiny_config(network={"precision": "auto"})
     train(config, tmp_path, seed=0, **QUIET)
     started = load_checkpoint(tmp_path)["precision"]
 
@@ -180,17 +180,17 @@ def test_a_resumed_run_keeps_the_precision_it_started_with(tmp_path: Path, tiny_
     assert summary.resumed and summary.moves == 8192
     assert lines[0] == "precision fp32, as the run started: auto: fp32, this CPU has no native bf16 (AVX2)"
     checkpoint = load_checkpoint(tmp_path)
-    assert checkpoint["precision"] == started and checkpoint["config"]["run"]["precision"] == "fp32"
-    assert train(config.replace(run={"total_moves": 8192, "precision": "fp32"}), tmp_path, seed=0, **QUIET).resumed  # the same
-    with pytest.raises(RunDirectoryError, match=r"holds a run of another config; differences: \[run\] precision: 'fp32' in the run, "
+    assert checkpoint["precision"] == started and checkpoint["config"]["network"]["precision"] == "fp32"
+    assert train(config.replace(run={"total_moves": 8192}, network={"precision": "fp32"}), tmp_path, seed=0, **QUIET).resumed  # the same
+    with pytest.raises(RunDirectoryError, match=r"holds a run of another config; differences: \[network\] precision: 'fp32' in the run, "
                                                 r"'bf16' now"):
-        train(config.replace(run={"precision": "bf16"}), tmp_path, seed=0, **QUIET)
+        train(config.replace(network={"precision": "bf16"}), tmp_path, seed=0, **QUIET)
 
 
 def test_explicit_bf16_on_emulating_hardware_trains_with_one_warning(tmp_path: Path, tiny_config, cpu) -> None:
     cpu(AVX2)
     with pytest.warns(Bf16SlowWarning) as caught:
-        train(tiny_config(run={"precision": "bf16", "total_moves": 1024, "eval_every_moves": 1024}), tmp_path, seed=0, **QUIET)
+        train(tiny_config(network={"precision": "bf16"}, run={"total_moves": 1024, "eval_every_moves": 1024}), tmp_path, seed=0, **QUIET)
     assert [str(w.message) for w in caught if issubclass(w.category, Bf16SlowWarning)] == [
         "precision 'bf16' on cpu: this CPU has no native bf16 (AVX2), so bf16 runs slower than fp32 "
         "('auto' or 'fp32' runs fp32 here)"]
@@ -199,9 +199,9 @@ def test_explicit_bf16_on_emulating_hardware_trains_with_one_warning(tmp_path: P
 
 def test_make_learner_resolves_auto_on_its_device(tiny_config, cpu) -> None:
     cpu(NATIVE_BF16)
-    assert make_learner(tiny_config(run={"precision": "auto"}), 0, CPU).agent.precision == "bf16"
+    assert make_learner(tiny_config(network={"precision": "auto"}), 0, CPU).agent.precision == "bf16"
     cpu(AVX2)
-    assert make_learner(tiny_config(run={"precision": "auto"}), 0, CPU).agent.precision == "fp32"
+    assert make_learner(tiny_config(network={"precision": "auto"}), 0, CPU).agent.precision == "fp32"
 
 
 def test_the_cli_takes_auto_and_refuses_other_names(tmp_path: Path, cpu, capsys: pytest.CaptureFixture[str]) -> None:
@@ -269,7 +269,7 @@ def test_where_the_flags_do_not_tell_a_run_measures_once_and_keeps_the_decision(
 
     monkeypatch.setattr(run_module, "training_step_ms", measure)
     lines: list[str] = []
-    config = tiny_config(run={"precision": "auto"})
+    config = tiny_config(network={"precision": "auto"})
     train(config, tmp_path, seed=0, progress=False, log=lines.append)
     reason = ("auto: bf16, this CPU has avx512_bf16 but no AMX (AVX-512): measured one training step of this run's network, "
               "fp32 36.3 ms, bf16 24.1 ms (bf16 needs 1.1x)")
@@ -286,6 +286,6 @@ def test_the_probe_times_both_precisions_and_leaves_the_global_rng_alone(tiny_co
     from eqc.domains.hanabi.training.probe import training_step_ms
 
     before = torch.random.get_rng_state()
-    fp32_ms, bf16_ms = training_step_ms(tiny_config(network=network, rule={"symmetrize": "C5"}), CPU)
+    fp32_ms, bf16_ms = training_step_ms(tiny_config(network={**network, "symmetrize": "C5"}), CPU)
     assert fp32_ms > 0 and bf16_ms > 0
     assert torch.equal(torch.random.get_rng_state(), before)

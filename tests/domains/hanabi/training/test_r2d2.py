@@ -21,8 +21,8 @@ def tiny_r2d2(**changes: dict) -> TrainConfig:
     """64 games, a 64-wide 1-layer LSTM, a small buffer: learns visibly within a minute on a loaded CPU (in fp32 on
     every processor)."""
     base = TrainConfig().replace(
-        run={"algorithm": "r2d2", "num_envs": 64, "eval_games": 64, "precision": "fp32"},
-        network={"hidden_size": 64, "mlp_layers": 1, "lstm_layers": 1, "layer_norm": False},
+        run={"algorithm": "r2d2", "num_envs": 64, "eval_games": 64},
+        network={"hidden_size": 64, "mlp_layers": 1, "lstm_layers": 1, "layer_norm": False, "precision": "fp32"},
         optim={"optimizer": "adam", "lr": 3e-3, "adam_eps": 1.5e-5, "grad_clip": 5.0},
         r2d2={
             "batch_size": 16, "buffer_episodes": 1024, "warmup_episodes": 64, "updates_per_step": 1.0, "target_update": 50, "gamma": 0.99,

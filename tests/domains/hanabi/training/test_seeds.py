@@ -41,7 +41,7 @@ SMALL = {"run": {"num_envs": 32, "eval_games": 16, "total_moves": 1024, "eval_ev
 #: shaping, each seed taught its own colour-to-slot map (seeds of one pool may differ in [bootstrap]).
 CASES: dict[str, dict[str, Any]] = {
     "sp": {},
-    "gop_sad_symmetrized_bootstrap": {"rule": {"objective": "gop", "group": "D10", "symmetrize": "D10"},
+    "gop_sad_symmetrized_bootstrap": {"rule": {"objective": "gop", "group": "D10"}, "network": {"symmetrize": "D10"},
                                       "game": {"knowledge": "v0_belief", "sad": "greedy_last_action"},
                                       "bootstrap": {"convention": "colour_to_slot", "bonus": 1.0, "moves": 100_000}},
 }
@@ -55,7 +55,7 @@ def _no_learning_curves(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _configs(tiny_config: Callable[..., TrainConfig], case: str) -> dict[int, TrainConfig]:
-    changes = {**SMALL, **CASES[case]}
+    changes = {name: {**SMALL.get(name, {}), **CASES[case].get(name, {})} for name in {*SMALL, *CASES[case]}}
     if "bootstrap" not in changes:
         return dict.fromkeys(SLOTS, tiny_config(**changes))
     return {s: tiny_config(**{**changes, "bootstrap": {**changes["bootstrap"], "slots": slots}}) for s, slots in SLOTS.items()}
@@ -145,7 +145,7 @@ def test_in_bf16_the_batched_network_agrees_up_to_bf16_rounding(tiny_config: Cal
     """bf16 autocast under ``vmap`` (its backward once failed there): on one minibatch the seeds' Q-values, losses and
     updated weights match each learner's own to bf16's rounding (``rtol=atol=2e-2``, ``rel=1e-2``, ``atol=1e-3``).
     Whole rollouts are not compared: bf16 rounding flips greedy choices within one (the module docstring)."""
-    config = tiny_config(**{**SMALL, "run": {**SMALL["run"], "precision": "bf16"}})
+    config = tiny_config(**{**SMALL, "network": {**SMALL["network"], "precision": "bf16"}})
     alone = [make_learner(config, seed, torch.device("cpu")) for seed in (0, 1)]
     stacked = StackedSeeds([make_learner(config, seed, torch.device("cpu")) for seed in (0, 1)])  # type: ignore[arg-type]
     generator = torch.Generator().manual_seed(0)

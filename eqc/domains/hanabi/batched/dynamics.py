@@ -106,8 +106,8 @@ def apply_moves(
     order = t.shift.index_select(0, slot)
     hand = hand.gather(1, order)
     knowledge = s.knowledge.gather(1, actor_row).view(b, h).gather(1, order)
-    torch.where(draws, top, torch.where(removes, t.empty, hand[:, h - 1]), out=hand[:, h - 1])
-    torch.where(removes, draws.long() * t.fresh, knowledge[:, h - 1], out=knowledge[:, h - 1])
+    hand[:, h - 1] = torch.where(draws, top, torch.where(removes, t.empty, hand[:, h - 1]))  # not out=: a column is not contiguous
+    knowledge[:, h - 1] = torch.where(removes, draws.long() * t.fresh, knowledge[:, h - 1])
     s.hands.scatter_(1, actor_row, hand.view(b, 1, h))
     s.knowledge.scatter_(1, actor_row, knowledge.view(b, 1, h))
 

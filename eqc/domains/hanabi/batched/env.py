@@ -16,11 +16,12 @@ from dataclasses import fields
 import torch
 
 from eqc._checks import check_bool, check_device, check_int
+from eqc._compile import check_compilable, compiled, mark_static
 from eqc.domains.hanabi.batched.checks import check_decks, check_legal, check_moves, check_out
 from eqc.domains.hanabi.batched.dynamics import apply_moves, last_action_codes, legal_moves
 from eqc.domains.hanabi.batched.encoding import EncodingScratch, encode
 from eqc.domains.hanabi.batched.state import BatchState, new_state, pad_decks, restart, sample_decks, shuffle_front
-from eqc.domains.hanabi.batched.tables import tables_for
+from eqc.domains.hanabi.batched.tables import HanabiTables, tables_for
 from eqc.domains.hanabi.batched.variants import sad_block, v0_belief
 from eqc.domains.hanabi.rules import HanabiRules, check_rules
 
@@ -49,6 +50,10 @@ class HanabiBatch:
             ``moves`` are ignored.
         check: validate every argument (types, shapes, devices, deck contents, move legality);
             ``check=False`` is the fast path: no validation, no host-device synchronisation.
+        compile: run the tensor work of ``step``, ``observations`` and ``legal_move_mask`` compiled
+            (:func:`eqc._compile.compiled`: ``torch.compile``, mode "reduce-overhead", i.e. CUDA graphs, on CUDA; plain
+            inductor on a CPU); the games are the same bit for bit. The spare-deck refresh and the random draws of
+            ``auto_reset`` stay outside (eager, on ``generator``). The first calls compile (seconds).
 
     Usage::
 
@@ -67,8 +72,8 @@ class HanabiBatch:
     over, as ``HanabiEnv.terminal``); ``ended`` is the event (the game's last move was made by the
     last ``step``). With ``check=False`` ``moves`` must be valid move uids
     (a long tensor on ``device``); nothing is read back to the host, so the calls can be captured
-    by CUDA graphs (with ``auto_reset``, ``step`` refreshes its pool of spare decks every few steps
-    from Python: capture ``observations``/``legal_move_mask`` and the policy, not ``step``).
+    by CUDA graphs; ``compile=True`` does that for the tensor work of ``step`` and the views (with ``auto_reset`` the
+    spare-deck refresh every few steps and the draws stay eager, outside the captured graphs).
     ``state_dict()``/``load_state_dict()`` save the games in progress and continue them in another
     batch of the same games, on any device (exact resume of training; the deck ``generator`` is saved beside).
     In checked mode a ``step`` when every game is over raises ValueError, as ``HanabiEnv`` does
@@ -85,6 +90,7 @@ class HanabiBatch:
         *,
         auto_reset: bool = False,
         check: bool = True,
+        compile: bool = False,
     ) -> None:
         self.rules = r = check_rules(rules)
         check_int(num_envs, "num_envs", low=1)
@@ -92,6 +98,9 @@ class HanabiBatch:
         check_int(seed, "seed", low=0, high=2**63 - 1)
         self.auto_reset = check_bool(auto_reset, "auto_reset")
         self.check = check_bool(check, "check")
+        self.compile = check_bool(compile, "compile")
+        if self.compile:
+            check_compilable(self.device)
         self.tables = tables_for(r, self.device)
         _check_memory(num_envs, r, self.device)
         self.num_envs = num_envs
@@ -115,6 +124,11 @@ class HanabiBatch:
         self._scratch = EncodingScratch(num_envs, self.tables)
         self._steps = 0
         self._started = False
+        self._advance, self._observe, self._legal_moves = _advance, _observe, legal_moves
+        if self.compile:
+            live = [tensor for name, tensor in self._saved_tensors().items() if name != "steps"]
+            mark_static([*live, self._legal, *vars(self._scratch).values()])
+            self._advance, self._observe, self._legal_moves = (compiled(f, self.device) for f in (_advance, _observe, legal_moves))
 
     # ---------------------------------------------------------------- lifecycle
     def reset(self, decks: torch.Tensor | None = None) -> None:
@@ -155,13 +169,6 @@ class HanabiBatch:
             moves = moves.long()
         if greedy is not None:
             greedy = self._check_greedy(greedy)
-        active = ~s.terminal
-        if self.rules.sad != "off":
-            shown = moves if greedy is None else greedy
-            if self.rules.sad == "greedy_last_action":
-                shown = last_action_codes(s, t, shown)
-            torch.where(active, shown, self._sad_value, out=self._sad_value)
-            torch.where(active, s.current, self._sad_player, out=self._sad_player)
         noise = None
         if self.auto_reset:
             if self._steps % self._pool_period == 0:
@@ -170,14 +177,8 @@ class HanabiBatch:
                 else:
                     self._pool.copy_(sample_decks(self.num_envs, t, self.generator))  # keep the storage (CUDA graphs)
             noise = torch.rand(self.num_envs, generator=self.generator, device=self.device)
-        apply_moves(s, t, moves, active, noise)
-        torch.logical_and(s.terminal, active, out=s.ended)
-        s.final_score.copy_(s.score).masked_fill_(~s.ended, -1)
-        if self.auto_reset:
-            restart(s, t, s.ended, self._pool, shuffle_draws=True)
-            s.restarted.copy_(s.ended)
-            self._sad_player.masked_fill_(s.ended, -1)
-            self._sad_value.masked_fill_(s.ended, 0)
+        self._advance(s, t, self.rules.sad, moves, moves if greedy is None else greedy, noise, self._pool, self._sad_player,
+                      self._sad_value)
         self._steps += 1
         return s.reward.clone()
 
@@ -193,11 +194,7 @@ class HanabiBatch:
             out = torch.empty(shape, dtype=torch.float32, device=self.device)
         elif self.check:
             check_out(out, "out", torch.float32, shape, self.device)
-        s, t = self._state, self.tables
-        extra = None if self.rules.sad == "off" else sad_block(s, t, self.rules.sad, self._sad_player, self._sad_value)
-        encode(s, t, out, self._scratch, extra, knowledge=self.rules.observation_type == "full")
-        if self.rules.knowledge == "v0_belief":
-            v0_belief(s, t, out)
+        self._observe(self._state, self.tables, self.rules, self._sad_player, self._sad_value, self._scratch, out)
         return out
 
     def legal_move_mask(self, out: torch.Tensor | None = None) -> torch.Tensor:
@@ -209,7 +206,7 @@ class HanabiBatch:
             out = torch.empty(shape, dtype=torch.bool, device=self.device)
         elif self.check:
             check_out(out, "out", torch.bool, shape, self.device)
-        return legal_moves(self._state, self.tables, out)
+        return self._legal_moves(self._state, self.tables, out)
 
     @property
     def state(self) -> BatchState:
@@ -345,6 +342,35 @@ class HanabiBatch:
         greedy = check_moves(greedy, self.num_envs, self.tables, "greedy")
         check_legal(greedy, self._legal, ~self._state.terminal, "greedy")
         return greedy
+
+
+def _advance(s: BatchState, t: HanabiTables, sad: str, moves: torch.Tensor, shown: torch.Tensor, noise: torch.Tensor | None,
+             pool: torch.Tensor, sad_player: torch.Tensor, sad_value: torch.Tensor) -> None:
+    """The tensor work of ``HanabiBatch.step``, in place: the SAD block's last actor and its ``shown`` move (``sad``: the
+    rules' variant), ``moves`` applied (``noise``: the lazy shuffle's draws, None without ``auto_reset``), the games that
+    ended and, with ``noise``, their re-deal from the spare decks ``pool``. Branch-free, no host sync: compilable whole."""
+    active = ~s.terminal
+    if sad != "off":
+        code = last_action_codes(s, t, shown) if sad == "greedy_last_action" else shown
+        torch.where(active, code, sad_value, out=sad_value)
+        torch.where(active, s.current, sad_player, out=sad_player)
+    apply_moves(s, t, moves, active, noise)
+    torch.logical_and(s.terminal, active, out=s.ended)
+    s.final_score.copy_(s.score).masked_fill_(~s.ended, -1)
+    if noise is not None:
+        restart(s, t, s.ended, pool, shuffle_draws=True)
+        s.restarted.copy_(s.ended)
+        sad_player.masked_fill_(s.ended, -1)
+        sad_value.masked_fill_(s.ended, 0)
+
+
+def _observe(s: BatchState, t: HanabiTables, rules: HanabiRules, sad_player: torch.Tensor, sad_value: torch.Tensor,
+             scratch: EncodingScratch, out: torch.Tensor) -> None:
+    """The tensor work of ``HanabiBatch.observations``: every player's observation in ``rules``' variant into ``out``."""
+    extra = None if rules.sad == "off" else sad_block(s, t, rules.sad, sad_player, sad_value)
+    encode(s, t, out, scratch, extra, knowledge=rules.observation_type == "full")
+    if rules.knowledge == "v0_belief":
+        v0_belief(s, t, out)
 
 
 def _check_memory(num_envs: int, rules: HanabiRules, device: torch.device) -> None:

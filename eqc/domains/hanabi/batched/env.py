@@ -127,8 +127,11 @@ class HanabiBatch:
         self._advance, self._observe, self._legal_moves = _advance, _observe, legal_moves
         if self.compile:
             live = [tensor for name, tensor in self._saved_tensors().items() if name != "steps"]
-            mark_static([*live, self._legal, *vars(self._scratch).values()])
-            self._advance, self._observe, self._legal_moves = (compiled(f, self.device) for f in (_advance, _observe, legal_moves))
+            constants = [value for value in vars(self.tables).values() if isinstance(value, torch.Tensor)]
+            mark_static([*live, self._legal, *vars(self._scratch).values(), *constants])  # CUDA graphs read them in place
+            self._advance = compiled(_advance, self.device)
+            self._observe = compiled(_observe, self.device)
+            self._legal_moves = compiled(legal_moves, self.device)
 
     # ---------------------------------------------------------------- lifecycle
     def reset(self, decks: torch.Tensor | None = None) -> None:
@@ -192,8 +195,8 @@ class HanabiBatch:
         shape = (self.num_envs, self.num_players, self.obs_dim)
         if out is None:
             out = torch.empty(shape, dtype=torch.float32, device=self.device)
-        elif self.check:
-            check_out(out, "out", torch.float32, shape, self.device)
+        else:
+            self._take_out(out, torch.float32, shape)
         self._observe(self._state, self.tables, self.rules, self._sad_player, self._sad_value, self._scratch, out)
         return out
 
@@ -204,8 +207,8 @@ class HanabiBatch:
         shape = (self.num_envs, self.num_moves)
         if out is None:
             out = torch.empty(shape, dtype=torch.bool, device=self.device)
-        elif self.check:
-            check_out(out, "out", torch.bool, shape, self.device)
+        else:
+            self._take_out(out, torch.bool, shape)
         return self._legal_moves(self._state, self.tables, out)
 
     @property
@@ -333,6 +336,14 @@ class HanabiBatch:
     def _require_started(self) -> None:
         if not self._started:
             raise RuntimeError("call reset() first")
+
+    def _take_out(self, out: torch.Tensor, dtype: torch.dtype, shape: tuple[int, ...]) -> None:
+        """A caller's ``out`` buffer: checked (``check``); compiled, marked as keeping its storage, so that on CUDA the
+        graph writing into it is replayed (pass the same buffer every call, as the learners do)."""
+        if self.check:
+            check_out(out, "out", dtype, shape, self.device)
+        if self.compile:
+            mark_static([out])
 
     def _check_greedy(self, greedy: torch.Tensor) -> torch.Tensor:
         if self.rules.sad == "off":

@@ -47,12 +47,13 @@ class TrainingGames:
     ``rule``: the objective (sp, or Other-Play / G-OP over ``rule.group``, which relabels every player's
     game); ``keep_identity``: under Other-Play / G-OP one random player per game keeps the identity
     (VDN's team), else every player draws. ``seed`` seeds the deals, the relabellings (``seed +
-    3_000_017``); the bootstrap's colour-to-slot map is ``[bootstrap] slots``.
+    3_000_017``); the bootstrap's colour-to-slot map is ``[bootstrap] slots``. ``compile``: the games' tensor work
+    compiled (``HanabiBatch``'s ``compile``, ``[run] compile``).
     """
 
     def __init__(self, rules: HanabiRules, rule: RuleConfig, bootstrap: BootstrapConfig, *, num_envs: int, seed: int,
-                 device: torch.device, keep_identity: bool = True) -> None:
-        self.env: HanabiBatch = make_batch(rules, num_envs, device, seed)
+                 device: torch.device, keep_identity: bool = True, compile: bool = False) -> None:
+        self.env: HanabiBatch = make_batch(rules, num_envs, device, seed, compile=compile)
         self.env.reset()
         self.num_envs, self.num_players, self.device = num_envs, rules.num_players, device
         self.rows = torch.arange(num_envs, device=device)  # [B]: one index per game

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import torch
 from torch import nn
 
+from eqc._compile import check_compilable
 from eqc.domains.hanabi.agent.network import QNetwork, spec_agent
 from eqc.domains.hanabi.config.agent import AgentSpec
 from eqc.domains.hanabi.training.games import TrainingGames
@@ -46,6 +47,7 @@ class LearnerSetup:
         num_envs: games in lockstep (``[run] num_envs``).
         seed: the run's seed (weights, deals, relabellings and the learner's generators derive from it).
         device: where games, networks and learning run.
+        compile: compile the acting step (``[run] compile``: :mod:`eqc._compile`).
     """
 
     spec: AgentSpec
@@ -55,11 +57,12 @@ class LearnerSetup:
     num_envs: int
     seed: int
     device: torch.device
+    compile: bool
 
     @classmethod
     def of(cls, config: TrainConfig, seed: int, device: torch.device) -> LearnerSetup:
         """The setup of ``config`` (its ``[network] precision`` resolved: "auto" is refused by ``config.agent``)."""
-        return cls(config.agent, config.rule, config.optim, config.bootstrap, config.run.num_envs, seed, device)
+        return cls(config.agent, config.rule, config.optim, config.bootstrap, config.run.num_envs, seed, device, config.run.compile)
 
 
 @dataclass(frozen=True)
@@ -105,10 +108,12 @@ class Learner(ABC):
         """``setup``: what the learner trains and on what (:class:`LearnerSetup`). ``aux_outputs``: size of the
         network's auxiliary head (R2D2's SAD-AUX); ``keep_identity``: see :class:`TrainingGames`."""
         spec, seed, device = setup.spec, setup.seed, setup.device
+        if setup.compile:
+            check_compilable(device)
         self.spec, self.optim, self.bootstrap = spec, setup.optim, setup.bootstrap
         self.num_envs, self.device = setup.num_envs, device
         self.games = TrainingGames(spec.rules(), setup.rule, setup.bootstrap, num_envs=setup.num_envs, seed=seed, device=device,
-                                   keep_identity=keep_identity)
+                                   keep_identity=keep_identity, compile=setup.compile)
         self.explore_generator = torch.Generator(device=device).manual_seed(seed + 1_000_003)
         self.learn_generator = torch.Generator(device=device).manual_seed(seed + 2_000_003)
         with torch.random.fork_rng(devices=[]):  # seeded initial weights; the global RNG is left as it was

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
+from eqc._compile import compiled
 from eqc.domains.hanabi.agent.network import LSTMState, State, as_lstm_state
 from eqc.domains.hanabi.config.schema import config_field, require, require_at_least, require_in_unit
 from eqc.domains.hanabi.training.learner import Learner, LearnerSetup
@@ -138,6 +139,9 @@ class RolloutLearner(Learner):
         self._buf_value = torch.empty(T, B, device=device)
         self.lstm_state: LSTMState | None = self._fresh_state()
         self._start_state: LSTMState | None = None
+        #: :meth:`heads` as :meth:`view` runs it (the acting forward, no gradient): compiled under ``[run] compile`` when
+        #: feed-forward (``torch.compile`` does not trace ``nn.LSTM``; a recurrent forward stays eager).
+        self._acting_heads = compiled(self.heads, device) if setup.compile and not self.recurrent else self.heads
 
     # ---------------------------------------------------------------- to implement
     @abstractmethod
@@ -160,11 +164,11 @@ class RolloutLearner(Learner):
         """The games before the next move (:class:`View`), the network run on it."""
         if not self.recurrent:
             obs, legal, acting = self.acting_view()
-            scores, value, _ = self.heads(obs, legal)
+            scores, value, _ = self._acting_heads(obs, legal)
             return View(obs, legal, legal, None, acting, scores, value, None)
         B, P, rows = self.num_envs, self.num_players, self.games.rows
         obs, legal, current, acting = self.games.player_views(self._obs, self._legal)
-        scores, value, state = self.heads(obs.reshape(B * P, -1), legal.reshape(B * P, -1), self.lstm_state)
+        scores, value, state = self._acting_heads(obs.reshape(B * P, -1), legal.reshape(B * P, -1), self.lstm_state)
         return View(obs, legal, legal[rows, current], current, acting, scores.view(B, P, -1)[rows, current],
                     None if value is None else value.view(B, P)[rows, current], as_lstm_state(state))
 

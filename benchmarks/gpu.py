@@ -12,10 +12,12 @@ and on a CPU, quickly, as the test suite does (seconds)::
 Sections (each prints its rows as it goes and goes on when one fails, naming the failure):
 
 1. ``env``: HanabiBatch (``v0_belief``) with uniformly random legal moves, both players' observations, the legal mask,
-   auto reset: steps/s and ms per batched step at each batch size; beside it JaxMARL's Hanabi (jit + vmap + scan) on
-   the same device where ``jax`` and ``jaxmarl`` import.
-2. ``learners``: moves/s and updates/s of each learner through ``make_learner`` (PQN self-play, Other-Play, G-OP D10,
-   symmetrized D10, IPPO, recurrent PQN), fp32, after a warm-up.
+   auto reset: steps/s and ms per batched step at each batch size, eager and compiled (``compile=True``: mode
+   "reduce-overhead", CUDA graphs, on cuda; inductor on a cpu; not with ``--quick``); beside it JaxMARL's Hanabi
+   (jit + vmap + scan) on the same device where ``jax`` and ``jaxmarl`` import.
+2. ``learners``: moves/s and updates/s of each learner through ``make_learner`` (PQN self-play, and compiled with
+   ``[run] compile`` but with ``--quick``, Other-Play, G-OP D10, symmetrized D10, IPPO, recurrent PQN), fp32, after a
+   warm-up.
 3. ``symmetrizer``: the forward and forward+backward cost of an MLP symmetrized over D10 and S5 (D10 alone with
    ``--quick``) against the bare MLP, and its equivariance error.
 4. ``xp``: the shipped cpu self-play pool's cross-play replayed on the device in fp32, plain and D10-symmetrized, beside
@@ -34,8 +36,12 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
+
+if TYPE_CHECKING:
+    from eqc.domains.hanabi.config.train import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,23 +50,35 @@ def _sync(device: torch.device) -> Callable[[], None]:
     return torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
 
 
-def env_rows(device: torch.device, sizes: list[int], seconds: float) -> list[str]:
-    rows = []
+def env_rows(device: torch.device, sizes: list[int], seconds: float, compile: bool) -> list[str]:
+    """Each batch size eager and, with ``compile``, compiled (``HanabiBatch(compile=True)``) beside it."""
+    rows, mode = [], _compile_mode(device)
     for batch in sizes:
-        rate, step_ms = _env_rate(device, batch, seconds)
-        rows.append(f"| env | HanabiBatch v0_belief, {batch:,} games | {rate:,.0f} steps/s | {step_ms:.2f} ms per step |")
+        for compiled in (False, True) if compile else (False,):
+            rate, step_ms = _env_rate(device, batch, seconds, compiled)
+            what = f"HanabiBatch v0_belief{f', compiled ({mode})' if compiled else ''}, {batch:,} games"
+            rows.append(f"| env | {what} | {rate:,.0f} steps/s | {step_ms:.2f} ms per step |")
+    if not compile:
+        rows.append("| env | HanabiBatch v0_belief, compiled | not measured with --quick (each size compiles for seconds) | |")
     return rows + _jaxmarl_rows(sizes, seconds)
 
 
-def _env_rate(device: torch.device, batch: int, seconds: float) -> tuple[float, float]:
-    """Steps/s and ms per batched step of ``batch`` games with uniformly random legal moves."""
+def _compile_mode(device: torch.device) -> str:
+    """How ``[run] compile`` compiles on ``device`` (eqc._compile)."""
+    return "reduce-overhead, CUDA graphs" if device.type == "cuda" else "inductor"
+
+
+def _env_rate(device: torch.device, batch: int, seconds: float, compile: bool) -> tuple[float, float]:
+    """Steps/s and ms per batched step of ``batch`` games with uniformly random legal moves (the first steps, which
+    compile, are the warm-up)."""
     from _random_play import random_play
 
     from eqc.domains.hanabi.batched import HanabiBatch
     from eqc.domains.hanabi.rules import HanabiRules
 
     sync = _sync(device)
-    env = HanabiBatch(batch, HanabiRules(knowledge="v0_belief"), device=device, check=False, auto_reset=True, seed=0)
+    env = HanabiBatch(batch, HanabiRules(knowledge="v0_belief"), device=device, check=False, auto_reset=True, seed=0,
+                      compile=compile)
     env.reset()
     step = random_play(env, 0)
     for _ in range(5):
@@ -110,38 +128,44 @@ def _jaxmarl_rows(sizes: list[int], seconds: float) -> list[str]:
     return rows
 
 
-def learner_rows(device: torch.device, num_envs: int, seconds: float) -> list[str]:
+def learner_rows(device: torch.device, num_envs: int, seconds: float, compile: bool) -> list[str]:
+    """Each learner, and with ``compile`` PQN self-play compiled (``[run] compile``) beside it."""
     from eqc.domains.hanabi.config.train import load_config
     from eqc.domains.hanabi.reproduce.specs import SCALES, pool_config
-    from eqc.domains.hanabi.training.learners import make_learner
 
     base = load_config("vdn_cpu").replace(run={"num_envs": num_envs}, network={"precision": "fp32"})
     variants = {
         "PQN self-play": base,
+        **({f"PQN self-play, compiled ({_compile_mode(device)})": base.replace(run={"compile": True})} if compile else {}),
         "PQN Other-Play (S5)": base.replace(rule={"objective": "op"}),
         "PQN G-OP D10": base.replace(rule={"objective": "gop", "group": "D10"}),
         "PQN symmetrized D10": base.replace(network={"symmetrize": "D10"}),
         "IPPO (ippo_cpu.toml)": load_config("ippo_cpu").replace(run={"num_envs": num_envs}, network={"precision": "fp32"}),
-        "recurrent PQN (cpu Table 3 pool)": pool_config("recurrent", SCALES["cpu"]).replace(run={"num_envs": num_envs,
-                                                                                                 "precision": "fp32"}),
+        "recurrent PQN (cpu Table 3 pool)": pool_config("recurrent", SCALES["cpu"]).replace(run={"num_envs": num_envs},
+                                                                                             network={"precision": "fp32"}),
     }
-    sync, rows = _sync(device), []
-    for name, config in variants.items():
-        try:
-            learner = make_learner(config, seed=0, device=device)
-            while learner.updates == 0:
-                learner.iteration()
-            sync()
-            moves, updates, start = learner.moves_played, learner.updates, time.perf_counter()
-            while learner.updates - updates < 2 or time.perf_counter() - start < seconds:
-                learner.iteration()
-            sync()
-            took = time.perf_counter() - start
-            rows.append(f"| learner | {name}, {num_envs:,} games, fp32 | {(learner.moves_played - moves) / took:,.0f} moves/s | "
-                        f"{(learner.updates - updates) / took:,.1f} updates/s |")
-        except Exception as exc:  # a benchmark reports a failure and goes on
-            rows.append(f"| learner | {name} | FAILED: {type(exc).__name__}: {str(exc)[:200]} | |")
-    return rows
+    return [learner_row(device, name, config, seconds) for name, config in variants.items()]
+
+
+def learner_row(device: torch.device, name: str, config: TrainConfig, seconds: float) -> str:
+    """Moves/s and updates/s of ``config``'s learner on ``device``, after its first update."""
+    from eqc.domains.hanabi.training.learners import make_learner
+
+    sync, num_envs = _sync(device), config.run.num_envs
+    try:
+        learner = make_learner(config, seed=0, device=device)
+        while learner.updates == 0:
+            learner.iteration()
+        sync()
+        moves, updates, start = learner.moves_played, learner.updates, time.perf_counter()
+        while learner.updates - updates < 2 or time.perf_counter() - start < seconds:
+            learner.iteration()
+        sync()
+        took = time.perf_counter() - start
+        return (f"| learner | {name}, {num_envs:,} games, fp32 | {(learner.moves_played - moves) / took:,.0f} moves/s | "
+                f"{(learner.updates - updates) / took:,.1f} updates/s |")
+    except Exception as exc:  # a benchmark reports a failure and goes on
+        return f"| learner | {name} | FAILED: {type(exc).__name__}: {str(exc)[:200]} | |"
 
 
 def symmetrizer_rows(device: torch.device, batch: int, groups: tuple[str, ...]) -> list[str]:
@@ -219,11 +243,12 @@ def main(argv: list[str] | None = None) -> list[str]:
     torch.set_num_threads(1)
     sizes, seconds, envs, batch, games = ([64, 256], 0.2, 64, 64, 8) if args.quick else ([1024, 8192, 65536], 4.0, 8192, 4096, 1000)
     groups = ("D10",) if args.quick else ("D10", "S5")
+    compile = not args.quick
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU ({platform.processor() or platform.machine()})"
     rows = [f"eqc on {name}, torch {torch.__version__}, {datetime.date.today()}: `python {' '.join(sys.argv)}`", "",
             "| section | what | measured | beside it |", "|---|---|---|---|"]
     print("\n".join(rows), flush=True)
-    for section in (lambda: env_rows(device, sizes, seconds), lambda: learner_rows(device, envs, seconds),
+    for section in (lambda: env_rows(device, sizes, seconds, compile), lambda: learner_rows(device, envs, seconds, compile),
                     lambda: symmetrizer_rows(device, batch, groups), lambda: xp_rows(device, games)):
         try:
             new = section()

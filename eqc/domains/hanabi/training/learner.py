@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import torch
 from torch import nn
 
-from eqc._compile import check_compilable
 from eqc.domains.hanabi.agent.network import QNetwork, spec_agent
 from eqc.domains.hanabi.config.agent import AgentSpec
 from eqc.domains.hanabi.training.games import TrainingGames
@@ -108,8 +107,6 @@ class Learner(ABC):
         """``setup``: what the learner trains and on what (:class:`LearnerSetup`). ``aux_outputs``: size of the
         network's auxiliary head (R2D2's SAD-AUX); ``keep_identity``: see :class:`TrainingGames`."""
         spec, seed, device = setup.spec, setup.seed, setup.device
-        if setup.compile:
-            check_compilable(device)
         self.spec, self.optim, self.bootstrap = spec, setup.optim, setup.bootstrap
         self.num_envs, self.device = setup.num_envs, device
         self.games = TrainingGames(spec.rules(), setup.rule, setup.bootstrap, num_envs=setup.num_envs, seed=seed, device=device,

@@ -42,6 +42,7 @@ from typing import Any
 import torch
 
 from eqc._checks import check_device, check_float, check_int
+from eqc._compile import check_compilable
 from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, POLICY_JSON, checkpoint_precision, load_checkpoint, save_checkpoint
 from eqc.domains.hanabi.agent.precision import Precision, resolve_precision
 from eqc.domains.hanabi.config.schema import ConfigError
@@ -154,6 +155,8 @@ def train(
         raise TypeError(f"config must be a TrainConfig (load_config(path)), got {type(config).__name__}")
     check_int(seed, "seed", low=0, high=2**63 - 1)
     device = check_device(device)
+    if config.run.compile:
+        check_compilable(device)
     if max_minutes is not None:
         check_float(max_minutes, "max_minutes", low=0, low_open=True)
     if not isinstance(out, (str, Path)) or not str(out).strip():

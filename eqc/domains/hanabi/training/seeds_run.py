@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from eqc._checks import check_device, check_float, check_int
+from eqc._compile import check_compilable
 from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, POLICY_JSON, load_checkpoint
 from eqc.domains.hanabi.agent.precision import Precision
 from eqc.domains.hanabi.config.train import TrainConfig
@@ -92,6 +93,8 @@ def train_seeds(
     seed's :class:`~.run.RunSummary`. ``max_minutes`` bounds this call (the pool resumes later where it stopped)."""
     seeds, out = _check(configs, out)
     device = check_device(device)
+    if any(config.run.compile for config in configs.values()):
+        check_compilable(device)
     if max_minutes is not None:
         check_float(max_minutes, "max_minutes", low=0, low_open=True)
     fresh = not out.exists()

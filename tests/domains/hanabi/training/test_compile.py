@@ -68,3 +68,17 @@ def test_compile_is_a_bool_key(tiny_config: Callable[..., TrainConfig]) -> None:
     assert not tiny_config().run.compile
     with pytest.raises(ConfigError, match=r"\[run\]: key 'compile' must be bool, got int 1"):
         tiny_config(run={"compile": 1})
+
+
+def test_a_run_that_cannot_compile_is_refused_before_its_directory(tmp_path: Path, tiny_config: Callable[..., TrainConfig],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cpu without a C++ compiler: ``train`` names it before it makes the run directory or measures anything."""
+    import torch._inductor.cpp_builder as builder
+
+    def missing() -> str:
+        raise RuntimeError("no compiler")
+
+    monkeypatch.setattr(builder, "get_cpp_compiler", missing)
+    with pytest.raises(RuntimeError, match="compile on the cpu needs a C\\+\\+ compiler"):
+        train(_config(tiny_config, "pqn", True), tmp_path / "run", seed=0, progress=False, log=lambda _: None)
+    assert not (tmp_path / "run").exists()

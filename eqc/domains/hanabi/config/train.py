@@ -77,11 +77,7 @@ class RunConfig:
     eval_games: int = config_field("games per greedy evaluation, on fixed seeded decks", 1000)
     deck_seed: int = config_field("seed of the decks every evaluation during training plays, the same decks each time", 1)
     checkpoint_minutes: float = config_field("write a checkpoint at least this often (wall-clock minutes)", 5.0)
-    compile: bool = config_field("compile the acting step with torch.compile: the game's step, observations and legal moves "
-                                 "(every learner) and the acting network forward (feed-forward PQN and IPPO; an LSTM's stays "
-                                 "eager); mode 'reduce-overhead' (CUDA graphs) on cuda, plain inductor (fused C++ kernels, "
-                                 "needs a C++ compiler) on a cpu; the same games, and learning equal up to float rounding "
-                                 "of the compiled forward; the first moves compile (seconds); a cpu or cuda device only", False)
+    compile: bool = config_field("torch.compile the acting step (CUDA graphs on cuda, C++ on a cpu; the same games; see the guide)", False)
     threads: int = config_field("torch CPU threads (1 is fastest for eqc's small networks on a busy machine; benchmarks/RESULTS.md)", 1)
     tensorboard: bool = config_field("also write TensorBoard scalars to DIR/tensorboard (needs the tensorboard package)", False)
 

@@ -17,7 +17,8 @@ a stop between two evaluations adds (its checkpoint keeps the episode counts tha
 row is the uninterrupted run's); R2D2 deals new games, its replay unsaved;
 :mod:`~eqc.domains.hanabi.training.resume`). A directory holding a run of another config or seed is
 refused, naming the keys that differ; keys that do not change what is learned (``[run] total_moves,
-checkpoint_minutes, threads, tensorboard``) may change on resume.
+checkpoint_minutes, threads, tensorboard, compile``) may change on resume (``compile`` changes the acting forward's
+rounding, as another device does: the resumed run then equals the uninterrupted one to float rounding).
 
 Precision: ``[network] precision`` is resolved once, when the run starts, on its device
 (:func:`~eqc.domains.hanabi.agent.precision.resolve_precision`: "auto" is bf16 where it is faster than fp32,
@@ -59,7 +60,7 @@ __all__ = ["METRICS", "RateWindow", "RunClock", "RunDirectoryError", "RunSummary
            "tensorboard_writer_class", "train"]
 
 #: ``[run]`` keys that may differ when a run resumes: they do not change what is learned.
-RESUMABLE_KEYS = ("total_moves", "checkpoint_minutes", "threads", "tensorboard")
+RESUMABLE_KEYS = ("total_moves", "checkpoint_minutes", "threads", "tensorboard", "compile")
 #: A squared TD error above this (Hanabi's values are at most 25) means the learning diverged.
 DIVERGED_LOSS = 1e6
 

@@ -82,3 +82,12 @@ def test_a_run_that_cannot_compile_is_refused_before_its_directory(tmp_path: Pat
     with pytest.raises(RuntimeError, match="compile on the cpu needs a C\\+\\+ compiler"):
         train(_config(tiny_config, "pqn", True), tmp_path / "run", seed=0, progress=False, log=lambda _: None)
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+def test_a_run_may_switch_compile_on_resume(tmp_path: Path, tiny_config: Callable[..., TrainConfig]) -> None:
+    """``compile`` changes how the acting step runs, not what is learned: a run started eagerly goes on compiled."""
+    config = _config(tiny_config, "pqn", False)
+    train(config.replace(run={"total_moves": 2048}), tmp_path, seed=0, progress=False, log=lambda _: None)
+    summary = train(config.replace(run={"compile": True}), tmp_path, seed=0, progress=False, log=lambda _: None)
+    assert summary.resumed and summary.moves == 4096 and load_checkpoint(tmp_path)["config"]["run"]["compile"] is True

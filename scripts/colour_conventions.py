@@ -96,7 +96,7 @@ INDUCED_SETTINGS = {"mini_induced_strong": "sp", "mini_induced_strong_op": "op",
 
 def _induced_overrides(pool: str) -> tuple[str, ...]:
     keys = {"game.preset": "mini", **{f"bootstrap.{k}": v for k, v in INDUCED_BOOTSTRAP.items()},
-            **{f"{section}.{k}": v for section, keys in INDUCED_POOLS[pool].items() for k, v in keys.items()}}
+            **{f"{section}.{k}": v for section, values in INDUCED_POOLS[pool].items() for k, v in values.items()}}
     return tuple(f"{k}={v}" for k, v in keys.items())
 
 

@@ -97,6 +97,23 @@ def test_bad_flags(tmp_path: Path, config_file: Path, capsys: pytest.CaptureFixt
     assert not (tmp_path / "run").exists()  # nothing was created by a refused command
 
 
+def test_compile_without_a_compiler_is_a_flag_error(tmp_path: Path, config_file: Path, capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """``[run] compile = true`` on a CPU without a C++ compiler: a usage line naming the key, not a traceback, and nothing
+    written, for a single run and for ``--seeds``."""
+    import torch._inductor.cpp_builder as builder
+
+    def missing() -> str:
+        raise RuntimeError("no compiler")
+
+    monkeypatch.setattr(builder, "get_cpp_compiler", missing)
+    out = tmp_path / "run"
+    for seeds in ([], ["--seeds", "0-1"]):
+        _usage_error(capsys, ["hanabi", "train", "--config", str(config_file), "--set", "run.compile=true", "--out", str(out), *seeds],
+                     "--device", "[run] compile = true", "C++ compiler")
+    assert not out.exists()
+
+
 def test_out_of_another_config_is_refused(tmp_path: Path, config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = str(tmp_path / "run")
     assert main(["hanabi", "train", "--config", str(config_file), "--out", out, "--no-progress"]) == 0

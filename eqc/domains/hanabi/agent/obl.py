@@ -158,8 +158,8 @@ def load_obl_network(
         if prefix in rename:
             weights[rename[prefix] + key[len(prefix) :]] = value
     trunk = ff["publ_net"] if kind == "PublicLSTMNet" else ff["net"]
-    config = NetworkConfig(hidden_size=hid, mlp_layers=trunk, lstm_layers=lstm_layers, layer_norm=False, dueling=True, precision="fp32",
-                           dueling_centre="all")
+    config = NetworkConfig(hidden_size=hid, mlp_layers=trunk, lstm_layers=lstm_layers, layer_norm=False, dueling=True,
+                           dueling_centre="all", precision="fp32")
     if kind == "PublicLSTMNet":
         private = ff["priv_net"]
         network: QNetwork = PublicQNetwork(

@@ -42,8 +42,9 @@ COLOUR_ORDER = ("sp", "touched", "op", "gop_c3", "gop_c2", "sp_stream1", "ippo_c
 TOUCHED_ORDER = ("sp", "op", "eqc", "gop_c3")
 
 
-def agents(scale: str) -> list[tuple[Path, TrainConfig, int]]:
-    """Every agent of ``scale``: its directory under the scale's agents, its config and its training seed."""
+def agents(scale: str, streams: tuple[int, ...] = TOUCHED_STREAMS) -> list[tuple[Path, TrainConfig, int]]:
+    """Every agent of ``scale``: its directory under the scale's agents, its config and its training seed
+    (``streams``: the stream seeds of scale ``touched``'s agents)."""
     if scale == "colour":
         assert set(COLOUR_ORDER) == set(COLOUR_POOLS)
         return [(Path(pool) / ("slots_" + "".join(map(str, slots))), colour_agent_config(pool, slots), COLOUR_POOLS[pool].stream)
@@ -51,7 +52,7 @@ def agents(scale: str) -> list[tuple[Path, TrainConfig, int]]:
     if scale == "touched":
         assert set(TOUCHED_ORDER) == set(TOUCHED_POOLS)
         return [(Path(pool) / f"stream_{stream}" / ("slots_" + "".join(map(str, slots))), touched_agent_config(pool, slots), stream)
-                for pool in TOUCHED_ORDER for stream in TOUCHED_STREAMS for slots in colour_slot_maps(3, 3)
+                for pool in TOUCHED_ORDER for stream in streams for slots in colour_slot_maps(3, 3)
                 if (pool, stream) != ("sp", 0)]  # stream 0 of sp: results/colour/agents/touched
     sc = SCALES[scale]
     return [(Path(pool) / f"seed_{seed}", pool_config(pool, sc, seed), seed) for seed in sc.seeds for pool in ENTROPY_POOLS]
@@ -63,13 +64,19 @@ def main() -> None:
     parser.add_argument("--worker", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--pools", nargs="+", default=None, help="train only these pools (default: every pool of the scale)")
+    parser.add_argument("--streams", type=int, nargs="+", default=list(TOUCHED_STREAMS),
+                        help="--scale touched: the stream seeds to train (default 0 1; scale ers adds 2 3 with --out results/ers/agents)")
     parser.add_argument("--runs", type=Path, required=True, help="directory of the training runs (checkpoints; not shipped)")
     parser.add_argument("--out", type=Path, default=None, help="where the agents are exported (default results/<scale>/agents)")
     args = parser.parse_args()
     if not 0 <= args.worker < args.workers:
         parser.error(f"--worker must be in 0..{args.workers - 1} (--workers {args.workers}), got {args.worker}")
     out = args.out or Path("results") / args.scale / "agents"
-    todo = agents(args.scale)
+    if args.scale != "touched" and args.streams != list(TOUCHED_STREAMS):
+        parser.error(f"--streams is read by --scale touched alone, got --scale {args.scale}")
+    if any(s < 0 for s in args.streams) or len(set(args.streams)) != len(args.streams):
+        parser.error(f"--streams must be distinct non-negative stream seeds, got {args.streams}")
+    todo = agents(args.scale, tuple(args.streams))
     known = sorted({name.parts[0] for name, _, _ in todo})
     if args.pools is not None and (unknown := sorted(set(args.pools) - set(known))):
         parser.error(f"--pools: {unknown} are not pools of scale {args.scale!r} (pools: {known})")

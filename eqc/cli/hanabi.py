@@ -269,6 +269,36 @@ def _relabelled(args: argparse.Namespace) -> int:
     return 0
 
 
+def _learn_symmetries(args: argparse.Namespace) -> int:
+    from eqc.domains.hanabi.xp import DuplicateAgentError, PoolError, load_pools
+    from eqc.domains.hanabi.xp.expected_return import learn_label_group
+    from eqc.io import recorded_path
+
+    if args.out.exists() or not args.out.parent.is_dir():  # everything is checked before any game is played
+        why = "exists (a learned group is written once; choose a new path)" if args.out.exists() else "is not in an existing directory"
+        raise flags.FlagError("--out", f"{str(args.out)!r} {why}")
+    if len(set(args.labels)) != len(args.labels):
+        raise flags.FlagError("--labels", f"names a label set twice: {args.labels}")
+    try:
+        agents = load_pools(args.pool, device=args.device, precision=args.precision)
+    except DuplicateAgentError as exc:
+        raise flags.FlagError("--pool", f"{str(exc.run)!r} is listed twice (also through {str(exc.first)!r}); list it once") from None
+    except PoolError as exc:
+        raise flags.FlagError("--pool", str(exc)) from None
+    found = learn_label_group([a.policy for a in agents], args.labels, tolerance=args.tolerance, games=args.games,
+                              deck_seed=args.deck_seed, cross_play_games=args.cross_play_games)
+    context = {"pool": [recorded_path(a.path) for a in agents], "labels": args.labels, "games": args.games,
+               "deck_seed": args.deck_seed, "cross_play_games": args.cross_play_games,
+               "game": agents[0].policy.rules.to_dict(), "command": args.command_line}
+    found.save(args.out, **context)
+    names = ", ".join(f"{lab.name}({lab.size})" for lab in found.symmetry.acts_on)
+    print(f"candidate group on {names}: {len(found.candidates)} elements, {len(found.accepted)} within tolerance {args.tolerance}; "
+          f"learned group of order {found.group.order}, worst re-measured loss {found.worst_loss:+.3f}; wrote {args.out}")
+    for m in found.members:
+        print(f"  {list(m.permutation)}: loss {m.loss:+.3f}")
+    return 0
+
+
 def _export(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.agent.files import CheckpointError, PolicyDirectoryError, export_policy
 
@@ -301,6 +331,7 @@ def add_hanabi_parser(subparsers: argparse._SubParsersAction) -> None:
     _add_actions_parser(sub)
     _add_relabelled_parser(sub)
     _add_export_parser(sub)
+    _add_symmetries_parser(sub)
     _add_config_parser(sub)
     add_reproduce_parsers(sub)
 
@@ -400,6 +431,30 @@ def _add_relabelled_parser(sub: argparse._SubParsersAction) -> None:
     flags.add_threads_flag(relabelled)
     flags.add_precision_flag(relabelled)
     relabelled.set_defaults(run=_relabelled)
+
+
+def _add_symmetries_parser(sub: argparse._SubParsersAction) -> None:
+    from eqc.domains.hanabi.symmetry import LABEL_SETS
+
+    symmetries = sub.add_parser("symmetries", help="expected-return symmetries of a pool of agents")
+    what = symmetries.add_subparsers(dest="symmetries_command", required=True)
+    learn = what.add_parser("learn", help="exact search over permutations of label sets: the group a frozen pool's return "
+                                          "tolerates (eqc.dec_pomdp.search_label_permutations)")
+    _add_pool_flag(learn)
+    learn.add_argument("--labels", nargs="+", choices=LABEL_SETS, required=True,
+                       help="label sets whose permutations are candidates (e.g. colour slot: S3 x S3 on Mini-Hanabi)")
+    learn.add_argument("--tolerance", type=flags.float_in(0.0), required=True,
+                       help="largest accepted return loss (pool-mean self-play minus self-play relabelled), in points")
+    learn.add_argument("--games", type=flags.int_in(2), default=1000, help="self-play games per agent and element (default 1000)")
+    learn.add_argument("--deck-seed", type=flags.seed, default=0,
+                       help="seed of the search's common decks; the re-measurement uses the next seed (default 0)")
+    learn.add_argument("--cross-play-games", type=flags.int_in(0), default=0,
+                       help="games per ordered pair for the XP variant (recorded, not used to accept; default 0: not measured)")
+    learn.add_argument("--out", type=Path, required=True, help="JSON file to write (new)")
+    learn.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
+    flags.add_threads_flag(learn)
+    flags.add_precision_flag(learn)
+    learn.set_defaults(run=_learn_symmetries)
 
 
 def _add_export_parser(sub: argparse._SubParsersAction) -> None:

@@ -5,6 +5,11 @@ concatenation. A block's axes are :class:`Labels` (a named label set such as the
 colours, which a symmetry may permute) or plain ints (never moved); its flat index is
 row-major over the axes. Example: Hanabi's partner hand is ``Block("hand", 5, colour, rank)``:
 coordinate ``25*slot + 5*c + r``.
+
+A block's last axis may instead be a **record**: a :class:`Layout` repeated for every index of the
+leading axes. Hanabi's card knowledge is ``Block("knowledge", player, slot, record)`` with the record
+(plausible cards, hinted colour, hinted rank) laid out once per (player, slot), so a symmetry can move
+the slots of a section whose entries are themselves structured.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from eqc._checks import check_choice, check_int, check_list
 
 __all__ = ["Axis", "Block", "Encoding", "Labels", "Layout"]
 
-Encoding = Literal["real", "binary", "one_hot"]
+Encoding = Literal["real", "binary", "one_hot", "record"]
 _ENCODINGS = ("real", "binary", "one_hot")
 
 
@@ -35,6 +40,7 @@ class Labels:
 
 
 Axis = Labels | int
+"""An axis of a block: a label set (a symmetry may permute it) or a plain size (never moved)."""
 
 
 def _check_name(name: object, what: str) -> None:
@@ -50,35 +56,50 @@ class Block:
 
     ``encoding`` describes the values (used to draw valid random observations):
     ``"real"``, ``"binary"`` (0/1), or ``"one_hot"`` (0/1 with at most one 1 over the last
-    ``one_hot_axes`` axes, for each index of the leading axes).
+    ``one_hot_axes`` axes, for each index of the leading axes). A block whose last axis is a record
+    (a :class:`Layout`, see the module docstring) has encoding ``"record"``: its values are the record's.
     """
 
     name: str
     axes: tuple[Axis, ...]
     encoding: Encoding = "real"
     one_hot_axes: int = 1
+    record: Layout | None = None
 
-    def __init__(self, name: str, *axes: Axis, encoding: Encoding = "real", one_hot_axes: int = 1) -> None:
+    def __init__(self, name: str, *axes: Axis | Layout, encoding: Encoding = "real", one_hot_axes: int = 1) -> None:
         _check_name(name, "Block name")
         if not axes:
             raise ValueError(f"Block {name!r} needs at least one axis (a Labels or a positive int)")
+        record = None
+        if isinstance(axes[-1], Layout):
+            record, axes = axes[-1], axes[:-1]
+            if encoding != "real" or one_hot_axes != 1:
+                raise ValueError(f"Block {name!r}: a block with a record takes its encoding from the record's blocks; "
+                                 f"leave encoding and one_hot_axes out")
+            if not record.dim:
+                raise ValueError(f"Block {name!r}: its record has no coordinates")
         for k, axis in enumerate(axes):
             if isinstance(axis, Labels):
                 continue
+            if isinstance(axis, Layout):
+                raise TypeError(f"Block {name!r}, axis {k}: a record (a Layout) may only be the last axis")
             if isinstance(axis, bool) or not isinstance(axis, int):
                 raise TypeError(f"Block {name!r}, axis {k}: must be a Labels or a positive int, got {type(axis).__name__} {axis!r}")
             check_int(axis, f"Block {name!r}, axis {k} (a Labels or a positive int)", low=1)
-        check_choice(encoding, f"Block {name!r}: encoding", _ENCODINGS)
-        check_int(one_hot_axes, f"Block {name!r}: one_hot_axes (how many trailing axes the one-hot spans)", low=1, high=len(axes))
+        if record is None:
+            check_choice(encoding, f"Block {name!r}: encoding", _ENCODINGS)
+            check_int(one_hot_axes, f"Block {name!r}: one_hot_axes (how many trailing axes the one-hot spans)", low=1, high=len(axes))
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "axes", tuple(axes))
-        object.__setattr__(self, "encoding", encoding)
+        object.__setattr__(self, "encoding", "record" if record is not None else encoding)
         object.__setattr__(self, "one_hot_axes", one_hot_axes)
+        object.__setattr__(self, "record", record)
 
     @property
     def shape(self) -> tuple[int, ...]:
-        """Sizes of the axes."""
-        return tuple(a.size if isinstance(a, Labels) else a for a in self.axes)
+        """Sizes of the axes (the record's length last, for a block with a record)."""
+        sizes = tuple(a.size if isinstance(a, Labels) else a for a in self.axes)
+        return sizes if self.record is None else (*sizes, self.record.dim)
 
     @property
     def size(self) -> int:
@@ -89,9 +110,12 @@ class Block:
         axis = self.axes[k]
         return axis.name if isinstance(axis, Labels) else f"axis{k}"
 
-    def unravel(self, index: int) -> dict[str, int]:
-        """The axis coordinates of flat index ``index`` within this block."""
-        coords: dict[str, int] = {}
+    def unravel(self, index: int) -> dict[str, int | str]:
+        """The axis coordinates of flat index ``index`` within this block (a record's entry by its description)."""
+        coords: dict[str, int | str] = {}
+        if self.record is not None:
+            index, within = divmod(index, self.record.dim)
+            coords["record"] = self.record.describe(within)
         for k in range(len(self.axes) - 1, -1, -1):
             index, coords[self.axis_name(k)] = divmod(index, self.shape[k])
         return dict(reversed(list(coords.items())))
@@ -173,10 +197,11 @@ class Layout:
         return f"{block.name}[{coords}]"
 
     def labels(self) -> list[Labels]:
-        """Every distinct label set used by an axis, in order of appearance."""
+        """Every distinct label set used by an axis (records' axes included), in order of appearance."""
         seen: list[Labels] = []
         for block in self.blocks:
-            for axis in block.axes:
+            inner = block.record.labels() if block.record is not None else []
+            for axis in [*block.axes, *inner]:
                 if isinstance(axis, Labels) and axis not in seen:
                     seen.append(axis)
         return seen

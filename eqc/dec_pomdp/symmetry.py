@@ -112,6 +112,8 @@ class Symmetry:
                         f"{layout_name} block {block.name!r}, axis {k}: label set {axis.name!r} has size "
                         f"{axis.size} but the symmetry acts on {axis.name!r} of size {by_name[axis.name].size}"
                     )
+            if block.record is not None:
+                self._check_layout(f"{layout_name} block {block.name!r}'s record", block.record)
 
     def _representation(self, layout: Layout, name: str) -> PermutationRepresentation:
         blocks = []
@@ -122,6 +124,8 @@ class Symmetry:
                 else PermutationRepresentation.trivial(self.group, axis.size if isinstance(axis, Labels) else axis)
                 for axis in block.axes
             ]
+            if block.record is not None:
+                axes.append(self._representation(block.record, f"{block.name}.record"))
             blocks.append(tensor_product(*axes, name=block.name))
         if not blocks:
             return PermutationRepresentation.trivial(self.group, 0)

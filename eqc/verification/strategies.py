@@ -85,13 +85,21 @@ def observations(draw: st.DrawFn, layout: Layout, batch: int = 1, dtype: torch.d
     """A batch ``[batch, layout.dim]`` of observations respecting each block's encoding.
 
     ``real`` blocks get normal floats, ``binary`` blocks 0/1, ``one_hot`` blocks at most one 1
-    over their last ``one_hot_axes`` axes for each index of the leading axes.
+    over their last ``one_hot_axes`` axes for each index of the leading axes; a record's entries are
+    drawn by the record's blocks.
     """
     seed = draw(st.integers(0, 2**31 - 1))
-    gen = torch.Generator().manual_seed(seed)
+    return _layout_values(layout, batch, torch.Generator().manual_seed(seed), dtype)
+
+
+def _layout_values(layout: Layout, batch: int, gen: torch.Generator, dtype: torch.dtype) -> torch.Tensor:
+    """``[batch, layout.dim]`` values drawn with ``gen`` by each block's encoding (a record's blocks by theirs)."""
     parts = []
     for block in layout:
-        if block.encoding == "real":
+        if block.record is not None:
+            outer = block.size // block.record.dim
+            part = _layout_values(block.record, batch * outer, gen, dtype).reshape(batch, block.size)
+        elif block.encoding == "real":
             part = torch.randn(batch, block.size, generator=gen, dtype=dtype)
         elif block.encoding == "binary":
             part = torch.randint(0, 2, (batch, block.size), generator=gen).to(dtype)

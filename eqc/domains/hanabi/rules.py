@@ -40,9 +40,9 @@ Observation sections, in HLE's order (``observation_layout``):
    (colour), ``last_action_rank`` (rank), ``last_action_reveal_outcome`` (hand_size),
    ``last_action_position`` (hand_size), ``last_action_card`` (colour x rank),
    ``last_action_scored_token`` (2);
-8. card knowledge (not in the "minimal" observation), for each player p and slot i:
-   ``knowledge_p{p}_slot{i}_plausible`` (colour x rank), ``..._colour_hinted`` (colour),
-   ``..._rank_hinted`` (rank);
+8. card knowledge (not in the "minimal" observation): block ``knowledge``, player x slot x a record
+   (``knowledge_record``) of ``plausible`` (colour x rank), ``colour_hinted`` (colour) and
+   ``rank_hinted`` (rank);
 9. the SAD block (see ``eqc.domains.hanabi.rules.SAD_VARIANTS``): ``greedy_onehot``: the move
    uids laid out as ``action_layout`` with block names prefixed ``greedy_``; ``greedy_last_action``:
    section 7 with block names prefixed ``greedy_``.
@@ -62,8 +62,8 @@ from eqc.dec_pomdp import Block, Labels, Layout
 
 __all__ = [
     "KNOWLEDGE", "OBSERVATION_TYPES", "PRESETS", "SAD_VARIANTS", "SHAPE_FIELDS",
-    "HanabiRules", "action_layout", "card_counts", "check_rules", "colour_labels", "default_hand_size", "last_action_blocks",
-    "observation_layout", "rank_labels",
+    "HanabiRules", "action_layout", "card_counts", "check_rules", "colour_labels", "default_hand_size", "knowledge_record",
+    "last_action_blocks", "observation_layout", "rank_labels", "slot_labels",
 ]
 
 OBSERVATION_TYPES = ("full", "minimal")
@@ -266,8 +266,24 @@ def colour_labels(num_colours: int = 5) -> Labels:
 
 
 def rank_labels(num_ranks: int = 5) -> Labels:
-    """Ranks: named for readability, never acted on."""
+    """Ranks: not a symmetry of the game; acted on only by the rank control (``symmetry.rank_relabelling``)."""
     return Labels("rank", num_ranks)
+
+
+def slot_labels(hand_size: int = 5) -> Labels:
+    """A hand's slots (slot 0 the oldest card): not a symmetry of the game (slot order is card age); acted on by
+    slot relabellings (``symmetry.label_relabelling``), candidates for expected-return symmetries."""
+    return Labels("slot", hand_size)
+
+
+def knowledge_record(rules: HanabiRules) -> Layout:
+    """What HLE encodes of one (player, slot)'s card knowledge: plausible cards, hinted colour, hinted rank."""
+    colour, rank = colour_labels(rules.num_colours), rank_labels(rules.num_ranks)
+    return Layout([
+        Block("plausible", colour, rank, encoding="binary"),
+        Block("colour_hinted", colour, encoding="one_hot"),
+        Block("rank_hinted", rank, encoding="one_hot"),
+    ])
 
 
 def action_layout(rules: HanabiRules | None = None, *, prefix: str = "") -> Layout:
@@ -277,11 +293,11 @@ def action_layout(rules: HanabiRules | None = None, *, prefix: str = "") -> Layo
     ``rules`` None means ``HanabiRules()``.
     """
     r = check_rules(rules)
-    colour, rank = colour_labels(r.num_colours), rank_labels(r.num_ranks)
+    colour, rank, slot = colour_labels(r.num_colours), rank_labels(r.num_ranks), slot_labels(r.hand_size)
     return Layout(
         [
-            Block(f"{prefix}discard", r.hand_size),
-            Block(f"{prefix}play", r.hand_size),
+            Block(f"{prefix}discard", slot),
+            Block(f"{prefix}play", slot),
             Block(f"{prefix}reveal_colour", r.num_players - 1, colour),
             Block(f"{prefix}reveal_rank", r.num_players - 1, rank),
         ]
@@ -290,16 +306,16 @@ def action_layout(rules: HanabiRules | None = None, *, prefix: str = "") -> Layo
 
 def last_action_blocks(rules: HanabiRules, prefix: str = "") -> list[Block]:
     """Section 7 of the observation (HLE's ``EncodeLastAction``): 55 floats for 2 players."""
-    colour, rank = colour_labels(rules.num_colours), rank_labels(rules.num_ranks)
-    p, h = rules.num_players, rules.hand_size
+    colour, rank, slot = colour_labels(rules.num_colours), rank_labels(rules.num_ranks), slot_labels(rules.hand_size)
+    p = rules.num_players
     return [
         Block(f"{prefix}last_action_player", p, encoding="one_hot"),
         Block(f"{prefix}last_action_type", 4, encoding="one_hot"),
         Block(f"{prefix}last_action_target", p, encoding="one_hot"),
         Block(f"{prefix}last_action_colour", colour, encoding="one_hot"),
         Block(f"{prefix}last_action_rank", rank, encoding="one_hot"),
-        Block(f"{prefix}last_action_reveal_outcome", h, encoding="binary"),
-        Block(f"{prefix}last_action_position", h, encoding="one_hot"),
+        Block(f"{prefix}last_action_reveal_outcome", slot, encoding="binary"),
+        Block(f"{prefix}last_action_position", slot, encoding="one_hot"),
         Block(f"{prefix}last_action_card", colour, rank, encoding="one_hot", one_hot_axes=2),
         Block(f"{prefix}last_action_scored_token", 2, encoding="binary"),
     ]
@@ -313,7 +329,7 @@ def observation_layout(rules: HanabiRules | None = None, *, max_deck_size: int |
     colour by colour. The v0 belief changes values, not the layout.
     """
     r = check_rules(rules)
-    colour, rank = colour_labels(r.num_colours), rank_labels(r.num_ranks)
+    colour, rank, slot = colour_labels(r.num_colours), rank_labels(r.num_ranks), slot_labels(r.hand_size)
     max_deck_size = r.deck_size if max_deck_size is None else check_int(max_deck_size, "max_deck_size", low=1)
     if max_deck_size % r.num_colours:
         raise ValueError(f"max_deck_size ({max_deck_size}) must be a multiple of num_colours ({r.num_colours})")
@@ -321,7 +337,7 @@ def observation_layout(rules: HanabiRules | None = None, *, max_deck_size: int |
     if max_deck_size <= p * h:
         raise ValueError(f"max_deck_size ({max_deck_size}) must exceed num_players * hand_size ({p * h})")
     blocks = [
-        Block("partner_hands", p - 1, h, colour, rank, encoding="one_hot", one_hot_axes=2),
+        Block("partner_hands", p - 1, slot, colour, rank, encoding="one_hot", one_hot_axes=2),
         Block("missing_card", p, encoding="binary"),
         Block("deck", max_deck_size - p * h, encoding="binary"),
         Block("fireworks", colour, rank, encoding="one_hot", one_hot_axes=1),
@@ -331,14 +347,7 @@ def observation_layout(rules: HanabiRules | None = None, *, max_deck_size: int |
         *last_action_blocks(r),
     ]
     if r.observation_type == "full":
-        for player in range(p):
-            for i in range(h):
-                name = f"knowledge_p{player}_slot{i}"
-                blocks += [
-                    Block(f"{name}_plausible", colour, rank, encoding="binary"),
-                    Block(f"{name}_colour_hinted", colour, encoding="one_hot"),
-                    Block(f"{name}_rank_hinted", rank, encoding="one_hot"),
-                ]
+        blocks.append(Block("knowledge", p, slot, knowledge_record(r)))
     if r.sad == "greedy_onehot":
         blocks += [Block(b.name, *b.axes, encoding="binary") for b in action_layout(r, prefix="greedy_")]
     elif r.sad == "greedy_last_action":

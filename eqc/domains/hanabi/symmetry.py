@@ -16,13 +16,23 @@ For the standard game C5, D10, S5 and A5 are the paper's groups.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from eqc._checks import check_choice, check_int
 from eqc.dec_pomdp import Symmetry
-from eqc.domains.hanabi.rules import HanabiRules, action_layout, check_rules, colour_labels, observation_layout, rank_labels
-from eqc.groups import PermutationGroup, alternating, cyclic, dihedral, symmetric
+from eqc.domains.hanabi.rules import (
+    HanabiRules,
+    action_layout,
+    check_rules,
+    colour_labels,
+    observation_layout,
+    rank_labels,
+    slot_labels,
+)
+from eqc.groups import PermutationGroup, alternating, cyclic, dihedral, direct_product, symmetric
 
-__all__ = ["ACTS_ON", "COLOUR_GROUP_NAMES", "colour_group", "colour_group_name", "colour_group_names", "colour_symmetry",
-           "rank_relabelling"]
+__all__ = ["ACTS_ON", "COLOUR_GROUP_NAMES", "LABEL_SETS", "colour_group", "colour_group_name", "colour_group_names",
+           "colour_symmetry", "label_relabelling", "rank_relabelling"]
 
 
 def colour_group_names(num_colours: int) -> tuple[str, ...]:
@@ -101,6 +111,37 @@ def rank_relabelling(group: PermutationGroup, rules: HanabiRules | None = None) 
     if group.degree != r.num_ranks:
         raise ValueError(f"group {group.name} acts on {group.degree} points but rules.num_ranks is {r.num_ranks}")
     return Symmetry(group, acts_on=rank_labels(r.num_ranks), observation_layout=observation_layout(r), action_layout=action_layout(r))
+
+
+#: Hanabi's label sets a relabelling may act on: colours (the game's symmetry), hand slots and ranks (not symmetries).
+LABEL_SETS = ("colour", "slot", "rank")
+
+
+def label_relabelling(groups: Mapping[str, PermutationGroup], rules: HanabiRules | None = None) -> Symmetry:
+    """The direct product of ``groups`` (label set name -> group on it; names from :data:`LABEL_SETS`) relabelling
+    Hanabi's observation and moves under ``rules``; the group's points are the label sets in the order given.
+
+    A slot relabelling sigma moves what is said of slot i to slot sigma(i): the partner hands' and the card
+    knowledge's slots, the last move's revealed slots and position, and the discard and play moves. Slot order is
+    card age, so no slot relabelling is a symmetry of the game (``check_env_symmetry`` says where it fails); one may
+    still preserve an agent's expected return (:mod:`eqc.dec_pomdp.expected_return`). Example: colour S3 x slot S3 on
+    Mini-Hanabi, ``label_relabelling({"colour": symmetric(3), "slot": symmetric(3)}, HanabiRules.preset("mini"))``.
+    """
+    r = check_rules(rules)
+    if not isinstance(groups, Mapping) or not groups:
+        raise TypeError(f"groups must be a non-empty mapping of label set name -> PermutationGroup, got {groups!r}")
+    sizes = {"colour": r.num_colours, "slot": r.hand_size, "rank": r.num_ranks}
+    labels = {"colour": colour_labels, "slot": slot_labels, "rank": rank_labels}
+    for name, group in groups.items():
+        if name not in LABEL_SETS:
+            raise ValueError(f"groups: unknown label set {name!r}; Hanabi's label sets are {list(LABEL_SETS)}")
+        if not isinstance(group, PermutationGroup):
+            raise TypeError(f"groups[{name!r}] must be a PermutationGroup, got {type(group).__name__}")
+        if group.degree != sizes[name]:
+            raise ValueError(f"groups[{name!r}] acts on {group.degree} points but the game has {sizes[name]} {name}s")
+    product = direct_product(*groups.values()) if len(groups) > 1 else next(iter(groups.values()))
+    acts_on = [labels[name](sizes[name]) for name in groups]
+    return Symmetry(product, acts_on=acts_on, observation_layout=observation_layout(r), action_layout=action_layout(r))
 
 
 #: What a test-time group may permute: ``"colour"`` (Hanabi's symmetry) or ``"rank"`` (not one: the smoothing control).

@@ -154,13 +154,17 @@ class _Tampered(Symmetry):
 
 def _inverse_on_blocks(symmetry: Symmetry, prefix: str) -> _Tampered:
     """The paper's public-code bug: blocks whose name starts with ``prefix`` permuted by g^-1."""
+    offsets = symmetry.observation_layout.offsets()
+    spans = [slice(offsets[b.name], offsets[b.name] + b.size) for b in symmetry.observation_layout if b.name.startswith(prefix)]
+    return _inverse_on(symmetry, spans)
+
+
+def _inverse_on(symmetry: Symmetry, spans: list[slice]) -> _Tampered:
+    """The coordinates in ``spans`` permuted by g^-1."""
     table = symmetry.observation_rep.coordinate_permutations.clone()
     inverse = symmetry.group.inverse
-    offsets = symmetry.observation_layout.offsets()
-    for block in symmetry.observation_layout:
-        if block.name.startswith(prefix):
-            s = slice(offsets[block.name], offsets[block.name] + block.size)
-            table[:, s] = symmetry.observation_rep.coordinate_permutations[inverse][:, s]
+    for s in spans:
+        table[:, s] = symmetry.observation_rep.coordinate_permutations[inverse][:, s]
     return _Tampered(symmetry, PermutationRepresentation.from_table(symmetry.group, table))
 
 
@@ -181,9 +185,12 @@ def test_knowledge_colour_hint_by_inverse_is_caught(hle_env) -> None:
     env = hle_env(2)
     base = colour_symmetry(cyclic(5))
     table = base.observation_rep.coordinate_permutations.clone()
-    wrong = _inverse_on_blocks(base, "knowledge_p0_slot0_colour_hinted")
+    start = base.observation_layout.offset("knowledge") + 25  # player 0, slot 0: plausible (25), then colour hinted
+    wrong = _inverse_on(base, [slice(start, start + 5)])
     found = check_env_symmetry(env, wrong, episodes=20, permutations=_rotations(20), generator=torch.Generator().manual_seed(4))
-    assert found is not None and found.block == "knowledge_p0_slot0_colour_hinted", str(found)
+    assert found is not None and found.block == "knowledge", str(found)
+    entry = "knowledge[axis0=0, slot=0, record=colour_hinted[colour="
+    assert found.coordinate is not None and found.coordinate.startswith(entry), str(found)
     assert torch.equal(base.observation_rep.coordinate_permutations, table)  # the correct declaration was not touched
 
 

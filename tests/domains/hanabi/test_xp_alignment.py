@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from eqc.domains.hanabi.agent.policy import TrainedPolicy, load_policy
-from eqc.domains.hanabi.symmetry import colour_group
+from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.domains.hanabi.xp.alignment import alignable_share, aligned_cross_play
 from eqc.domains.hanabi.xp.relabelled import RelabelledAgent
 
@@ -22,7 +22,8 @@ def test_alignment_undoes_a_colour_relabelling() -> None:
     policy = load_policy(SHIPPED)
     s3 = colour_group("S3", 3)
     element = 3
-    copy = TrainedPolicy(RelabelledAgent(policy.agent, policy.rules, s3, element), policy.spec, policy.trained_moves, policy.device)
+    relabelled = RelabelledAgent(policy.agent, colour_symmetry(s3, policy.rules), element)
+    copy = TrainedPolicy(relabelled, policy.spec, policy.trained_moves, policy.device)
     result = aligned_cross_play([policy, copy], games=128)
     # this agent scores about 8.5 in self-play and with a partner whose colours 1 and 2 are swapped (its convention
     # does not tell them apart), under 4 with the other relabelled partners: the inverse of the relabelling aligns

@@ -47,7 +47,7 @@ def test_a_relabelled_copy_of_an_s5_equivariant_agent_is_the_agent() -> None:
     obs, legal = _observations(16)
     q, _ = agent.step(obs, legal)
     for element in (1, 17, 64, 119):
-        relabelled, _ = RelabelledAgent(agent, CONFIG.game.rules(), s5, element).step(obs, legal)
+        relabelled, _ = RelabelledAgent(agent, colour_symmetry(s5, CONFIG.game.rules()), element).step(obs, legal)
         torch.testing.assert_close(relabelled, q, rtol=0, atol=1e-10)
 
 
@@ -56,11 +56,12 @@ def test_a_plain_agent_changes_and_relabelling_back_restores_it() -> None:
     agent = Agent(_network(1))
     obs, legal = _observations(32)
     q, _ = agent.step(obs, legal)
-    relabelled, _ = RelabelledAgent(agent, CONFIG.game.rules(), s5, 37).step(obs, legal)
+    relabelled, _ = RelabelledAgent(agent, colour_symmetry(s5, CONFIG.game.rules()), 37).step(obs, legal)
     finite = torch.isfinite(q)
     assert torch.equal(torch.isfinite(relabelled), finite)  # the same legal moves
     assert (relabelled - q)[finite].abs().max() > 1e-3  # negative control: the bare net depends on colour names
-    back = RelabelledAgent(RelabelledAgent(agent, CONFIG.game.rules(), s5, 37), CONFIG.game.rules(), s5, int(s5.inverse_indices(37)))
+    s5_symmetry = colour_symmetry(s5, CONFIG.game.rules())
+    back = RelabelledAgent(RelabelledAgent(agent, s5_symmetry, 37), s5_symmetry, int(s5.inverse_indices(37)))
     torch.testing.assert_close(back.step(obs, legal)[0], q, rtol=0, atol=1e-10)
     assert bool(legal.gather(1, relabelled.argmax(-1, keepdim=True)).all())  # its moves are legal in the real game
 

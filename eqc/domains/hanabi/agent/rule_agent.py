@@ -55,7 +55,7 @@ class RuleAgent:
     def _knowledge(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Per (player, slot): plausible cards [P, h, C, R] and colour/rank-hinted flags [P, h]."""
         C, R, h, P = self.num_colours, self.num_ranks, self.hand_size, self.num_players
-        start = self._views["knowledge_p0_slot0_plausible"][0]
+        start = self._views["knowledge"][0]
         k = obs[start : start + P * h * (C * R + C + R)].reshape(P, h, C * R + C + R) > 0.5
         return k[..., : C * R].reshape(P, h, C, R), k[..., C * R : C * R + C].any(-1), k[..., C * R + C :].any(-1)
 

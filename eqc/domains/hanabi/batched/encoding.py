@@ -5,7 +5,7 @@ sees, with players numbered relative to the observer (k-th player = seat ``(o + 
 bit as HLE's ``CanonicalObservationEncoder`` (layout: ``eqc.domains.hanabi.rules.observation_layout``):
 
 - other players' hands: one-hot card per slot, zeros for an empty slot;
-- missing-card bit per player (hand shorter than h);
+- missing-card bit per player (hand shorter than h: some slot empty, wherever it is);
 - deck thermometer (cards left), fireworks (one-hot of the height - 1, zeros at height 0),
   information and life thermometers, discards (per card id, one bit per discarded copy);
 - last action, HLE's most recent non-deal move: actor (relative), kind, hint target (relative),
@@ -64,11 +64,11 @@ def encode(
     ``extra`` (float [B, P, E]), if given, is written after the canonical coordinates.
     """
     s, t, sc = state, tables, scratch
-    b, p, h = s.hands.shape
+    b, p, _ = s.hands.shape
     nc = t.num_colours
     sel = torch.index_select
     sel(t.card_rows, 0, s.hands.index_select(1, t.others).view(-1), out=sc.hands)
-    missing = ((s.hands[:, :, h - 1] == t.empty).long() << t.arange_players).sum(dim=1)
+    missing = ((s.hands == t.empty).any(dim=2).long() << t.arange_players).sum(dim=1)  # any slot: slot relabellings
     sel(t.missing_rows, 0, ((t.arange_players << p) + missing.view(b, 1)).view(-1), out=sc.missing)
     # The board is the same for every observer: built once, then copied per observer so that
     # every piece of the final cat is contiguous (torch.cat's fast path).

@@ -70,8 +70,8 @@ class Sections:
 
     @classmethod
     def of(cls, layout: Layout) -> Sections:
-        knowledge = layout.offset("knowledge_p0_slot0_plausible")
-        per_card = sum(layout.block(f"knowledge_p0_slot0_{part}").size for part in ("plausible", "colour_hinted", "rank_hinted"))
+        knowledge = layout.offset("knowledge")
+        per_card = layout.block("knowledge").shape[-1]
         last_action = layout.offset("last_action_player")
         return cls(
             deck=layout.offset("deck"),

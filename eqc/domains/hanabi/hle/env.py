@@ -26,7 +26,7 @@ from eqc.domains.hanabi.rules import HanabiRules, check_rules
 
 __all__ = ["HanabiEnv"]
 
-_RELABEL_KEYS = ("colour",)
+_RELABEL_KEYS = ("colour", "slot")
 
 
 class HanabiEnv:
@@ -254,9 +254,10 @@ class HanabiEnv:
         return out
 
     def relabel_outcome(self, outcome: object, perms: Mapping[str, torch.Tensor]) -> object:
-        """Relabel a deck by ``perms["colour"]`` (an image array); None stays None.
+        """Relabel a deck by ``perms["colour"]`` (an image array: card (c, r) -> (sigma(c), r)) and ``perms["slot"]``
+        (the card dealt to slot i of a starting hand is dealt to slot sigma(i)); None stays None.
 
-        ``perms`` may only hold the key "colour" (from ``Symmetry.label_permutations``); any other
+        ``perms`` may only hold the keys "colour" and "slot" (from ``Symmetry.label_permutations``); any other
         key is an error that lists the allowed keys.
         """
         if not isinstance(perms, Mapping):
@@ -266,9 +267,10 @@ class HanabiEnv:
             raise ValueError(f"perms has unknown label set(s) {unknown}; HanabiEnv relabels only {list(_RELABEL_KEYS)}")
         if outcome is None:
             return None
-        sigma = perms.get("colour")
+        sigma, slots = perms.get("colour"), perms.get("slot")
         deck = as_deck(outcome, self.num_colours, self.num_ranks)
-        return deck if sigma is None else relabel_deck(deck, sigma, self.num_ranks)
+        deck = deck if sigma is None else relabel_deck(deck, sigma, self.num_ranks)
+        return deck if slots is None else _relabel_starting_hands(deck, slots.tolist(), self.num_players)
 
     def __str__(self) -> str:
         if self._state is None:
@@ -376,3 +378,12 @@ class HanabiEnv:
         if getattr(self, "_hle", None) is not None:
             self._free_state()
 
+
+def _relabel_starting_hands(deck: tuple[int, ...], slots: list[int], players: int) -> tuple[int, ...]:
+    """``deck`` with each starting hand's card of slot i dealt to slot ``slots[i]`` (hands are dealt player by player)."""
+    h = len(slots)
+    out = list(deck)
+    for p in range(players):
+        for i in range(h):
+            out[p * h + slots[i]] = deck[p * h + i]
+    return tuple(out)

@@ -30,7 +30,7 @@ class ObservationVariants:
         self.last_action_len = sum(b.size for b in last_action_blocks(rules))
         c, r = rules.num_colours, rules.num_ranks
         self.per_slot = c * r + c + r
-        self.knowledge = layout.offset("knowledge_p0_slot0_plausible") if rules.observation_type == "full" else -1
+        self.knowledge = layout.offset("knowledge") if rules.observation_type == "full" else -1
         self.totals = torch.tensor(card_counts(r) * c, dtype=torch.float32)
 
     def public_counts(self, state: object) -> torch.Tensor:

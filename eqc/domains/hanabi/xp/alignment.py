@@ -25,7 +25,7 @@ import torch
 
 from eqc._checks import check_int
 from eqc.domains.hanabi.agent.policy import TrainedPolicy
-from eqc.domains.hanabi.symmetry import colour_group
+from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.domains.hanabi.xp.play import play_pairs
 from eqc.domains.hanabi.xp.relabelled import RelabelledAgent
 
@@ -76,7 +76,7 @@ def aligned_cross_play(policies: Sequence[TrainedPolicy], *, group: str | None =
     name = f"S{rules.num_colours}" if group is None else group
     g = colour_group(name, rules.num_colours)
     A, order = len(policies), g.order
-    copies = [TrainedPolicy(RelabelledAgent(p.agent, p.rules, g, e), p.spec, p.trained_moves, p.device, p.trained_with)
+    copies = [TrainedPolicy(RelabelledAgent(p.agent, colour_symmetry(g, p.rules), e), p.spec, p.trained_moves, p.device, p.trained_with)
               for p in policies for e in range(order)]  # copy of agent j under element e: A + j * order + e
     pairs = [(i, A + j * order + e) for i in range(A) for j in range(A) if i != j for e in range(order)]
     scores, _, _, _ = play_pairs([*policies, *copies], pairs, games, deck_seed=deck_seed)

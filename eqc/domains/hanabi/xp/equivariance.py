@@ -31,7 +31,7 @@ from eqc.domains.hanabi.agent.network import ActingAgent, AgentWrapper, State
 from eqc.domains.hanabi.agent.policy import TrainedPolicy
 from eqc.domains.hanabi.play.batched import play_seats
 from eqc.domains.hanabi.play.hle import common_decks
-from eqc.domains.hanabi.symmetry import colour_group
+from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.domains.hanabi.xp.relabelled import RelabelledAgent
 from eqc.groups import PermutationGroup
 from eqc.io import JsonRecord
@@ -132,7 +132,7 @@ def _relabelled_outputs(policy: TrainedPolicy, g: PermutationGroup, obs: torch.T
     """The agent's outputs (mapped back to the real game's moves) in the world relabelled by each non-identity element
     of ``g``, one element at a time (all elements at once would hold ``order x states`` observations)."""
     for element in range(1, g.order):
-        yield RelabelledAgent(policy.agent, policy.rules, g, element).step(obs, legal)[0]
+        yield RelabelledAgent(policy.agent, colour_symmetry(g, policy.rules), element).step(obs, legal)[0]
 
 
 @torch.no_grad()
@@ -145,7 +145,8 @@ def greedy_equivariance(policy: TrainedPolicy, *, group: str | None = None, game
     name, g, seen = _self_play(policy, group, games, deck_seed, max_states)
     if policy.agent.recurrent:  # whole histories: each seat replayed in the relabelled world from a fresh state
         greedy = _replayed_moves(policy.agent, seen)
-        shares = [float((_replayed_moves(RelabelledAgent(policy.agent, policy.rules, g, element), seen) != greedy).double().mean())
+        sym = colour_symmetry(g, policy.rules)
+        shares = [float((_replayed_moves(RelabelledAgent(policy.agent, sym, element), seen) != greedy).double().mean())
                   for element in range(1, g.order)]
         return GreedyEquivariance(sum(shares) / len(shares), tuple(shares), name, int(greedy.shape[0]), games)
     obs, legal = _acting_states(seen, max_states)

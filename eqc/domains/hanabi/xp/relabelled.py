@@ -23,9 +23,9 @@ from dataclasses import dataclass
 import torch
 
 from eqc._checks import check_int
+from eqc.dec_pomdp import Symmetry
 from eqc.domains.hanabi.agent.network import ActingAgent, AgentWrapper, State, no_op_representation
 from eqc.domains.hanabi.agent.policy import TrainedPolicy
-from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.domains.hanabi.xp.play import play_pairs
 from eqc.evaluation import mean_sem
@@ -47,20 +47,22 @@ def breaks_colour_symmetry(loss: float, self_play: float, max_score: int) -> boo
 
 
 class RelabelledAgent(AgentWrapper):
-    """``agent`` in a world whose colours are relabelled by group element ``element`` (a row of ``group.elements``).
+    """``agent`` in a world relabelled by element ``element`` (a row of ``symmetry.group.elements``) of ``symmetry``:
+    any label sets (colours, the game's symmetry; slots or ranks, relabellings that are not symmetries).
 
     ``step`` relabels the observation by ``rho_obs(g)`` and the legal moves by ``rho_move(g)``, and
     maps the Q-values back, ``q[m] = q_g[rho_move(g) m]``: the move it returns is an HLE move of the
     real game. Everything else (``recurrent``, ``initial_state``, ``network``, ``precision``) is ``agent``'s.
     """
 
-    def __init__(self, agent: ActingAgent, rules: HanabiRules, group: PermutationGroup, element: int) -> None:
+    def __init__(self, agent: ActingAgent, symmetry: Symmetry, element: int) -> None:
         super().__init__(agent)
-        check_int(element, "element", low=0, high=group.order - 1)
-        self.element, self.group = element, group
-        sym = colour_symmetry(group, rules)
-        self.obs_rep = sym.observation_rep
-        self.move_rep = no_op_representation(sym.action_rep, agent.network.num_actions - sym.action_rep.dim)
+        if not isinstance(symmetry, Symmetry):
+            raise TypeError(f"symmetry must be an eqc Symmetry (e.g. colour_symmetry or label_relabelling), got {type(symmetry).__name__}")
+        check_int(element, "element", low=0, high=symmetry.group.order - 1)
+        self.element, self.group = element, symmetry.group
+        self.obs_rep = symmetry.observation_rep
+        self.move_rep = no_op_representation(symmetry.action_rep, agent.network.num_actions - symmetry.action_rep.dim)
 
     def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]:
         g = self.element  # one int: a row of each device-resident table, nothing read back from the device per move
@@ -126,7 +128,8 @@ def relabelled_self_play(
         rows = [check_int(e, f"elements[{k}]", low=1, high=g.order - 1) for k, e in enumerate(elements)]
     else:
         raise TypeError(f"elements must be a count or a non-empty list of non-identity rows of {group}, got {elements!r}")
-    copies = [TrainedPolicy(RelabelledAgent(policy.agent, policy.rules, g, r), policy.spec, policy.trained_moves, policy.device,
+    sym = colour_symmetry(g, policy.rules)
+    copies = [TrainedPolicy(RelabelledAgent(policy.agent, sym, r), policy.spec, policy.trained_moves, policy.device,
                             policy.trained_with)
               for r in rows]
     pairs = [(0, 0)] + [(0, k + 1) for k in range(len(rows))]

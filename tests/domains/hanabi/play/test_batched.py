@@ -12,7 +12,7 @@ from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.play.batched import SYNC_EVERY, play_seats
 from eqc.domains.hanabi.play.hle import common_decks
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.symmetry import colour_group
+from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.domains.hanabi.xp import RelabelledAgent
 
 CPU = torch.device("cpu")
@@ -36,7 +36,7 @@ def test_moves_read_nothing_back_but_the_end_check(host_traffic, agents: str) ->
         "feed-forward": [_agent(0, 0)],
         "recurrent": [_agent(1, 0)],
         "cross-play": [_agent(0, 0), _agent(1, 1)],
-        "relabelled": [_agent(0, 0), RelabelledAgent(_agent(0, 0), rules, colour_group("S5"), 7)],
+        "relabelled": [_agent(0, 0), RelabelledAgent(_agent(0, 0), colour_symmetry(colour_group("S5"), rules), 7)],
     }[agents]
     seats = torch.tensor([[0, len(pool) - 1], [len(pool) - 1, 0]]).repeat(GAMES // 2, 1)
     decks = torch.tensor(common_decks(GAMES, HanabiRules(), deck_seed=3))

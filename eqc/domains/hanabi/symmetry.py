@@ -17,9 +17,10 @@ For the standard game C5, D10, S5 and A5 are the paper's groups.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from eqc._checks import check_choice, check_int
-from eqc.dec_pomdp import Symmetry
+from eqc.dec_pomdp import Symmetry, load_group_symmetry
 from eqc.domains.hanabi.rules import (
     HanabiRules,
     action_layout,
@@ -32,7 +33,7 @@ from eqc.domains.hanabi.rules import (
 from eqc.groups import PermutationGroup, alternating, cyclic, dihedral, direct_product, symmetric
 
 __all__ = ["ACTS_ON", "COLOUR_GROUP_NAMES", "LABEL_SETS", "colour_group", "colour_group_name", "colour_group_names",
-           "colour_symmetry", "label_relabelling", "rank_relabelling"]
+           "colour_symmetry", "label_relabelling", "learned_symmetry", "rank_relabelling"]
 
 
 def colour_group_names(num_colours: int) -> tuple[str, ...]:
@@ -142,6 +143,14 @@ def label_relabelling(groups: Mapping[str, PermutationGroup], rules: HanabiRules
     product = direct_product(*groups.values()) if len(groups) > 1 else next(iter(groups.values()))
     acts_on = [labels[name](sizes[name]) for name in groups]
     return Symmetry(product, acts_on=acts_on, observation_layout=observation_layout(r), action_layout=action_layout(r))
+
+
+def learned_symmetry(path: str | Path, rules: HanabiRules | None = None) -> Symmetry:
+    """The group of the expected-return group file at ``path`` (``eqc hanabi symmetries learn``) acting on the
+    observation and moves of ``rules``: what Other-Play over it draws from. ValueError naming the file and what is
+    wrong (not such a file, not a group, label sets of another game)."""
+    r = check_rules(rules)
+    return load_group_symmetry(path, observation_layout(r), action_layout(r))
 
 
 #: What a test-time group may permute: ``"colour"`` (Hanabi's symmetry) or ``"rank"`` (not one: the smoothing control).

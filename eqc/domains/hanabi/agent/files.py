@@ -22,7 +22,8 @@ cpu-scale feed-forward agents), what is committed and shared:
   ``versions``, the ``source`` it was exported from, and two SHA-256 digests that seal the pair:
   ``weights_sha256`` of ``policy.safetensors`` (what ``sha256sum`` prints) and ``record_sha256`` of
   every other field of ``policy.json`` (its canonical JSON: sorted keys, no spaces);
-- the run's training record beside them when exported from a run: ``metrics.csv`` and
+- the run's training record beside them when exported from a run: ``symmetries.json`` (the group Other-Play drew
+  from, when ``[rule] symmetries`` named one), ``metrics.csv`` and
   ``learning_curve.png``.
 
 :func:`eqc.domains.hanabi.agent.policy.load_policy` plays either. What loading guarantees: the
@@ -59,7 +60,8 @@ from eqc.domains.hanabi.config.upgrade import CONFIG_VERSIONS, upgrade_config
 from eqc.io import atomic_write, recorded_path, write_json_atomic
 
 __all__ = [
-    "CHECKPOINT_NAME", "POLICY_JSON", "POLICY_WEIGHTS", "CheckpointError", "PolicyDirectoryError", "check_format", "checkpoint_network",
+    "CHECKPOINT_NAME", "POLICY_JSON", "POLICY_WEIGHTS", "SYMMETRIES_FILE", "CheckpointError", "PolicyDirectoryError", "check_format",
+    "checkpoint_network",
     "checkpoint_precision", "export_policy", "is_policy_dir", "load_checkpoint", "read_policy", "resolve", "save_checkpoint", "seal_record",
     "versions",
 ]
@@ -73,7 +75,9 @@ POLICY_JSON = "policy.json"
 POLICY_WEIGHTS = "policy.safetensors"
 POLICY_FORMAT = "eqc-hanabi-policy"
 POLICY_FORMAT_VERSION = CONFIG_VERSIONS[-1]
-RECORD_FILES = ("metrics.csv", "learning_curve.png")
+SYMMETRIES_FILE = "symmetries.json"
+"""The expected-return group an agent was trained over (``[rule] symmetries``), copied into its run and policy."""
+RECORD_FILES = ("metrics.csv", "learning_curve.png", SYMMETRIES_FILE)
 
 
 class CheckpointError(ValueError):

@@ -43,7 +43,7 @@ from eqc.domains.hanabi.config.schema import (
 )
 from eqc.domains.hanabi.config.upgrade import MOVED_KEYS
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group_names
+from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group_names, learned_symmetry
 from eqc.domains.hanabi.training.algorithms import ALGORITHMS
 
 if TYPE_CHECKING:
@@ -87,6 +87,9 @@ class RuleConfig:
     objective: str = config_field("'sp' self-play, 'op' Other-Play over S5, 'gop' G-OP over `group`", "sp")
     group: str | None = config_field("colour group of G-OP on the game's c colours: Cc, D(2c), Sc or Ac, e.g. C5, D10, S5, A5 or "
                                      "C3, D6; read by objective 'gop' alone (required there, refused elsewhere)", None)
+    symmetries: str | None = config_field("an expected-return group file (`eqc hanabi symmetries learn`): Other-Play over its group "
+                                          "instead of every colour permutation; read by objective 'op' alone; the run keeps a copy "
+                                          "(symmetries.json) and so does the exported agent", None)
 
 
 @dataclass(frozen=True)
@@ -225,7 +228,7 @@ def _validate(c: TrainConfig) -> None:
     require(0 <= r.deck_seed < 2**63, "[run] deck_seed", f"must be in [0, 2**63), got {r.deck_seed}")
     require(r.checkpoint_minutes > 0, "[run] checkpoint_minutes", f"must be > 0, got {r.checkpoint_minutes}")
     rules = check_agent_sections(g, n, REQUESTED_PRECISIONS)
-    _check_rule(ru, rules.num_colours)
+    _check_rule(ru, rules)
     _check_algorithm(c, c.algorithm)
     require(o.optimizer in OPTIMIZERS, "[optim] optimizer", f"must be one of {OPTIMIZERS}, got {o.optimizer!r}")
     require(o.lr > 0, "[optim] lr", f"must be > 0, got {o.lr}")
@@ -237,8 +240,9 @@ def _validate(c: TrainConfig) -> None:
     c.algorithm.check_use(c.settings(c.algorithm), c)
 
 
-def _check_rule(ru: RuleConfig, colours: int) -> None:
+def _check_rule(ru: RuleConfig, rules: HanabiRules) -> None:
     require(ru.objective in RULES, "[rule] objective", f"must be one of {RULES}, got {ru.objective!r}")
+    colours = rules.num_colours
     groups = colour_group_names(colours)
     if ru.objective == "gop":
         on_colours = f"must be a colour group of the game's {colours} colours, one of {groups}, got {ru.group!r}"
@@ -246,6 +250,15 @@ def _check_rule(ru: RuleConfig, colours: int) -> None:
     else:
         unused = f"is read by objective 'gop' alone; leave it out for objective {ru.objective!r}, got {ru.group!r}"
         require(ru.group is None, "[rule] group", unused)
+    if ru.symmetries is not None:
+        require(ru.objective == "op", "[rule] symmetries",
+                f"is read by objective 'op' alone (Other-Play over the file's group); got objective {ru.objective!r}")
+        require(isinstance(ru.symmetries, str) and bool(ru.symmetries), "[rule] symmetries",
+                f"must be the path of an expected-return group file, got {ru.symmetries!r}")
+        try:
+            learned_symmetry(ru.symmetries, rules)
+        except (OSError, ValueError) as exc:
+            require(False, "[rule] symmetries", f"must name a readable expected-return group file of this game: {exc}")
 
 
 def _check_algorithm(c: TrainConfig, algorithm: Algorithm[Any]) -> None:

@@ -40,6 +40,9 @@ __all__ = [
     "COLOUR_TABLES",
     "ENTROPY_POOLS",
     "ENTROPY_TABLES",
+    "ERS_GROUP",
+    "ERS_NEW_STREAMS",
+    "ERS_POOLS",
     "INDUCED_SLOTS",
     "INDUCED_TABLES",
     "PAPER",
@@ -55,6 +58,7 @@ __all__ = [
     "Table",
     "colour_agent_config",
     "describe_pool",
+    "ers_agent_config",
     "paper_numbers",
     "pool_config",
     "table_spec",
@@ -176,6 +180,28 @@ def touched_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
     if pool not in TOUCHED_POOLS:
         raise ValueError(f"pool {pool!r} is not a pool of scale 'touched' (pools: {sorted(TOUCHED_POOLS)})")
     return _learner("induced").replace(**_testbed_recipe("colour_to_touched_slot", slots)).replace(**TOUCHED_POOLS[pool])
+
+
+#: The expected-return experiment (scale ``ers``, ``results/ers/PREREGISTRATION.md``): the learned group file, and pool ->
+#: its sections' keys. ``erop`` is Other-Play over the group learned from ``touched``'s self-play pool; ``op`` and
+#: ``gop_c3`` are ``touched``'s rules. Every agent has the ``touched`` recipe; agent k of every pool has stream ``k // 6``
+#: and pi ``colour_slot_maps(3, 3)[k % 6]``.
+ERS_GROUP = "results/ers/learned_group.json"
+ERS_POOLS: dict[str, dict[str, dict[str, str]]] = {
+    "erop": {"rule": {"objective": "op", "symmetries": ERS_GROUP}},
+    "op": TOUCHED_POOLS["op"],
+    "gop_c3": TOUCHED_POOLS["gop_c3"],
+}
+#: The streams each ``ers`` pool trains (streams 0 and 1 of ``op`` and ``gop_c3`` are ``touched``'s shipped agents).
+ERS_NEW_STREAMS = {"erop": (0, 1, 2, 3), "op": (2, 3), "gop_c3": (2, 3)}
+
+
+def ers_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
+    """The training config of the expected-return experiment's agent of ``pool`` taught pi = ``slots`` (its stream is
+    the training seed)."""
+    if pool not in ERS_POOLS:
+        raise ValueError(f"pool {pool!r} is not a pool of scale 'ers' (pools: {sorted(ERS_POOLS)})")
+    return _learner("induced").replace(**_testbed_recipe("colour_to_touched_slot", slots)).replace(**ERS_POOLS[pool])
 
 
 @dataclass(frozen=True)

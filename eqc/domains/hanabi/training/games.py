@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from eqc.dec_pomdp import Symmetry
 from eqc.domains.hanabi.batched import HanabiBatch
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
+from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry, learned_symmetry
 from eqc.domains.hanabi.training.bootstrap import NO_HINT, convention_bonus, touched_hint
 from eqc.domains.hanabi.training.setup import make_batch
 from eqc.groups import symmetric
@@ -29,7 +30,7 @@ from eqc.symmetrize.other_play import Relabelling
 if TYPE_CHECKING:  # the training config imports the learners (:mod:`.algorithms`)
     from eqc.domains.hanabi.config.train import BootstrapConfig, RuleConfig
 
-__all__ = ["Step", "TrainingGames", "draw_relabellings"]
+__all__ = ["Step", "TrainingGames", "draw_relabellings", "relabelling_of"]
 
 
 @dataclass(frozen=True)
@@ -66,15 +67,8 @@ class TrainingGames:
         self.other_play: OtherPlay | None = None
         self.element_indices: torch.Tensor | None = None  # [B, P] rows of other_play.group.elements
         if rule.objective != "sp":
-            colours = self.env.rules.num_colours
-            if rule.objective == "op":
-                group = symmetric(colours)
-            elif rule.group is None:
-                raise ValueError(f"rule.group must name a colour group for objective {rule.objective!r}, got None")
-            else:
-                group = colour_group(rule.group, colours)
-            sym = colour_symmetry(group, self.env.rules)
-            self.other_play = OtherPlay(group, sym.observation_rep, sym.action_rep, self.relabel_generator, device)
+            sym = relabelling_of(rule, self.env.rules)
+            self.other_play = OtherPlay(sym.group, sym.observation_rep, sym.action_rep, self.relabel_generator, device)
             self.element_indices = self._draw_elements(self.other_play)
         self.episodes = torch.zeros((), dtype=torch.long, device=device)
         self.score_sum = torch.zeros((), dtype=torch.long, device=device)
@@ -170,6 +164,18 @@ class TrainingGames:
         self.episodes.zero_()
         self.score_sum.zero_()
         return n, (total / n if n else float("nan"))
+
+
+def relabelling_of(rule: RuleConfig, rules: HanabiRules) -> Symmetry:
+    """What Other-Play / G-OP under ``rule`` draws from: every colour permutation ('op'), the expected-return group of
+    ``[rule] symmetries`` ('op' with a file), or the colour group ``[rule] group`` ('gop')."""
+    if rule.symmetries is not None:
+        return learned_symmetry(rule.symmetries, rules)
+    if rule.objective == "op":
+        return colour_symmetry(symmetric(rules.num_colours), rules)
+    if rule.group is None:
+        raise ValueError(f"rule.group must name a colour group for objective {rule.objective!r}, got None")
+    return colour_symmetry(colour_group(rule.group, rules.num_colours), rules)
 
 
 def draw_relabellings(order: int, games: int, players: int, generator: torch.Generator, keep_identity: bool) -> torch.Tensor:

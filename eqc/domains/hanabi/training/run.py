@@ -44,7 +44,15 @@ import torch
 
 from eqc._checks import check_device, check_float, check_int
 from eqc._compile import check_compilable
-from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, POLICY_JSON, checkpoint_precision, load_checkpoint, save_checkpoint
+from eqc.dec_pomdp.expected_return import read_group_file
+from eqc.domains.hanabi.agent.files import (
+    CHECKPOINT_NAME,
+    POLICY_JSON,
+    SYMMETRIES_FILE,
+    checkpoint_precision,
+    load_checkpoint,
+    save_checkpoint,
+)
 from eqc.domains.hanabi.agent.precision import Precision, resolve_precision
 from eqc.domains.hanabi.config.schema import ConfigError
 from eqc.domains.hanabi.config.train import TrainConfig
@@ -134,6 +142,8 @@ def prepare_run_dir(out: Path, config: TrainConfig, seed: int, checkpoint: dict[
         if diffs:
             raise RunDirectoryError(f"out {str(out)!r} holds a run of another config; differences: " + "; ".join(diffs))
     write_json_atomic(out / "config.json", record)
+    if config.rule.symmetries is not None:  # what the agent is trained over, kept with it (export copies it)
+        write_json_atomic(out / SYMMETRIES_FILE, read_group_file(config.rule.symmetries))
 
 
 def train(

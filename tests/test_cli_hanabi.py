@@ -403,3 +403,22 @@ def test_train_refuses_seed_with_seeds_and_what_it_cannot_batch(tmp_path: Path, 
     _usage_error(capsys, [*seeds, "--set", "run.algorithm=ippo"], "argument --seeds: [run] algorithm must be 'pqn'")
     _usage_error(capsys, [*seeds, "--set", "network.lstm_layers=1"], "argument --seeds: [network] lstm_layers must be 0")
     assert not (tmp_path / "x").exists()
+
+
+def test_symmetries_learn(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two shipped Mini-Hanabi agents, colour x slot permutations: every candidate measured, the group written once."""
+    agents = [Path("results/touched/agents/sp/stream_1/slots_012"), Path("results/touched/agents/sp/stream_1/slots_021")]
+    out = tmp_path / "group.json"
+    argv = ["hanabi", "symmetries", "learn", *[x for a in agents for x in ("--pool", str(a))], "--labels", "colour", "slot",
+            "--tolerance", "0.5", "--games", "8", "--out", str(out)]
+    assert main(argv) == 0
+    assert "candidate group on colour(3), slot(3): 36 elements" in capsys.readouterr().out
+    record = json.loads(out.read_text())
+    assert len(record["candidates"]) == 36 and record["context"]["games"] == 8 and len(record["context"]["pool"]) == 2
+    assert len(record["members"]) == len(record["group"]) and record["group"][0] == list(range(6))
+    _usage_error(capsys, argv, "--out", "exists")
+    base = ["hanabi", "symmetries", "learn", "--pool", str(agents[0]), "--out", str(tmp_path / "new.json")]
+    _usage_error(capsys, [*base, "--labels", "colour", "colour", "--tolerance", "0.5"], "--labels", "twice")
+    _usage_error(capsys, [*base, "--labels", "suit", "--tolerance", "0.5"], "--labels")
+    _usage_error(capsys, [*base, "--labels", "slot", "--tolerance", "-1"], "--tolerance")
+    assert not (tmp_path / "new.json").exists()

@@ -285,10 +285,12 @@ def _learn_symmetries(args: argparse.Namespace) -> int:
         raise flags.FlagError("--pool", f"{str(exc.run)!r} is listed twice (also through {str(exc.first)!r}); list it once") from None
     except PoolError as exc:
         raise flags.FlagError("--pool", str(exc)) from None
+    measured = None if args.measured is None else _previous_measurements(args, [recorded_path(a.path) for a in agents])
     found = learn_label_group([a.policy for a in agents], args.labels, tolerance=args.tolerance, games=args.games,
-                              deck_seed=args.deck_seed, cross_play_games=args.cross_play_games)
+                              deck_seed=args.deck_seed, cross_play_games=args.cross_play_games, measured=measured)
     context = {"pool": [recorded_path(a.path) for a in agents], "labels": args.labels, "games": args.games,
                "deck_seed": args.deck_seed, "cross_play_games": args.cross_play_games,
+               "measured": None if args.measured is None else recorded_path(args.measured),
                "game": agents[0].policy.rules.to_dict(), "command": args.command_line}
     found.save(args.out, **context)
     names = ", ".join(f"{lab.name}({lab.size})" for lab in found.symmetry.acts_on)
@@ -297,6 +299,23 @@ def _learn_symmetries(args: argparse.Namespace) -> int:
     for m in found.members:
         print(f"  {list(m.permutation)}: loss {m.loss:+.3f}")
     return 0
+
+
+def _previous_measurements(args: argparse.Namespace, pool: list[str]) -> list:
+    """The candidate measurements of ``--measured``, refused unless that search had this pool, labels, games and decks."""
+    from eqc.dec_pomdp import ElementLoss
+    from eqc.dec_pomdp.expected_return import read_group_file
+
+    try:
+        record = read_group_file(args.measured)
+    except (OSError, ValueError) as exc:
+        raise flags.FlagError("--measured", str(exc)) from None
+    context = record.get("context", {})
+    for key, ours in (("pool", pool), ("labels", args.labels), ("games", args.games), ("deck_seed", args.deck_seed)):
+        if context.get(key) != ours:
+            raise flags.FlagError("--measured", f"{args.measured} was measured with {key} {context.get(key)!r}, this search has {ours!r}; "
+                                  "its measurements apply only to the same pool, labels, games and decks")
+    return [ElementLoss.from_dict(c) for c in record["candidates"]]
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -450,6 +469,9 @@ def _add_symmetries_parser(sub: argparse._SubParsersAction) -> None:
                        help="seed of the search's common decks; the re-measurement uses the next seed (default 0)")
     learn.add_argument("--cross-play-games", type=flags.int_in(0), default=0,
                        help="games per ordered pair for the XP variant (recorded, not used to accept; default 0: not measured)")
+    learn.add_argument("--measured", type=Path, default=None,
+                       help="a previous group file of the same pool, labels, games and deck seed: reuse its candidate "
+                            "measurements (another --tolerance without searching again; the group is still re-measured)")
     learn.add_argument("--out", type=Path, required=True, help="JSON file to write (new)")
     learn.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
     flags.add_threads_flag(learn)

@@ -176,6 +176,7 @@ def search_label_permutations(
     *,
     tolerance: float,
     cross_play: CrossPlay | None = None,
+    measured: Sequence[ElementLoss] | None = None,
 ) -> ExpectedReturnGroup:
     """Search ``candidate.group`` for expected-return symmetries of a pool (the module docstring's three steps).
 
@@ -183,6 +184,9 @@ def search_label_permutations(
     relabelled by ``permutation`` (an image array on the candidate's points), ``measurement`` 0 for the search and 1
     for the re-measurement (use fresh chance for 1). ``tolerance``: the largest accepted return loss (>= 0).
     ``cross_play``: optional, the XP variant's ``[pool, pool]`` matrix (recorded, not used to accept).
+    ``measured``: a previous search's first measurements of this candidate group on the same pool and chance
+    (``ExpectedReturnGroup.candidates``, every element in the group's order): step 1 is skipped, so another
+    tolerance costs only the re-measurement.
     """
     if not isinstance(candidate, Symmetry):
         raise TypeError(f"candidate must be an eqc Symmetry (the candidate group on declared label sets), got {type(candidate).__name__}")
@@ -196,9 +200,11 @@ def search_label_permutations(
     if not group.is_enumerable:
         raise ValueError(f"the candidate group {group.name} has {group.order} elements, too many to search exactly")
     elements = group.elements
-    first = [_measure(elements[k], 0, returns, cross_play) for k in range(group.order)]
-    baseline = first[0].per_member
-    first = [_with_loss(e, baseline) for e in first]
+    if measured is None:
+        first = [_measure(elements[k], 0, returns, cross_play) for k in range(group.order)]
+        first = [_with_loss(e, first[0].per_member) for e in first]
+    else:
+        first = _check_measured(measured, elements)
     accepted = tuple(k for k, e in enumerate(first) if e.loss <= tolerance)
     closure = group.subgroup(elements[list(accepted)], name=f"learned from {group.name}")
     again = [_measure(closure.elements[k], 1, returns, cross_play) for k in range(closure.order)]
@@ -219,6 +225,14 @@ def _measure(permutation: torch.Tensor, measurement: int, returns: Returns, cros
         off = ~torch.eye(n, dtype=torch.bool)
         xp = float(matrix.double()[off].mean()) if n > 1 else math.nan
     return ElementLoss(tuple(permutation.tolist()), tuple(float(v) for v in values.tolist()), math.nan, xp)
+
+
+def _check_measured(measured: Sequence[ElementLoss], elements: torch.Tensor) -> list[ElementLoss]:
+    listed = [tuple(int(x) for x in e) for e in elements.tolist()]
+    if not all(isinstance(m, ElementLoss) for m in measured) or [m.permutation for m in measured] != listed:
+        raise ValueError(f"measured must hold an ElementLoss for every element of the candidate group, in its order "
+                         f"({len(listed)} elements); got {len(measured)} entries that do not match")
+    return list(measured)
 
 
 def _with_loss(element: ElementLoss, baseline: Sequence[float]) -> ElementLoss:

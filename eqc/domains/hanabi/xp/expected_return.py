@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import torch
 
 from eqc._checks import check_int
-from eqc.dec_pomdp import ExpectedReturnGroup, Symmetry, search_label_permutations
+from eqc.dec_pomdp import ElementLoss, ExpectedReturnGroup, Symmetry, search_label_permutations
 from eqc.domains.hanabi.agent.policy import TrainedPolicy
 from eqc.domains.hanabi.symmetry import LABEL_SETS, label_relabelling
 from eqc.domains.hanabi.xp.play import play_pairs
@@ -47,11 +47,14 @@ def learn_label_group(
     games: int = 1000,
     deck_seed: int = 0,
     cross_play_games: int = 0,
+    measured: Sequence[ElementLoss] | None = None,
 ) -> ExpectedReturnGroup:
     """The expected-return group of ``policies`` (one game) within the permutations of ``labels``: the module docstring.
 
     ``games`` greedy self-play games per (member, element) on common decks; ``cross_play_games`` > 0 also measures the
-    XP variant with that many games per ordered pair (n (n - 1) pairs per element: costly, exploratory)."""
+    XP variant with that many games per ordered pair (n (n - 1) pairs per element: costly, exploratory). ``measured``:
+    a previous search's candidate measurements of the same pool, labels, games and ``deck_seed`` (another tolerance,
+    without measuring again)."""
     pool = list(policies)
     if len(pool) < 1 or not all(isinstance(p, TrainedPolicy) for p in pool):
         raise TypeError("policies must be a non-empty list of TrainedPolicy (load_policy)")
@@ -80,4 +83,4 @@ def learn_label_group(
         return matrix
 
     return search_label_permutations(candidate, returns, tolerance=tolerance,
-                                     cross_play=cross_play if cross_play_games else None)
+                                     cross_play=cross_play if cross_play_games else None, measured=measured)

@@ -3,9 +3,9 @@
 - ``--scale colour`` (the colour testbed): agent ``<pool>/slots_<pi>``, pool ``<pool>`` (``COLOUR_POOLS``: its
   rule, convention, stream seed and learner) taught the colour-to-slot map ``pi`` (one of Mini-Hanabi's six).
 - ``--scale entropy``: agent ``<pool>/seed_<n>``, IPPO with the pool's entropy coefficient (``ENTROPY_POOLS``).
-- ``--scale ers`` (the expected-return experiment, ``results/ers/PREREGISTRATION.md``): agent
-  ``<pool>/stream_<s>/slots_<pi>`` (``ERS_POOLS``, ``ERS_NEW_STREAMS``): ER-OP on streams 0-3 first (streams 0 and 1 match
-  ``touched``'s shipped OP and G-OP agents), then OP and G-OP C3 on streams 2 and 3, stream by stream.
+- ``--scale ers`` (the expected-return experiment, ``results/ers/PREREGISTRATION.md`` and ``ADDENDUM.md``): agent
+  ``<pool>/stream_<s>/slots_<pi>`` (``ERS_POOLS``, ``ERS_NEW_STREAMS``): OP and G-OP C3 on streams 2 and 3 (streams 0
+  and 1 are ``touched``'s shipped agents), then the exploratory ``erop_035`` on streams 0 and 1.
 - ``--scale touched`` (the claim-1 experiment, ``results/touched/PREREGISTRATION.md``): agent
   ``<pool>/stream_<s>/slots_<pi>`` (``TOUCHED_POOLS``, ``TOUCHED_STREAMS``); stream 0 of ``sp`` is the colour
   testbed's shipped ``touched`` pool and is not trained again. ``--pools`` picks pools (one worker each).
@@ -59,9 +59,10 @@ def agents(scale: str, streams: tuple[int, ...] = TOUCHED_STREAMS) -> list[tuple
         return [(Path(pool) / f"stream_{stream}" / ("slots_" + "".join(map(str, slots))), touched_agent_config(pool, slots), stream)
                 for pool in TOUCHED_ORDER for stream in streams for slots in colour_slot_maps(3, 3)
                 if (pool, stream) != ("sp", 0)]  # stream 0 of sp: results/colour/agents/touched
-    if scale == "ers":
-        order = [(pool, stream) for pool in ERS_NEW_STREAMS for stream in ERS_NEW_STREAMS[pool] if pool == "erop"]
-        order += [(pool, stream) for stream in (2, 3) for pool in ERS_NEW_STREAMS if pool != "erop"]
+    if scale == "ers":  # the registered pools first, stream by stream
+        registered = [(pool, stream) for stream in (2, 3) for pool in ("op", "gop_c3")]
+        order = registered + [(pool, stream) for pool in ERS_NEW_STREAMS for stream in ERS_NEW_STREAMS[pool]
+                              if (pool, stream) not in registered]
         return [(Path(pool) / f"stream_{stream}" / ("slots_" + "".join(map(str, slots))), ers_agent_config(pool, slots), stream)
                 for pool, stream in order for slots in colour_slot_maps(3, 3)]
     sc = SCALES[scale]

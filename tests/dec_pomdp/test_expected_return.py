@@ -137,3 +137,19 @@ def test_search_refuses_bad_input() -> None:
 
     with pytest.raises(ValueError, match="the pool must be the same"):
         search_label_permutations(sym, changing_pool, tolerance=0.1)
+
+
+def test_another_tolerance_from_the_same_measurements() -> None:
+    """``measured=``: the candidates are not measured again; only the new group is."""
+    sym = candidate()
+    losses = {tuple(e): 0.3 for e in sym.group.elements.tolist() if e[3:] == [4, 3, 5]}
+    losses |= {tuple(e): 1.0 for e in sym.group.elements.tolist() if e[3:] not in ([3, 4, 5], [4, 3, 5])}
+    returns, calls = table_returns(losses)
+    strict = search_label_permutations(sym, returns, tolerance=0.25)
+    assert strict.group.order == 6
+    calls.clear()
+    loose = search_label_permutations(sym, returns, tolerance=0.35, measured=strict.candidates)
+    assert loose.group.order == 12 and loose.candidates == strict.candidates
+    assert [m for _, m in calls] == [1] * 12  # only the re-measurement
+    with pytest.raises(ValueError, match="every element of the candidate group"):
+        search_label_permutations(sym, returns, tolerance=0.35, measured=strict.candidates[:5])

@@ -41,6 +41,7 @@ __all__ = [
     "ENTROPY_POOLS",
     "ENTROPY_TABLES",
     "ERS_GROUP",
+    "ERS_GROUP_035",
     "ERS_NEW_STREAMS",
     "ERS_POOLS",
     "INDUCED_SLOTS",
@@ -182,18 +183,21 @@ def touched_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
     return _learner("induced").replace(**_testbed_recipe("colour_to_touched_slot", slots)).replace(**TOUCHED_POOLS[pool])
 
 
-#: The expected-return experiment (scale ``ers``, ``results/ers/PREREGISTRATION.md``): the learned group file, and pool ->
-#: its sections' keys. ``erop`` is Other-Play over the group learned from ``touched``'s self-play pool; ``op`` and
-#: ``gop_c3`` are ``touched``'s rules. Every agent has the ``touched`` recipe; agent k of every pool has stream ``k // 6``
-#: and pi ``colour_slot_maps(3, 3)[k % 6]``.
+#: The expected-return experiment (scale ``ers``, ``results/ers/PREREGISTRATION.md`` and ``ADDENDUM.md``): the learned
+#: group files, and pool -> its sections' keys. The registered search learned colour S3 alone (``ERS_GROUP``), so the
+#: registered ER-OP pool is OP and is not trained (the registration's rule); ``erop_035`` (exploratory, the addendum)
+#: is Other-Play over the group the same measurements give at tolerance 0.35. ``op`` and ``gop_c3`` are ``touched``'s
+#: rules. Every agent has the ``touched`` recipe; agent k of every pool has stream ``k // 6`` and pi
+#: ``colour_slot_maps(3, 3)[k % 6]``.
 ERS_GROUP = "results/ers/learned_group.json"
+ERS_GROUP_035 = "results/ers/learned_group_035.json"
 ERS_POOLS: dict[str, dict[str, dict[str, str]]] = {
-    "erop": {"rule": {"objective": "op", "symmetries": ERS_GROUP}},
     "op": TOUCHED_POOLS["op"],
     "gop_c3": TOUCHED_POOLS["gop_c3"],
+    "erop_035": {"rule": {"objective": "op", "symmetries": ERS_GROUP_035}},
 }
 #: The streams each ``ers`` pool trains (streams 0 and 1 of ``op`` and ``gop_c3`` are ``touched``'s shipped agents).
-ERS_NEW_STREAMS = {"erop": (0, 1, 2, 3), "op": (2, 3), "gop_c3": (2, 3)}
+ERS_NEW_STREAMS = {"op": (2, 3), "gop_c3": (2, 3), "erop_035": (0, 1)}
 
 
 def ers_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:

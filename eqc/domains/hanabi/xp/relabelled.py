@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass
 
 import torch
+from torch import nn
 
 from eqc._checks import check_int
 from eqc.dec_pomdp import Symmetry
@@ -32,7 +33,8 @@ from eqc.evaluation import mean_sem
 from eqc.groups import PermutationGroup
 from eqc.io import JsonRecord
 
-__all__ = ["BREAKING_LOSS", "BREAKING_SHARE", "RelabelledAgent", "RelabelledSelfPlay", "breaks_colour_symmetry", "relabelled_self_play"]
+__all__ = ["BREAKING_LOSS", "BREAKING_SHARE", "AveragedAgent", "RelabelledAgent", "RelabelledSelfPlay", "breaks_colour_symmetry",
+           "relabelled_self_play"]
 
 #: A relabelled-partner loss of at least this many points breaks the colour symmetry ...
 BREAKING_LOSS = 2.0
@@ -69,6 +71,30 @@ class RelabelledAgent(AgentWrapper):
         seen_legal = None if legal is None else self.move_rep.act(legal, g)
         q, state = self.agent.step(self.obs_rep.act(obs, g), seen_legal, state)
         return self.move_rep.act(q, g, inverse=True), state
+
+
+class AveragedAgent(AgentWrapper):
+    """``agent``'s scores averaged over its relabelled copies by ``elements`` (rows of ``symmetry.group.elements``):
+    ``q(o) = 1/k sum_g rho_move(g)^-1 q_agent(rho_obs(g) o)``, the symmetrizer's formula over a fixed set of elements.
+
+    Over a whole group it is the symmetrizer (equivariant to that group); over a subset that is not a group it is a
+    control: as many forward passes, each a relabelled copy (a competent agent where the elements are symmetries of
+    the game), and equivariant to no non-trivial group. Feed-forward agents only (a recurrent agent's copies would
+    each need their own hidden state)."""
+
+    def __init__(self, agent: ActingAgent, symmetry: Symmetry, elements: tuple[int, ...]) -> None:
+        super().__init__(agent)
+        if agent.recurrent:
+            raise ValueError("AveragedAgent averages feed-forward agents; this agent is recurrent")
+        if not elements or len(set(elements)) != len(elements):
+            raise ValueError(f"elements must be distinct rows of the group, got {elements}")
+        self.copies = nn.ModuleList([RelabelledAgent(agent, symmetry, e) for e in elements])
+        self.elements = tuple(elements)
+
+    def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]:
+        total = sum(copy.step(obs, legal)[0] for copy in self.copies)
+        assert isinstance(total, torch.Tensor)
+        return total / len(self.copies), None
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 - ``eqc hanabi pool --config FILE --seeds 0-9 --out DIR [--ray ADDRESS] [--max-minutes M]``: one
   run per seed in ``DIR/seed_<n>/`` (see ``eqc.domains.hanabi.training.pool``).
-- ``eqc hanabi reproduce {table1,table2,table3} --scale smoke|cpu|induced|colour|touched|entropy|paper --out DIR [--retrain]``: read
+- ``eqc hanabi reproduce {table1,table2,table3} --scale smoke|cpu|induced|colour|touched|ers|entropy|paper --out DIR [--retrain]``: read
   the shipped agents (cpu, induced, colour, touched, entropy) or train the table's pools, cross-play them, write ``DIR/<table>.md`` and
   ``.json`` (see ``eqc.domains.hanabi.reproduce``); ``conventions`` and ``entropy``: the reports of
   ``eqc.domains.hanabi.reproduce.conventions`` and ``.entropy``.
@@ -226,14 +226,15 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
                            "(run after table1 and table2 into the same --out to get each cell's share of the alignable gap); "
                            "'entropy': the IPPO pools of --scale entropy or colour played greedily and as sampled, and how "
                            "equivariant each is")
-    reproduce.add_argument("--scale", choices=("smoke", "cpu", "induced", "colour", "touched", "entropy", "paper"), required=True,
+    reproduce.add_argument("--scale", choices=("smoke", "cpu", "induced", "colour", "touched", "ers", "entropy", "paper"), required=True,
                            help="smoke: seconds (tests); cpu: the shipped agents (5 per pool), minutes; induced: the shipped "
                            "Mini-Hanabi agents with INDUCED colour conventions (8 per pool; table1, table2), minutes; colour: the "
                            "shipped colour testbed (one stream seed, the six induced conventions per pool; table1, table2, conventions, "
                            "entropy), "
                            "minutes; touched: the pre-registered claim-1 experiment on the card-grounded testbed (12 agents per "
-                           "pool matched by stream and pi; table1); entropy: the shipped Mini-Hanabi IPPO pools of three entropy "
-                           "coefficients (6 seeds each; "
+                           "pool matched by stream and pi; table1); ers: the pre-registered experiment on learned expected-return "
+                           "symmetries (24 agents per registered pool; table1); entropy: the shipped Mini-Hanabi IPPO pools of "
+                           "three entropy coefficients (6 seeds each; "
                            "table1, entropy), minutes; paper: 10 seeds, 5000 games, a GPU or cluster")
     reproduce.add_argument("--out", type=flags.output_dir, required=True,
                            help="directory for pools/, xp/ and the tables (pools are reused)")

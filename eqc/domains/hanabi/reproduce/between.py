@@ -28,14 +28,18 @@ __all__ = ["BLOCKS", "form", "play_between", "union_matrix"]
 BLOCKS = ("matrix_ab", "matrix_ba", "bomb_out_ab", "bomb_out_ba")
 
 
-def form(cell: Cell) -> dict[str, str | None]:
+def form(cell: Cell) -> dict[str, object]:
     """What a cell does to its pool's agents (two cells of one form hold the same policies); ``acts_on`` is named only
-    when the group acts on something other than the colours (so that saved colour forms keep their keys)."""
+    when the group acts on something other than the colours, and ``average_over`` only when set (so that saved forms
+    keep their keys)."""
     rank = {"acts_on": cell.acts_on} if cell.acts_on != "colour" else {}
-    return {"pool": cell.pool, "symmetrize": cell.symmetrize, "hidden_scheme": cell.hidden_scheme, **rank}
+    averaged = {"average_over": [list(p) for p in cell.average_over]} if cell.average_over else {}
+    return {"pool": cell.pool, "symmetrize": cell.symmetrize, "hidden_scheme": cell.hidden_scheme, **rank, **averaged}
 
 
 def _form_slug(cell: Cell) -> str:
+    if cell.average_over:
+        return f"{cell.pool}_averaged_" + "_".join("".join(map(str, p)) for p in cell.average_over)
     if cell.symmetrize is None:
         return cell.pool
     return f"{cell.pool}_{cell.symmetrize}_{cell.hidden_scheme}".lower() + ("" if cell.acts_on == "colour" else f"_{cell.acts_on}")

@@ -43,11 +43,13 @@ ALPHA = 0.05
 
 @dataclass(frozen=True)
 class TableTests:
-    """A table's tests on XP and on bomb-out rates by name, and the matrix each pair of cells was tested on."""
+    """A table's tests on XP and on bomb-out rates by name, the matrix each pair of cells was tested on, and the tests
+    not run (a cell's pool was not trained), by name, with the reason."""
 
     xp: dict[str, dict[str, Any]]
     bomb_out: dict[str, dict[str, Any]]
     matrices: dict[str, dict[str, Any]]
+    not_run: dict[str, dict[str, Any]]
 
 
 def comparison_kind(first: dict[str, Any], second: dict[str, Any]) -> str:
@@ -58,12 +60,25 @@ def comparison_kind(first: dict[str, Any], second: dict[str, Any]) -> str:
     return "matched" if keys_a and keys_a == keys_b and len(keys_a) == first["agents"] == second["agents"] else "unpaired"
 
 
-def table_tests(spec: Table, results: dict[str, dict[str, Any]], between: dict[tuple[str, str], dict[str, torch.Tensor]]) -> TableTests:
-    """The tests of ``spec`` whose two cells were played (``results`` by label, with ``between`` blocks by test)."""
+def table_tests(spec: Table, results: dict[str, dict[str, Any]], between: dict[tuple[str, str], dict[str, torch.Tensor]],
+                not_trained: dict[str, str] | None = None) -> TableTests:
+    """The tests of ``spec`` whose two cells were played (``results`` by label, with ``between`` blocks by test).
+
+    ``not_trained``: pools of the design that were not trained (pool -> reason). A test of one of their cells is
+    listed as not run; a primary one still counts in the Holm family and the simultaneous intervals, with p = 1, so
+    that a registered family of m tests is adjusted for m whatever was run."""
     xp_tests: dict[str, dict[str, Any]] = {}
     bomb_out_tests: dict[str, dict[str, Any]] = {}
     matrices: dict[str, dict[str, Any]] = {}
+    not_run: dict[str, dict[str, Any]] = {}
+    pools = {c.label: c.pool for c in spec.cells}
     for better, worse in spec.tests:
+        absent = [pools[c] for c in (better, worse) if pools[c] in (not_trained or {})]
+        if absent:
+            sign = "vs" if (better, worse) in spec.two_sided else ">"
+            not_run[f"{better} {sign} {worse}"] = {"cells": [better, worse], "role": "primary" if (better, worse) in spec.primary
+                                                   else "exploratory", "reason": (not_trained or {})[absent[0]]}
+            continue
         if (better, worse) not in between:
             continue
         blocks, first, second = between[(better, worse)], results[better], results[worse]
@@ -85,7 +100,10 @@ def table_tests(spec: Table, results: dict[str, dict[str, Any]], between: dict[t
                                                  **result.as_dict()}
         matrices[f"{better} vs {worse}"] = {"cells": [better, worse], "a": a, "b": b, **{k: v.tolist() for k, v in union.items()}}
     family = {name: t["p_value"] for name, t in xp_tests.items() if t["role"] == "primary"}
+    family |= {name: 1.0 for name, t in not_run.items() if t["role"] == "primary"}  # in the family, never rejected
     for name, adjusted in holm(family).items():
+        if name in not_run:
+            continue
         test = xp_tests[name]
         confidence = 1 - ALPHA / len(family)
         half = float(stats.t.ppf(0.5 + confidence / 2, test["df"])) * test["se"]
@@ -95,4 +113,4 @@ def table_tests(spec: Table, results: dict[str, dict[str, Any]], between: dict[t
         for test in tests.values():
             p = test["p_value"] if test["adjusted_p"] is None else test["adjusted_p"]
             test["verdict"] = verdict(test["difference"], p, test["alternative"], ALPHA, interval=tuple(test["interval"]))
-    return TableTests(xp_tests, bomb_out_tests, matrices)
+    return TableTests(xp_tests, bomb_out_tests, matrices, not_run)

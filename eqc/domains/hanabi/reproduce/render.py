@@ -147,6 +147,10 @@ def _test_lines(record: dict[str, Any]) -> list[str]:
         return [*lines, "No test: too few cells with at least 2 agents."]
     lines += ["On XP (H1: the first cell is higher; 'vs': two-sided):", ""]
     lines += _test_table(record["tests"], lambda d: f"{d:+.2f}")
+    if not_run := record.get("not_run_tests"):
+        lines += ["", "Tests of the design not run (a primary one stays in the Holm family and the simultaneous intervals with "
+                  "p = 1):", ""]
+        lines += [f"- {name} ({t['role']}): not run: {t['reason']}." for name, t in not_run.items()]
     lines += ["", "On bomb-out rates (H1: the first cell's pairs bomb out less often; differences in percentage points, first "
               "minus second):", ""]
     return lines + _test_table(record.get("bomb_out_tests", {}), lambda d: f"{100 * d:+.1f}")

@@ -98,7 +98,7 @@ to record (the CLI passes its own).
     spec, sc, out = table_spec(table, scale), SCALES[scale], Path(out)
     for file in obl or []:
         load_policy(file, device=device)  # a bad file fails before any work
-    cells = [c for c in spec.cells if c.pool in sc.pools]
+    cells = [c for c in spec.cells if c.pool in sc.pools and c.pool not in sc.not_trained]
     skipped = sorted({c.pool for c in spec.cells} - {c.pool for c in cells})
     pools = list(dict.fromkeys(c.pool for c in cells))
     trained = retrain or sc.shipped is None
@@ -119,7 +119,7 @@ to record (the CLI passes its own).
             where = out / "xp" / table / _slug(cell.label)
             results[cell.label], _ = _cross_play(cell, obl, sc.games, device, precision, where, policies)
     tests = table_tests(spec, results, _between_cells(spec.tests, cells, runs, results, sc.games, loaded, out / "xp" / "between", log,
-                                                      reuse))
+                                                      reuse), sc.not_trained)
     relabelled = {p: _relabelled(runs[p], sc, device, precision, out / "relabelled" / p, log, reuse) for p in pools if runs[p]}
     record = {
         "table": table, "title": spec.title, "scale": scale, "games_per_pair": sc.games, "precision": precision,
@@ -127,7 +127,7 @@ to record (the CLI passes its own).
         "agents_source": "trained" if trained else (recorded_path(agents) if agents else f"{sc.shipped}, shipped"),
         "cells": results,
         "paper": {k: dict(zip(("xp_mean", "xp_sem", "bomb_out_rate"), v, strict=True)) for k, v in paper_numbers(table, scale).items()},
-        "tests": tests.xp, "bomb_out_tests": tests.bomb_out, "test_matrices": tests.matrices,
+        "tests": tests.xp, "bomb_out_tests": tests.bomb_out, "test_matrices": tests.matrices, "not_run_tests": tests.not_run,
         "relabelled": relabelled, "pools_not_at_this_scale": skipped, "registered": spec.registered,
         "matching_note": _matching_note(spec, tests.xp),
         "pools": {p: describe_pool(p, sc) for p in pools},

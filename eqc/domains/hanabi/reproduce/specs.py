@@ -44,6 +44,8 @@ __all__ = [
     "ERS_GROUP_035",
     "ERS_NEW_STREAMS",
     "ERS_POOLS",
+    "ERS_SUBSET",
+    "ERS_TABLES",
     "INDUCED_SLOTS",
     "INDUCED_TABLES",
     "PAPER",
@@ -334,13 +336,17 @@ def describe_pool(pool: str, scale: Scale) -> str:
 @dataclass(frozen=True)
 class Cell:
     """One column of a table: a pool, optionally symmetrized over a group with a hidden-state scheme; the group acts on
-    the colours, or with ``acts_on="rank"`` on the ranks (not a symmetry of Hanabi: the smoothing control)."""
+    the colours, or with ``acts_on="rank"`` on the ranks (not a symmetry of Hanabi: the smoothing control); or averaged
+    over the colour permutations ``average_over`` (a set that is not a group: the equal-passes control)."""
 
     label: str
     pool: str
     symmetrize: str | None = None
     hidden_scheme: str = DEFAULT_HIDDEN_SCHEME
     acts_on: str = "colour"
+    # colour permutations (image arrays) whose relabelled copies of each agent are averaged (``AveragedAgent``): a set
+    # that is not a group is the equal-passes control of a symmetrizer; empty: not averaged
+    average_over: tuple[tuple[int, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -463,6 +469,28 @@ TOUCHED_TABLES = {
 tests P1-P3 and secondary tests S1-S6 in the registered order; ``SP rank-averaged`` is the control that averages the
 same six forward passes over permutations of the ranks, which are not a symmetry of Hanabi."""
 
+#: The equal-passes control of the ``ers`` registration: the identity and two transpositions of Mini-Hanabi's colours,
+#: a subset of S3 that is not a group (3 forward passes, as C3).
+ERS_SUBSET = ((0, 1, 2), (1, 0, 2), (2, 1, 0))
+
+ERS_TABLES = {
+    "table1": Table(
+        "table1", "Learned expected-return symmetries against Other-Play and G-OP C3 on the card-grounded testbed, matched by "
+        "stream and pi (XP; pre-registered)",
+        (Cell("ER-OP", "erop"), Cell("OP", "op"), Cell("G-OP C3", "gop_c3", "C3"), Cell("ER-OP S3-symmetrized", "erop", "S3"),
+         Cell("SP C3-symmetrized", "sp", "C3"), Cell("SP subset-averaged", "sp", average_over=ERS_SUBSET),
+         Cell("ER-OP 0.35", "erop_035"), Cell("OP streams 0-1", "op_streams01"), Cell("G-OP C3 streams 0-1", "gop_c3_streams01", "C3")),
+        (("ER-OP", "OP"), ("ER-OP", "G-OP C3"), ("G-OP C3", "OP"), ("ER-OP S3-symmetrized", "ER-OP"),
+         ("SP C3-symmetrized", "SP subset-averaged"), ("ER-OP 0.35", "OP streams 0-1"), ("ER-OP 0.35", "G-OP C3 streams 0-1")),
+        primary=(("ER-OP", "OP"), ("ER-OP", "G-OP C3"), ("G-OP C3", "OP")),
+        two_sided=(("ER-OP 0.35", "OP streams 0-1"), ("ER-OP 0.35", "G-OP C3 streams 0-1")),
+        registered="results/ers/PREREGISTRATION.md",
+    ),
+}
+"""The table at scale ``ers``: the registered tests P1-P3 (one Holm family of three), S1 and S2; ER-OP's pool is not
+trained when the learned group moves no slot (the registration's rule), and its tests are then listed as not run;
+``ER-OP 0.35`` is the addendum's exploratory pool, matched to ``touched``'s OP and G-OP C3 agents of streams 0 and 1."""
+
 ENTROPY_TABLES = {
     "table1": Table(
         "table1", "High entropy against the usual entropy: IPPO self-play agents of independent seeds, greedified (XP), Mini-Hanabi",
@@ -510,6 +538,8 @@ class Scale:
     pool_folders: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # how the pools are trained when they are not seed pools (each agent its own pi): ``--retrain`` is refused
     trained_by: str | None = None
+    # pools of the design that were not trained, each with the reason (a registration's rule): their tests are not run
+    not_trained: dict[str, str] = field(default_factory=dict)
 
 
 SCALES = {
@@ -536,6 +566,29 @@ SCALES = {
                      pool_folders={"sp": ("../../colour/agents/touched", "sp/stream_1"),
                                    **{p: (f"{p}/stream_0", f"{p}/stream_1") for p in ("op", "eqc", "gop_c3")}},
                      trained_by="scripts/train_shipped.py --scale touched"),
+    # the expected-return experiment (results/ers/PREREGISTRATION.md and ADDENDUM.md): 24 agents per registered pool,
+    # streams 0-3 (streams 0 and 1 of op and gop_c3 are touched's), pi in colour_slot_maps order
+    "ers": Scale("ers", {
+        "erop": Pool("Other-Play over the group learned from touched's self-play pool (results/ers/learned_group.json)"),
+        **{p: Pool(_touched_description(p).replace("stream seeds 0 and 1 x the six pi (12", "stream seeds 0-3 x the six pi (24"))
+           for p in ("op", "gop_c3")},
+        "sp": Pool(_touched_description("sp")),
+        "erop_035": Pool("Mini-Hanabi, the induced recipe in fp32, stream seeds 0 and 1 x the six pi (12 agents, matched by stream "
+                         "and pi), the touched convention, Other-Play over the addendum's group (colour S3 x slots 0 <-> 1, "
+                         "results/ers/learned_group_035.json), 8,000,000 moves per agent (exploratory)"),
+        "op_streams01": Pool("`op`'s agents of streams 0 and 1 (touched's), matched to `erop_035`"),
+        "gop_c3_streams01": Pool("`gop_c3`'s agents of streams 0 and 1 (touched's), matched to `erop_035`"),
+    }, ERS_TABLES, seeds=(), games=1000, relabel_elements=5, shipped="results/ers/agents",
+        pool_folders={"erop": tuple(f"erop/stream_{s}" for s in range(4)),
+                      **{p: (f"../../touched/agents/{p}/stream_0", f"../../touched/agents/{p}/stream_1", f"{p}/stream_2", f"{p}/stream_3")
+                         for p in ("op", "gop_c3")},
+                      "sp": ("../../colour/agents/touched", "../../touched/agents/sp/stream_1"),
+                      "erop_035": ("erop_035/stream_0", "erop_035/stream_1"),
+                      **{f"{p}_streams01": (f"../../touched/agents/{p}/stream_0", f"../../touched/agents/{p}/stream_1")
+                         for p in ("op", "gop_c3")}},
+        trained_by="scripts/train_shipped.py --scale ers",
+        not_trained={"erop": "the registered search learned colour S3 alone (results/ers/learned_group.json: no slot "
+                             "relabelling within 0.25), so ER-OP is OP and was not trained (the registration's rule)"}),
     "entropy": Scale("entropy", {
         pool: Pool(f"Mini-Hanabi, IPPO self-play (ippo_mini.toml: feed-forward actor-critic, GAE lambda 0.9), entropy coefficient "
                    f"{coef:g}, no induced convention, fp32, {ENTROPY_MOVES:,} moves per seed; played greedily",

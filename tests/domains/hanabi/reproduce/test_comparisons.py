@@ -12,7 +12,16 @@ from scipy import stats
 
 import eqc.domains.hanabi.reproduce.between as between
 from eqc.domains.hanabi.reproduce.comparisons import ALPHA, comparison_kind, table_tests
-from eqc.domains.hanabi.reproduce.specs import COLOUR_TABLES, ENTROPY_TABLES, INDUCED_TABLES, TABLES, TOUCHED_TABLES, Cell, Table
+from eqc.domains.hanabi.reproduce.specs import (
+    COLOUR_TABLES,
+    ENTROPY_TABLES,
+    ERS_TABLES,
+    INDUCED_TABLES,
+    TABLES,
+    TOUCHED_TABLES,
+    Cell,
+    Table,
+)
 from eqc.evaluation import compare_pools, holm
 
 SPEC = Table("t", "a test table", (Cell("A", "p"), Cell("A sym", "p", "C3"), Cell("B", "q")),
@@ -28,7 +37,8 @@ def _blocks(n_a: int, n_b: int, value: float) -> dict[str, torch.Tensor]:
     return {"matrix_ab": ab, "matrix_ba": ab.T + 1, "bomb_out_ab": ab / 100, "bomb_out_ba": (ab.T + 1) / 100}
 
 
-SCALE_TABLES = {"cpu": TABLES, "induced": INDUCED_TABLES, "colour": COLOUR_TABLES, "touched": TOUCHED_TABLES, "entropy": ENTROPY_TABLES}
+SCALE_TABLES = {"cpu": TABLES, "induced": INDUCED_TABLES, "colour": COLOUR_TABLES, "touched": TOUCHED_TABLES, "ers": ERS_TABLES,
+                "entropy": ENTROPY_TABLES}
 
 
 def test_every_table_names_primary_and_two_sided_tests_among_its_tests_over_its_cells() -> None:
@@ -164,3 +174,43 @@ def test_cross_play_between_cells_is_reused_only_for_the_same_agents_and_forms(t
     saved.write_text(json.dumps(record))
     play()
     assert len(played) == 4 and "cannot be reused (its 'matrix_ab' has shape [1, 3], the cells give [2, 3])" in messages[-2]
+
+
+def test_the_ers_table_is_the_registered_one() -> None:
+    """results/ers/PREREGISTRATION.md: P1-P3 one family, S1 and S2, the control averaged over a subset that is no group."""
+    table = ERS_TABLES["table1"]
+    assert table.registered == "results/ers/PREREGISTRATION.md" and Path(table.registered).is_file()
+    assert table.primary == (("ER-OP", "OP"), ("ER-OP", "G-OP C3"), ("G-OP C3", "OP"))
+    assert table.tests[3:5] == (("ER-OP S3-symmetrized", "ER-OP"), ("SP C3-symmetrized", "SP subset-averaged"))
+    control = next(c for c in table.cells if c.label == "SP subset-averaged")
+    assert control.symmetrize is None and len(control.average_over) == 3
+    closed = {tuple(control.average_over[i][j] for j in control.average_over[k]) for i in range(3) for k in range(3)}
+    assert not closed <= set(control.average_over)  # not a group: equivariant to nothing, as many passes as C3
+
+
+def test_a_test_of_a_pool_not_trained_is_not_run_and_its_primary_stays_in_the_family() -> None:
+    """Three registered primaries, two of them on a pool not trained: the third is adjusted as one of three."""
+    g = torch.Generator().manual_seed(5)
+    keys = [f"0/seed_{k}" for k in range(4)]
+    own = {label: 10 + torch.rand(4, 4, generator=g, dtype=torch.float64) + shift for label, shift in (("A", 1.0), ("B", 0.0))}
+    results = {label: {**_cell(pool, own[label]), "matching": keys} for label, pool in (("A", "p"), ("B", "q"))}
+    spec = Table("t", "registered", (Cell("A", "p"), Cell("B", "q"), Cell("E", "e")), (("E", "B"), ("E", "A"), ("A", "B")),
+                 primary=(("E", "B"), ("E", "A"), ("A", "B")))
+    tests = table_tests(spec, results, {("A", "B"): _blocks(4, 4, 10.2)}, {"e": "pool e was not trained (the rule)"})
+    assert list(tests.not_run) == ["E > B", "E > A"] and all(t["role"] == "primary" for t in tests.not_run.values())
+    assert tests.not_run["E > B"]["reason"] == "pool e was not trained (the rule)"
+    test = tests.xp["A > B"]
+    assert test["adjusted_p"] == pytest.approx(min(1.0, 3 * test["p_value"])) and test["confidence"] == pytest.approx(1 - ALPHA / 3)
+
+
+def test_the_ers_pools_read_touched_agents_where_the_design_shares_them() -> None:
+    from eqc.domains.hanabi.reproduce.run import REPOSITORY, pool_agents
+    from eqc.domains.hanabi.reproduce.specs import SCALES
+
+    scale = SCALES["ers"]
+    where = REPOSITORY / str(scale.shipped)
+    sp, op01 = pool_agents(where, scale, "sp"), pool_agents(where, scale, "op_streams01")
+    assert len(sp) == 12 and len(op01) == 12
+    assert [key for key, _ in op01] == [f"{s}/slots_{pi}" for s in (0, 1) for pi in ("012", "021", "102", "120", "201", "210")]
+    assert all("touched/agents/op/stream_" in str(path) for _, path in op01)
+    assert set(scale.not_trained) == {"erop"} and "colour S3 alone" in scale.not_trained["erop"]

@@ -21,7 +21,6 @@ import math
 from dataclasses import dataclass
 
 import torch
-from torch import nn
 
 from eqc._checks import check_int
 from eqc.dec_pomdp import Symmetry
@@ -88,13 +87,12 @@ class AveragedAgent(AgentWrapper):
             raise ValueError("AveragedAgent averages feed-forward agents; this agent is recurrent")
         if not elements or len(set(elements)) != len(elements):
             raise ValueError(f"elements must be distinct rows of the group, got {elements}")
-        self.copies = nn.ModuleList([RelabelledAgent(agent, symmetry, e) for e in elements])
+        self.copies = [RelabelledAgent(agent, symmetry, e) for e in elements]
         self.elements = tuple(elements)
 
     def step(self, obs: torch.Tensor, legal: torch.Tensor | None, state: State = None) -> tuple[torch.Tensor, State]:
-        total = sum(copy.step(obs, legal)[0] for copy in self.copies)
-        assert isinstance(total, torch.Tensor)
-        return total / len(self.copies), None
+        outputs = [copy.step(obs, legal)[0] for copy in self.copies]
+        return torch.stack(outputs).mean(0), None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,60 @@
+"""Leaving one matched set out of a rendered table's tests: nothing left out is the table itself, a left-out set is
+the test on the rest of the matrix, unpaired tests are refused, and the committed touched report is up to date."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from eqc.domains.hanabi.reproduce.leave_one_out import leave_one_out, leave_one_out_markdown
+from eqc.evaluation import compare_pools
+
+ROOT = Path(__file__).resolve().parents[4]
+TOUCHED = ROOT / "results" / "touched"
+PRIMARY = ["EQC > OP", "G-OP C3 > OP", "SP S3-symmetrized > SP"]
+
+
+def _table(kind: str = "matched") -> dict:
+    """Two cells of 4 matched agents, their test run on an [8, 8] matrix (A: rows 0-3, B: rows 4-7)."""
+    g = torch.Generator().manual_seed(0)
+    matrix = (5 + torch.rand(8, 8, generator=g, dtype=torch.float64)).tolist()
+    keys = [f"{s}/slots_{p}" for s in (0, 1) for p in ("012", "021")]
+    test = {"cells": ["A", "B"], "role": "primary", "kind": kind, "alternative": "greater"}
+    return {"table": "t", "cells": {"A": {"agents": 4, "matching": keys}, "B": {"agents": 4, "matching": keys}},
+            "tests": {"A > B": test}, "test_matrices": {"A vs B": {"a": [0, 1, 2, 3], "b": [4, 5, 6, 7], "matrix": matrix}}}
+
+
+def test_leaving_a_set_out_is_the_test_on_the_rest_of_the_matrix() -> None:
+    table = _table()
+    result = leave_one_out(table)
+    assert [row["left_out"] for row in result["rows"]] == [None, "0/slots_012", "0/slots_021", "1/slots_012", "1/slots_021"]
+    matrix = torch.tensor(table["test_matrices"]["A vs B"]["matrix"], dtype=torch.float64)
+    keep = [0, 1, 3, 4, 5, 7]  # set 2 (agent 2 of A, agent 2 of B: rows 2 and 6) left out
+    direct = compare_pools(matrix[keep][:, keep], [0, 1, 2], [3, 4, 5], paired=True, generator=0)
+    row = result["rows"][3]["tests"]["A > B"]
+    assert row["difference"] == direct.difference and row["p_value"] == direct.p_value and row["adjusted_p"] == direct.p_value
+    assert row["verdict"] in ("holds", "reversed", "does not hold", "cannot tell")  # a family of one: Holm changes nothing
+
+
+def test_an_unpaired_or_unknown_test_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"tests \['A > B'\] are unpaired"):
+        leave_one_out(_table("unpaired"))
+    with pytest.raises(ValueError, match=r"tests \['B > A'\] are not tests of table 't'"):
+        leave_one_out(_table(), ["B > A"])
+
+
+def test_nothing_left_out_is_the_touched_table_and_one_set_turns_p1() -> None:
+    table = json.loads((TOUCHED / "table1.json").read_text())
+    result = leave_one_out(table, PRIMARY)
+    for name in PRIMARY:
+        mine, theirs = result["rows"][0]["tests"][name], table["tests"][name]
+        assert {k: mine[k] for k in ("difference", "interval", "p_value", "adjusted_p", "verdict")} == \
+            {k: theirs[k] for k in ("difference", "interval", "p_value", "adjusted_p", "verdict")}
+    verdicts = {row["left_out"]: row["tests"]["EQC > OP"]["verdict"] for row in result["rows"][1:]}
+    assert verdicts.pop("1/slots_021") == "does not hold" and set(verdicts.values()) == {"reversed"}
+    committed = (TOUCHED / "leave_one_out.md").read_text()
+    labels = {name: f"P{k + 1}: {name}" for k, name in enumerate(PRIMARY)}
+    assert leave_one_out_markdown(result, labels) in committed  # the committed report is what the code computes

@@ -1,15 +1,16 @@
-"""How a rendered table's matched and paired tests move when one matched set is left out (a sensitivity check, not a test).
+"""Analyses of a rendered table that were not registered: they describe, and decide nothing.
 
-A table's JSON (``<table>.json``, written by ``reproduce``) keeps, for each test, the matrix it ran on
-(``test_matrices``: the cross-play over every agent of both cells, the pairs between the cells included) and the
-agents of each cell by matching key (``cells[<label>]["matching"]``: ``<stream>/slots_<pi>``, or
-``<folder>/seed_<n>``). Leaving out matched set ``k`` drops agent ``k`` of both cells from that matrix; the test is
-run again on the rest exactly as the table ran it (:func:`eqc.evaluation.compare_pools`, the same alternative and
-Monte Carlo seed), and the family is concluded again (:func:`.comparisons.conclude`: Holm over the primary tests,
-simultaneous intervals, verdicts). The row that leaves nothing out is the table's own tests, recomputed.
-
-Only tests whose two cells are matched or paired (``kind`` "matched" or "paired": agent ``k`` of one cell and agent
-``k`` of the other belong together) can leave a set out; an unpaired test is refused by name.
+- :func:`leave_one_out`: how the table's matched and paired tests move when one matched set is left out. A table's
+  JSON (``<table>.json``, written by ``reproduce``) keeps, for each test, the matrix it ran on (``test_matrices``: the
+  cross-play over every agent of both cells, the pairs between the cells included) and the agents of each cell by
+  matching key (``cells[<label>]["matching"]``: ``<stream>/slots_<pi>``, or ``<folder>/seed_<n>``). Leaving out
+  matched set ``k`` drops agent ``k`` of both cells from that matrix; the test is run again on the rest exactly as the
+  table ran it (:func:`eqc.evaluation.compare_pools`, the same alternative and Monte Carlo seed), and the family is
+  concluded again (:func:`.comparisons.conclude`: Holm over the primary tests, simultaneous intervals, verdicts). The
+  row that leaves nothing out is the table's own tests, recomputed. Only tests whose two cells are matched or paired
+  (``kind`` "matched" or "paired") can leave a set out; an unpaired test is refused by name.
+- :func:`xp_by_code`: a cell's cross-play split by whether the two agents of a pair share a code (any label per agent,
+  e.g. the slot each colour hint asks for in the conventions report's hint maps).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import torch
 from eqc.domains.hanabi.reproduce.comparisons import MONTE_CARLO_SEED, conclude
 from eqc.evaluation import compare_pools
 
-__all__ = ["leave_one_out", "leave_one_out_markdown"]
+__all__ = ["leave_one_out", "leave_one_out_markdown", "xp_by_code"]
 
 
 def _tests(table: Mapping[str, Any], names: Sequence[str] | None) -> dict[str, dict[str, Any]]:
@@ -91,3 +92,19 @@ def leave_one_out_markdown(result: Mapping[str, Any], labels: Mapping[str, str] 
             cells.append(f"{t['difference']:+.2f} [{low:+.2f}, {high:+.2f}], p {p:.4f}, *{t['verdict']}*")
         lines.append("| " + " | ".join([row["left_out"] or "nothing (the table)", *cells]) + " |")
     return "\n".join(lines) + "\n"
+
+
+def xp_by_code(matrix: Sequence[Sequence[float]], codes: Sequence[object]) -> dict[str, dict[str, float | int]]:
+    """A cell's XP (``matrix [n, n]``, row ``i``'s agent with partner ``j``, the diagonal ignored) over its ordered pairs
+    of distinct agents whose ``codes`` are equal (``"same"``) and differ (``"different"``): each ``{"xp": mean,
+    "pairs": count}`` (``xp`` NaN without such a pair)."""
+    values = torch.tensor(matrix, dtype=torch.float64)
+    n = values.shape[0]
+    if values.shape != (n, n) or len(codes) != n:
+        raise ValueError(f"matrix must be [n, n] with one code per agent, got shape {list(values.shape)} and {len(codes)} codes")
+    groups: dict[str, list[float]] = {"same": [], "different": []}
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                groups["same" if codes[i] == codes[j] else "different"].append(float(values[i, j]))
+    return {name: {"xp": sum(v) / len(v) if v else float("nan"), "pairs": len(v)} for name, v in groups.items()}

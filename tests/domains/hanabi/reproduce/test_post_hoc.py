@@ -1,5 +1,6 @@
-"""Leaving one matched set out of a rendered table's tests: nothing left out is the table itself, a left-out set is
-the test on the rest of the matrix, unpaired tests are refused, and the committed touched report is up to date."""
+"""Post hoc analyses: leaving one matched set out of a rendered table's tests (nothing left out is the table itself, a
+left-out set is the test on the rest of the matrix, unpaired tests are refused), cross-play split by a shared code,
+and the committed touched report is what they compute."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from eqc.domains.hanabi.reproduce.leave_one_out import leave_one_out, leave_one_out_markdown
+from eqc.domains.hanabi.reproduce.post_hoc import leave_one_out, leave_one_out_markdown, xp_by_code
 from eqc.evaluation import compare_pools
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -55,6 +56,28 @@ def test_nothing_left_out_is_the_touched_table_and_one_set_turns_p1() -> None:
             {k: theirs[k] for k in ("difference", "interval", "p_value", "adjusted_p", "verdict")}
     verdicts = {row["left_out"]: row["tests"]["EQC > OP"]["verdict"] for row in result["rows"][1:]}
     assert verdicts.pop("1/slots_021") == "does not hold" and set(verdicts.values()) == {"reversed"}
-    committed = (TOUCHED / "leave_one_out.md").read_text()
+    committed = (TOUCHED / "post_hoc.md").read_text()
     labels = {name: f"P{k + 1}: {name}" for k, name in enumerate(PRIMARY)}
     assert leave_one_out_markdown(result, labels) in committed  # the committed report is what the code computes
+
+
+def test_xp_by_code_splits_the_ordered_pairs_of_distinct_agents() -> None:
+    matrix = [[9.0, 8.0, 1.0], [7.0, 9.0, 3.0], [2.0, 4.0, 9.0]]
+    split = xp_by_code(matrix, ["x", "x", "y"])
+    assert split == {"same": {"xp": 7.5, "pairs": 2}, "different": {"xp": 2.5, "pairs": 4}}
+    assert xp_by_code(matrix, ["x", "y", "z"])["same"]["pairs"] == 0
+    with pytest.raises(ValueError, match="one code per agent"):
+        xp_by_code(matrix, ["x", "y"])
+
+
+def test_the_touched_eqc_agents_coordinate_within_a_slot_code() -> None:
+    """The EQC cell's pairs by the hint maps' colour-hint code: 8 agents answer every colour hint with slot 2, 4 with
+    slot 1; same-code pairs cross-play at 7.54, different-code pairs at 4.89 (as post_hoc.md says)."""
+    table = json.loads((TOUCHED / "table1.json").read_text())
+    maps = json.loads((TOUCHED / "conventions.json").read_text())["agents"]["eqc"]
+    codes = [tuple(maps[key]["colour_hint_slot"]) for key in table["cells"]["EQC"]["matching"]]
+    assert sorted(codes).count((2, 2, 2)) == 8 and sorted(codes).count((1, 1, 1)) == 4
+    split = xp_by_code(table["cells"]["EQC"]["matrix"], codes)
+    assert (round(split["same"]["xp"], 2), split["same"]["pairs"]) == (7.54, 68)
+    assert (round(split["different"]["xp"], 2), split["different"]["pairs"]) == (4.89, 64)
+    assert "| EQC | [2, 2, 2] x8, [1, 1, 1] x4 | 7.54 (68) | 4.89 (64) | 6.25 |" in (TOUCHED / "post_hoc.md").read_text()

@@ -170,6 +170,10 @@ def test_actions_writes_the_three_matrices(tmp_path: Path, xp_pool: Path, capsys
     record = json.loads((out / "actions.json").read_text())
     assert list(record["matrices"]) == ["none", "C5", "D10"] and record["labels"][:2] == ["C1", "C2"] and record["games"] == 20
     assert (out / "actions.png").read_bytes()[:4] == b"\x89PNG"
+    pinned = tmp_path / "actions_fp32"
+    argv = ["hanabi", "actions", "--checkpoint", str(xp_pool / "single"), "--games", "4", "--out", str(pinned), "--precision", "fp32"]
+    assert main(argv) == 0
+    assert json.loads((pinned / "actions.json").read_text())["precision"] == "fp32"  # the precision it ran in, as asked
 
 
 def test_xp_and_actions_bad_flags(tmp_path: Path, xp_pool: Path, capsys: pytest.CaptureFixture[str]) -> None:

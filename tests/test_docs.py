@@ -7,10 +7,12 @@
   runs with ``bash -euo pipefail``. A ```shell block is shown, not run (a long run); its ``eqc`` lines
   are still parsed by ``eqc``'s own parser, as are those of the README.
 - A ```text title="Output" block right after a block that runs is what that block prints (its stdout),
-  checked line by line; ``...`` stands for any text (timings, paths), and numbers are checked by their shape, not
-  their value (a trained agent's score depends on the processor's arithmetic). Every block of a tutorial that runs
-  is followed by its output. A page's torch thread count is restored after it, so no page sets
-  another's.
+  checked line by line; ``...`` stands for any text (timings, paths, round-off digits). Every number is checked by
+  its value (:func:`matches`): an integer exactly, a number with a decimal point or an exponent to within one unit of
+  its last shown digit (0.01 for ``8.58``, 1e-10 for ``1e-10``), so an output printed by the same code on another CPU
+  matches where only the last digit's rounding differs. The pages pin what they run to fp32, so the same games are
+  played on every CPU (a bf16 run prints other numbers). Every block of a tutorial that runs is followed by its
+  output. A page's torch thread count is restored after it, so no page sets another's.
 - The API reference documents every name in the ``__all__`` of each subpackage it covers.
 
 The site itself is built by ``make docs`` (``mkdocs build --strict``), not here.
@@ -77,18 +79,43 @@ def runs_with_outputs(path: Path) -> list[tuple[int, str, str, str | None]]:
     return found
 
 
+#: A number in an output: an optional sign, digits (thousands separated by commas), a decimal part, an exponent; not
+#: part of a word or a longer number (``seed_0``, ``C3`` and ``e-16`` are text).
+NUMBER = r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])"
+
+
+def _unit(shown: str) -> float:
+    """The tolerance of a shown number: 0 for an integer, else one unit of its last digit (``8.58``: 0.01; ``2.5e-3``:
+    1e-4)."""
+    mantissa, _, exponent = shown.lower().partition("e")
+    if "." not in mantissa and not exponent:
+        return 0.0
+    decimals = len(mantissa.partition(".")[2])
+    return 10.0 ** (int(exponent or 0) - decimals)
+
+
 def matches(printed: str, shown: str) -> bool:
-    """Whether ``printed`` is ``shown``, line ends stripped, ``...`` in ``shown`` standing for any text, and each run of
-    digits in ``shown`` for any run of digits: numbers are checked by their shape (signs, points, exponents), not their
-    value, since what a trained agent scores depends on the processor's arithmetic; words and formats are exact."""
+    """Whether ``printed`` is ``shown``, line ends stripped, ``...`` in ``shown`` standing for any text, and each number
+    of ``shown`` (:data:`NUMBER`) matching a number of ``printed`` at the same place by value: an integer exactly, any
+    other number to within one unit of its last shown digit (:func:`_unit`); words and formats are exact."""
     def tidy(text: str) -> str:
         return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
+    def value(number: str) -> float:
+        return float(number.replace(",", ""))
+
+    numbers: list[str] = []
+
     def literal(part: str) -> str:
-        return r"\d+".join(re.escape(piece) for piece in re.split(r"\d+", part))
+        pieces = re.split(f"({NUMBER})", part)
+        numbers.extend(pieces[1::2])
+        return "".join(re.escape(piece) if k % 2 == 0 else f"({NUMBER})" for k, piece in enumerate(pieces))
 
     pattern = ".*?".join(literal(part) for part in tidy(shown).split("..."))
-    return re.fullmatch(pattern, tidy(printed), re.S) is not None
+    found = re.fullmatch(pattern, tidy(printed), re.S)
+    if found is None:
+        return False
+    return all(abs(value(got) - value(want)) <= _unit(want) * (1 + 1e-9) for got, want in zip(found.groups(), numbers, strict=True))
 
 
 def test_every_tutorial_block_shows_its_output() -> None:
@@ -100,7 +127,13 @@ def test_every_tutorial_block_shows_its_output() -> None:
 def test_matches() -> None:
     assert matches("a 1.5 s\nb  \n", "a ... s\nb")
     assert not matches("a 1.5 s\nc", "a ... s\nb") and not matches("x", "")
-    assert matches("score 0.31 ± 0.20 (bomb-out 96.5%)", "score 0.28 ± 0.20 (bomb-out 96.0%)")  # numbers by shape
+    assert matches("score 0.29 ± 0.20 (bomb-out 96.0%)", "score 0.28 ± 0.20 (bomb-out 96.0%)")  # one unit of the last digit
+    assert not matches("score 0.31 ± 0.20 (bomb-out 96.5%)", "score 0.28 ± 0.20 (bomb-out 96.0%)")  # numbers by value
+    assert not matches("XP 1.04 ± 0.07; SP 8.57", "XP 0.99 ± 0.07; SP 8.58")  # the same agents run in bf16 and fp32
+    assert matches("4,096 moves, seed_0, [2, -1]", "4,096 moves, seed_0, [2, -1]")
+    assert not matches("4,097 moves", "4,096 moves") and not matches("seed_1", "seed_0")  # integers and words exactly
+    assert matches("error 4.4e-16", "error ...e-16") and not matches("error 4.4e-15", "error ...e-16")
+    assert matches("tolerance 1e-10", "tolerance 1e-10") and not matches("tolerance 3e-10", "tolerance 1e-10")
     assert not matches("error 4.0e+00", "error 1.2e-16") and not matches("score 0.28 of 9", "score 0.28 ± 0.20 of 9")
 
 

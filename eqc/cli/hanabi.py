@@ -224,14 +224,15 @@ def _actions(args: argparse.Namespace) -> int:
     from eqc.io import write_json_atomic
 
     try:
-        policy = load_policy(args.checkpoint, device=args.device)
+        policy = load_policy(args.checkpoint, device=args.device, precision=args.precision)
     except CheckpointError as exc:
         raise flags.FlagError("--checkpoint", str(exc)) from None
     flags.prepare_output_dir(args.out)
     result = action_matrices(policy, args.games, deck_seed=args.deck_seed, hidden_scheme=args.hidden_scheme)
     title = f"{args.checkpoint}: P(a_t | partner's a_(t-1)) over {args.games} self-play games"
     plot_action_matrices(result, args.out / "actions.png", title=title)
-    write_json_atomic(args.out / "actions.json", {"checkpoint": str(args.checkpoint), "moves": policy.trained_moves, **result.as_dict()})
+    write_json_atomic(args.out / "actions.json", {"checkpoint": str(args.checkpoint), "moves": policy.trained_moves,
+                                                  "precision": policy.agent.precision, **result.as_dict()})
     scores = ", ".join(f"{result.caption(k)} {v:.2f}" for k, v in result.scores.items())
     print(f"self-play scores: {scores}; wrote {args.out / 'actions.png'}, {args.out / 'actions.json'}")
     return 0
@@ -432,6 +433,7 @@ def _add_actions_parser(sub: argparse._SubParsersAction) -> None:
     actions.add_argument("--deck-seed", type=flags.seed, default=1, help="seed of the decks (default 1)")
     actions.add_argument("--device", type=flags.device, default="cpu", help="torch device (default cpu)")
     flags.add_threads_flag(actions)
+    flags.add_precision_flag(actions)
     actions.set_defaults(run=_actions)
 
 

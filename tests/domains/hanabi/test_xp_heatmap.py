@@ -66,3 +66,21 @@ def test_a_heatmap_is_drawn_again_from_its_xp_json(tmp_path) -> None:
     (tmp_path / "xp.json").write_text("{")
     with pytest.raises(ValueError, match=r"is not an xp\.json written by eqc"):
         redraw_xp(tmp_path, max_score=9)
+
+
+def test_the_heading_gives_the_jackknife_se_over_agents_not_the_sem_over_pairs() -> None:
+    """The unit is the agent: the heading's ± is pool_summary's jackknife SE (the touched EQC cell: 0.42, where the SEM
+    over its 132 ordered pairs is 0.15); with fewer than 3 agents there is none."""
+    import json
+
+    from eqc.domains.hanabi.xp.report import heatmap_title
+    from eqc.evaluation import pool_summary
+
+    root = Path(__file__).resolve().parents[3]
+    record = json.loads((root / "results/touched/xp/table1/eqc/xp.json").read_text())
+    mean = torch.tensor(record["matrix"]["mean"], dtype=torch.float64)
+    title = heatmap_title(mean, record["games_per_pair"])
+    assert title.startswith("XP 6.25 ± 0.42 (jackknife over 12 agents; 132 ordered pairs)\n1000 games per pair")
+    assert f"{pool_summary(mean).sem:.2f}" == "0.42" and f"{record['summary']['xp_sem']:.2f}" == "0.15"
+    assert heatmap_title(torch.tensor([[8.0, 4.0], [4.0, 8.0]]), 10).startswith("XP 4.00 SE n/a (jackknife over 2 agents")
+    assert heatmap_title(torch.tensor([[8.0]]), 10).startswith("one agent")

@@ -10,7 +10,7 @@ report settles it: an x86 CPU listing AMX (both ``amx_bf16`` and ``amx_tile``), 
 ``bf16`` and a CUDA device of compute capability 8.0 or more run bf16; a CPU listing no bf16 instruction runs
 fp32 (bf16 is emulated there, 6.5x slower on an AVX2-only CPU, benchmarks/RESULTS.md). An x86 CPU listing
 ``avx512_bf16`` without AMX is not settled by its flags: an Intel Xeon whose VM hides AMX trained 0.72x the
-moves of fp32 in bf16, an AMD EPYC with the same flags 1.39x (issue 40). There a run that starts measures:
+moves of fp32 in bf16, an AMD EPYC with the same flags 1.39x (benchmarks/RESULTS.md). There a run that starts measures:
 ``measure`` times one training step of the run's own network in each precision
 (:func:`eqc.domains.hanabi.training.probe.training_step_ms`) and bf16 is used only where it is at least
 :data:`MEASURED_MARGIN` times faster; without a measurement (evaluation, a caller without one) fp32. The CPU

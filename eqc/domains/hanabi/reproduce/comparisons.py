@@ -32,7 +32,7 @@ from eqc.domains.hanabi.reproduce.specs import Table
 from eqc.evaluation import compare_pools, holm, verdict
 from eqc.evaluation.stats import Alternative
 
-__all__ = ["ALPHA", "MONTE_CARLO_SEED", "TableTests", "comparison_kind", "table_tests"]
+__all__ = ["ALPHA", "MONTE_CARLO_SEED", "TableTests", "comparison_kind", "conclude", "table_tests"]
 
 #: Seed of the Monte Carlo draws of every test (pools too large to enumerate), so a table is reproducible.
 MONTE_CARLO_SEED = 0
@@ -99,18 +99,27 @@ def table_tests(spec: Table, results: dict[str, dict[str, Any]], between: dict[t
             tests[f"{better} {sign} {worse}"] = {"cells": [better, worse], "role": role, "kind": kind, "adjusted_p": None,
                                                  **result.as_dict()}
         matrices[f"{better} vs {worse}"] = {"cells": [better, worse], "a": a, "b": b, **{k: v.tolist() for k, v in union.items()}}
-    family = {name: t["p_value"] for name, t in xp_tests.items() if t["role"] == "primary"}
-    family |= {name: 1.0 for name, t in not_run.items() if t["role"] == "primary"}  # in the family, never rejected
+    conclude(xp_tests, [name for name, t in not_run.items() if t["role"] == "primary"])
+    conclude(bomb_out_tests)
+    return TableTests(xp_tests, bomb_out_tests, matrices, not_run)
+
+
+def conclude(tests: dict[str, dict[str, Any]], not_run: list[str] | None = None) -> None:
+    """Complete ``tests`` (by name, each a :class:`~eqc.evaluation.PoolComparison` as a dict with ``role`` and
+    ``adjusted_p``) in place: the ``"primary"`` ones are one family, their p-values Holm-adjusted together and their
+    intervals made simultaneous (Bonferroni, confidence ``1 - ALPHA / m``, t on their own SE and df); then every test
+    gets its verdict from its (adjusted) p and its interval. ``not_run``: primary tests of the family that were not run;
+    they count in it with p = 1 (never rejected), so a registered family of m tests is adjusted for m."""
+    family = {name: t["p_value"] for name, t in tests.items() if t["role"] == "primary"}
+    family |= dict.fromkeys(not_run or [], 1.0)
     for name, adjusted in holm(family).items():
-        if name in not_run:
+        if name not in tests:
             continue
-        test = xp_tests[name]
+        test = tests[name]
         confidence = 1 - ALPHA / len(family)
         half = float(stats.t.ppf(0.5 + confidence / 2, test["df"])) * test["se"]
         test.update(adjusted_p=adjusted, interval=[test["difference"] - half, test["difference"] + half], confidence=confidence,
                     interval_kind="simultaneous (Bonferroni)")
-    for tests in (xp_tests, bomb_out_tests):
-        for test in tests.values():
-            p = test["p_value"] if test["adjusted_p"] is None else test["adjusted_p"]
-            test["verdict"] = verdict(test["difference"], p, test["alternative"], ALPHA, interval=tuple(test["interval"]))
-    return TableTests(xp_tests, bomb_out_tests, matrices, not_run)
+    for test in tests.values():
+        p = test["p_value"] if test["adjusted_p"] is None else test["adjusted_p"]
+        test["verdict"] = verdict(test["difference"], p, test["alternative"], ALPHA, interval=tuple(test["interval"]))

@@ -21,12 +21,13 @@ import torch
 from eqc._checks import check_list
 from eqc.domains.hanabi.agent.files import versions
 from eqc.domains.hanabi.xp.play import XPGames
+from eqc.evaluation import pool_summary
 from eqc.io import atomic_write, json_safe, write_json_atomic
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["FORMAT", "plot_xp", "redraw_xp", "write_xp", "xp_record"]
+__all__ = ["FORMAT", "heatmap_title", "plot_xp", "redraw_xp", "write_xp", "xp_record"]
 
 FORMAT = "eqc-hanabi-xp"
 SEATING = "common_decks(games_per_pair, rules, deck_seed); in game k the row agent sits in seat k % 2 (seat 0 moves first)"
@@ -131,10 +132,20 @@ def write_xp(out: str | Path, games: XPGames, agents: Sequence[Mapping], *, extr
     return paths
 
 
+def heatmap_title(mean: torch.Tensor, games_per_pair: int) -> str:
+    """The heading of a cross-play heatmap: the XP of the matrix ``mean [A, A]`` with its jackknife standard error over
+    agents (:func:`eqc.evaluation.pool_summary`: the agent is the unit; n/a with fewer than 3 agents), not the SEM
+    over ordered pairs, which treats the pairs of one agent as independent."""
+    if mean.shape[0] < 2:
+        return f"one agent, no pair of distinct agents\n{games_per_pair} games; SP on the diagonal"
+    summary = pool_summary(mean)
+    se = "SE n/a" if math.isnan(summary.sem) else f"± {summary.sem:.2f}"
+    return (f"XP {summary.mean:.2f} {se} (jackknife over {summary.agents} agents; {summary.ordered_pairs} ordered pairs)\n"
+            f"{games_per_pair} games per pair; SP on the diagonal")
+
+
 def _save_heatmap(path: Path, mean: torch.Tensor, names: Sequence[str], record: Mapping[str, Any], max_score: int) -> None:
-    s = record["summary"]
-    title = (f"XP {s['xp_mean']:.2f} ± {s['xp_sem']:.2f} over {s['xp_pairs']} pairs\n{record['games_per_pair']} games per pair; "
-             "SP on the diagonal")
+    title = heatmap_title(mean, record["games_per_pair"])
     image = io.BytesIO()
     plot_xp(mean, names, max_score=max_score, title=title).savefig(image, format="png", dpi=120)
     atomic_write(path, lambda f: f.write(image.getvalue()))
@@ -149,7 +160,7 @@ def redraw_xp(out: str | Path, max_score: int) -> Path:
         record = json.loads(path.read_text())
         mean = torch.tensor(record["matrix"]["mean"], dtype=torch.float64)
         names = [str(a.get("name", i)) for i, a in enumerate(record["agents"])]
-        _ = (record["summary"]["xp_mean"], record["summary"]["xp_sem"], record["summary"]["xp_pairs"], record["games_per_pair"])
+        _ = record["games_per_pair"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{path} is not an xp.json written by eqc ({type(exc).__name__}: {exc})") from None
     if record.get("format") != FORMAT or mean.shape != (len(names), len(names)):

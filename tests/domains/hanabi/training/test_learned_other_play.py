@@ -45,7 +45,7 @@ def test_games_draw_from_the_learned_group(tiny_config, tmp_path: Path) -> None:
     assert {tuple(p) for p in perms.tolist()} <= {tuple(e) for e in sym.group.elements.tolist()}
     assert any(p[3:] == [4, 3, 5] for p in perms.tolist())  # slots are relabelled too
     env = games.env
-    obs, legal, acting = games.acting_view(env.observations(), env.legal_move_mask())
+    obs, _, _ = games.acting_view(env.observations(), env.legal_move_mask())
     current = env.state.current
     chosen = perms.view(256, 2, 6)[torch.arange(256), current]
     torch.testing.assert_close(obs, sym.observation_rep.act_permutations(env.observations()[torch.arange(256), current], chosen))

@@ -2,6 +2,7 @@
 ERS paper's toy games (iterated three-lever, Cat/Dog), where expected-return symmetries exceed the game's."""
 
 from eqc.domains.lever.cat_dog import CatDogGame
+from eqc.domains.lever.ers import OtherPlayOptima, learn_toy_group, other_play_optima, self_play_optima
 from eqc.domains.lever.evaluate import cross_play_matrix, lever_cross_play
 from eqc.domains.lever.experiment import lever_experiment
 from eqc.domains.lever.game import (
@@ -26,16 +27,20 @@ __all__ = [
     "LeverConfig",
     "LeverGame",
     "LeverPool",
+    "OtherPlayOptima",
     "cross_play_matrix",
     "equal_payoff_classes",
     "expected_return",
     "game_tree",
+    "learn_toy_group",
     "lever_cross_play",
     "lever_cyclic_subgroup",
     "lever_experiment",
     "lever_game",
     "lever_group",
+    "other_play_optima",
     "plot_cross_play",
+    "self_play_optima",
     "train_pool",
     "train_pools",
 ]

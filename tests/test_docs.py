@@ -64,7 +64,7 @@ PAGES = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md") if any
 
 def test_the_tutorials_have_code_that_runs() -> None:
     assert {f"tutorials/{name}.md" for name in ("declare-a-symmetry", "symmetrize-a-network", "train-hanabi",
-                                                "reproduce-a-table")} <= set(PAGES)
+                                                "reproduce-a-table", "learn-a-symmetry")} <= set(PAGES)
 
 
 def runs_with_outputs(path: Path) -> list[tuple[int, str, str, str | None]]:

@@ -27,9 +27,14 @@ One iteration is one batched environment step followed by the learner updates it
    priorities are refreshed from |TD|.
 
 A checkpoint keeps the network, the target network, the optimizer, the generators and the
-counters; **the replay buffer is not saved** (up to tens of GiB): a resumed run deals new games and
-refills it with ``warmup_episodes`` new episodes before it learns again (so, unlike the other
-learners, it does not continue the interrupted run move for move).
+counters; **the replay buffer is not saved** (``paper.toml``'s: 14 GiB, its 5,000 warm-up episodes alone
+1.1 GiB, :meth:`EpisodeReplay.bytes_per_episode <eqc.domains.hanabi.training.replay.EpisodeReplay.bytes_per_episode>`):
+a resumed run deals new games and refills it with ``warmup_episodes`` new episodes before it learns again
+(so, unlike the other learners, it does not continue the interrupted run move for move; the run log says so).
+Until the replay is warm the learner is not :attr:`~R2D2Learner.learning` and logs no loss (its
+``replay_episodes`` shows the warm-up's progress in ``metrics.csv``); a run evaluated or stopped there keeps its
+rows and checkpoint, and a resumed run whose ``max_minutes`` cannot get past the warm-up is refused
+(:func:`~eqc.domains.hanabi.training.run.check_segment`).
 
 The algorithm ``r2d2`` (:data:`R2D2`): its section ``[r2d2]`` (:class:`R2D2Config`), that section's rules and
 :class:`R2D2Learner`.

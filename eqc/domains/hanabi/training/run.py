@@ -30,17 +30,18 @@ exported policy record it. A resumed run keeps the precision it started with: "a
 refused like any other.
 
 Warm-up (R2D2's replay; :attr:`~.learner.Learner.learning`). Until a learner has started learning it makes no
-update and logs no loss: an evaluation or a stop in its warm-up writes its row (``loss`` empty) and its checkpoint
+update and logs no loss: an evaluation or a stop in its warm-up writes its row (``loss`` NaN) and its checkpoint
 like any other, and only a non-finite or absurd loss, or a non-finite weight, once it learns is a divergence
 (:class:`TrainingDiverged`, checked before every evaluation and every checkpoint, so that no checkpoint of a diverged
 run replaces the last good one; its message says which checkpoint the directory holds, if any). The warm-up's data is
 not saved (R2D2's replay: about 1.1 GiB for ``paper.toml``'s 5,000 warm-up episodes, 14 GiB for its whole buffer), so
 every run warms up again from empty, and says so when it resumes. A checkpoint records how the last warm-up went
-(``warmup``: episodes collected, needed, seconds since the run's start, device): a stop inside the warm-up says so and
-what a next run needs, and a resumed run whose ``max_minutes`` is shorter than the warm-up took at that pace on the
-same device type is refused before any work (:class:`SegmentTooShort`): it would stop before learning again and only
-play its moves untrained. A new run cannot know its pace: its first segment stops in the warm-up, keeps its
-checkpoint, and the next one is refused or runs.
+(``warmup``: :meth:`WarmupWatch.record`): a stop inside the warm-up says so and how long the warm-up takes at its pace,
+and a resumed run that cannot get past it is refused before any work (:class:`SegmentTooShort`, :func:`check_segment`:
+on the same device type, a ``max_minutes`` no longer than that of a run that stopped inside the warm-up, or shorter
+than a warm-up that took longer); it would stop in the warm-up again and play its moves without learning. A new run
+cannot know its pace: its first segment may stop inside the warm-up (keeping its checkpoint), and the next one is
+then refused or runs.
 """
 
 from __future__ import annotations
@@ -313,11 +314,11 @@ def divergence(learner: Learner, stats: dict[str, Any]) -> str | None:
 
 
 def kept_checkpoint(out: Path, moves: int | None) -> str:
-    """What ``out`` holds of a run that diverged: its checkpoint at ``moves`` (written before the divergence was found,
-    each checkpoint is checked first), or none (None)."""
+    """What ``out`` holds of a run that diverged: its checkpoint at ``moves`` (the last one, written before the divergence
+    was found: every checkpoint is checked first), or none (None)."""
     if moves is None:
         return f"no checkpoint is kept: the run diverged before its first one, so {str(out)!r} holds no {CHECKPOINT_NAME}"
-    return f"{str(out / CHECKPOINT_NAME)!r} is kept, the run at {moves:,} moves (checked before it was written)"
+    return f"{str(out / CHECKPOINT_NAME)!r} is kept, the run at {moves:,} moves (written before the divergence was found)"
 
 
 def diverged_error(problem: str, learner: Learner, config: TrainConfig, kept: str) -> TrainingDiverged:
@@ -363,10 +364,11 @@ class WarmupWatch:
         record = self._record(learner, finished=False)
         estimate = _warmup_seconds(record)
         pace = f", about {estimate / 60:.1f} min at this pace" if estimate is not None else ""
+        refused = (f"; a next run on {self.device} with max_minutes no longer than {self.max_minutes:g} is refused"
+                   if self.max_minutes is not None else "")
         return (f"stopped in the warm-up ({record['episodes']:,} of {record['needed']:,} episodes after {record['seconds'] / 60:.1f} min): "
                 f"no update was made; the warm-up is not saved (R2D2's replay), so the next run collects all {record['needed']:,} "
-                f"again before it learns{pace} (a trained agent's longer games take longer). A next run with max_minutes no longer "
-                f"than this one's is refused")
+                f"again before it learns{pace} (a trained agent's longer games take longer){refused}")
 
 
 def _warmup_seconds(record: dict[str, Any]) -> float | None:

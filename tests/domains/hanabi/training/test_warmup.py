@@ -71,7 +71,8 @@ def test_a_stop_in_the_warm_up_keeps_its_checkpoint_and_resumes(tmp_path: Path, 
     assert saved["learner"]["counters"]["moves"] == 160 and [r["moves"] for r in saved["metrics"]] == [0, 128, 160]
     record = saved["warmup"]
     assert not record["finished"] and record["episodes"] < 16 and record["max_minutes"] == 5.0
-    assert any(line.startswith("stopped in the warm-up (") and "not saved" in line for line in lines)
+    assert any(line.startswith("stopped in the warm-up (") and "not saved" in line
+               and line.endswith("a next run on cpu with max_minutes no longer than 5 is refused") for line in lines)
     monkeypatch.undo()
 
     lines.clear()

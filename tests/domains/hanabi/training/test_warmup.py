@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from eqc.cli import main
 from eqc.domains.hanabi.agent.files import load_checkpoint, save_checkpoint
 from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.training.r2d2 import R2D2Learner
@@ -129,8 +130,9 @@ def _with_record(out: Path, **record: object) -> bytes:
     return (out / "checkpoint.pt").read_bytes()
 
 
-def test_a_segment_that_cannot_get_past_the_warm_up_is_refused_before_any_work(tmp_path: Path,
-                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_segment_that_cannot_get_past_the_warm_up_is_refused_before_any_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The replay is not saved (about 1.1 GiB for paper.toml's warm-up): a resumed run redoes the warm-up, so a max_minutes
     no longer than a call that did not get past it, or shorter than a warm-up that took longer, is refused, saying what
     to change; the checkpoint and metrics stay as they were."""
@@ -146,6 +148,12 @@ def test_a_segment_that_cannot_get_past_the_warm_up_is_refused_before_any_work(t
                            r"at least 6 \(or none\), or start a new run with a smaller \[r2d2\] warmup_episodes"):
             train(config, tmp_path, seed=2, max_minutes=minutes, progress=False, log=lambda _: None)
     assert (tmp_path / "checkpoint.pt").read_bytes() == before and (tmp_path / "metrics.csv").read_bytes() == metrics
+    toml = tmp_path.parent / f"{tmp_path.name}.toml"
+    toml.write_text(config.to_toml())
+    with pytest.raises(SystemExit) as exit_:  # the command line: a --max-minutes flag error
+        main(["hanabi", "train", "--config", str(toml), "--seed", "2", "--out", str(tmp_path), "--max-minutes", "1", "--no-progress"])
+    assert exit_.value.code == 2
+    assert "argument --max-minutes: max_minutes 1 cannot get past the warm-up" in capsys.readouterr().err
     _with_record(tmp_path, finished=True, episodes=16, seconds=150.0)
     with pytest.raises(SegmentTooShort, match=r"the last run's warm-up \(16 episodes\) took 2\.5 min on cpu.* at least 4 "):
         train(config, tmp_path, seed=2, max_minutes=2.0, progress=False, log=lambda _: None)

@@ -45,7 +45,7 @@ __all__ = ["add_hanabi_parser"]
 def _train(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.agent.files import CheckpointError
     from eqc.domains.hanabi.config.schema import ConfigError
-    from eqc.domains.hanabi.training.run import RunDirectoryError, TrainingDiverged, train
+    from eqc.domains.hanabi.training.run import RunDirectoryError, SegmentTooShort, TrainingDiverged, train
 
     config = load_config_flags(args, {"run.threads": args.threads, "network.precision": args.precision})
     if config.run.compile:  # a missing C++ compiler or Triton named before any work, as a flag error
@@ -65,6 +65,8 @@ def _train(args: argparse.Namespace) -> int:
         summary = train(config, args.out, seed=seed, device=args.device, max_minutes=args.max_minutes, progress=not args.no_progress)
     except (RunDirectoryError, CheckpointError) as exc:  # --out holds another run, a foreign checkpoint, or is locked
         raise flags.FlagError("--out", str(exc)) from None
+    except SegmentTooShort as exc:  # a resumed R2D2 run whose segment cannot get past its replay warm-up
+        raise flags.FlagError("--max-minutes", str(exc)) from None
     except ConfigError as exc:  # e.g. [run] tensorboard without the package
         raise flags.FlagError("--config", str(exc)) from None
     except TrainingDiverged as exc:

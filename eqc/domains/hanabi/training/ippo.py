@@ -120,6 +120,8 @@ def ppo_loss(logits: torch.Tensor, value: torch.Tensor, legal: torch.Tensor, act
 class IPPOLearner(RolloutLearner):
     """Independent PPO with parameter sharing, feed-forward or recurrent (see the module docstring)."""
 
+    scalars = ("loss", "entropy")
+
     def __init__(self, setup: LearnerSetup, ppo: PPOConfig) -> None:
         super().__init__(setup, ppo)
         self.ppo = ppo

@@ -6,9 +6,13 @@ A learner owns its :class:`~eqc.domains.hanabi.training.games.TrainingGames` (th
 ``Agent`` it trains, its optimizer and two seeded ``torch.Generator`` s of its own (exploration,
 learning; the games hold the deals' and the relabellings'); the global RNG is never used.
 ``iteration()`` plays and learns for one round and returns scalar tensors to log (read them outside
-the hot loop). ``state_dict()``/``load_state_dict()`` hold everything a checkpoint restores:
-networks, optimizer, generators, counters and the games in progress, so that a run resumed between
-two iterations continues move for move (:mod:`eqc.domains.hanabi.training.resume`).
+the hot loop), named in :attr:`Learner.scalars`. A learner that first collects experience before its first
+update (R2D2's replay warm-up; SB3's ``learning_starts``) says so: :attr:`Learner.learning` is False and
+:meth:`Learner.warmup` counts what it has collected until it learns; before that ``iteration()`` returns no
+``loss``, and the run loop reads none as divergence (:mod:`eqc.domains.hanabi.training.run`).
+``state_dict()``/``load_state_dict()`` hold everything a checkpoint restores: networks, optimizer, generators,
+counters and the games in progress, so that a run resumed between two iterations continues move for move
+(:mod:`eqc.domains.hanabi.training.resume`).
 """
 
 from __future__ import annotations
@@ -102,6 +106,9 @@ class Learner(ABC):
 
     #: Whether a checkpoint saves the games in progress and a resume continues them (else new games are dealt).
     resumes_games = True
+    #: The scalars :meth:`iteration` returns, by name: ``metrics.csv`` has a column for each (the run loop's own columns
+    #: ``loss``, ``epsilon`` and ``entropy`` where it knows them, the others after its columns).
+    scalars: tuple[str, ...] = ("loss",)
 
     def __init__(self, setup: LearnerSetup, *, aux_outputs: int = 0, keep_identity: bool = True) -> None:
         """``setup``: what the learner trains and on what (:class:`LearnerSetup`). ``aux_outputs``: size of the
@@ -132,6 +139,26 @@ class Learner(ABC):
     @abstractmethod
     def modules(self) -> dict[str, nn.Module]:
         """The networks a checkpoint saves, by name."""
+
+    @property
+    def learning(self) -> bool:
+        """Whether the learner has started learning (SB3's ``learning_starts`` passed): from then on its weights are
+        trained and the ``loss`` :meth:`iteration` returns, where it returns one, is that of an update. A learner with a
+        warm-up (:meth:`warmup`) is False until its warm-up ends, again after every resume where the warm-up's data is
+        not saved; the others learn from their first iteration. A cheap attribute read (the run loop asks every iteration)."""
+        return True
+
+    def warmup(self) -> tuple[int, int] | None:
+        """``(collected, needed)`` of the warm-up before learning starts, in the learner's units (R2D2: finished episodes
+        in its replay, ``[r2d2] warmup_episodes``); None for a learner without one. The warm-up's data is not in a
+        checkpoint: every run of the learner, resumed or not, warms up again. May read the device: call it outside the
+        hot loop."""
+        return None
+
+    def weights_finite(self) -> bool:
+        """Whether every weight of :meth:`modules` is finite (one read from the device)."""
+        flags = [torch.isfinite(p).all() for m in self.modules().values() for p in m.parameters()]
+        return bool(torch.stack(flags).all()) if flags else True
 
     # ---------------------------------------------------------------- the game's sizes
     @property

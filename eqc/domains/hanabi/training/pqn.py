@@ -115,6 +115,8 @@ def td_loss(q: torch.Tensor, legal: torch.Tensor, action: torch.Tensor, target: 
 class PQNLearner(RolloutLearner):
     """The fast learner, feed-forward or recurrent (see the module docstring)."""
 
+    scalars = ("loss", "epsilon")
+
     def __init__(self, setup: LearnerSetup, pqn: PQNConfig) -> None:
         super().__init__(setup, pqn)
         self.pqn = pqn

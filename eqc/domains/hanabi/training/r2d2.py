@@ -27,9 +27,14 @@ One iteration is one batched environment step followed by the learner updates it
    priorities are refreshed from |TD|.
 
 A checkpoint keeps the network, the target network, the optimizer, the generators and the
-counters; **the replay buffer is not saved** (up to tens of GiB): a resumed run deals new games and
-refills it with ``warmup_episodes`` new episodes before it learns again (so, unlike the other
-learners, it does not continue the interrupted run move for move).
+counters; **the replay buffer is not saved** (``paper.toml``'s: 14 GiB, its 5,000 warm-up episodes alone
+1.1 GiB, :meth:`EpisodeReplay.bytes_per_episode <eqc.domains.hanabi.training.replay.EpisodeReplay.bytes_per_episode>`):
+a resumed run deals new games and refills it with ``warmup_episodes`` new episodes before it learns again
+(so, unlike the other learners, it does not continue the interrupted run move for move; the run log says so).
+Until the replay is warm the learner is not :attr:`~R2D2Learner.learning` and logs no loss (its
+``replay_episodes`` shows the warm-up's progress in ``metrics.csv``); a run evaluated or stopped there keeps its
+rows and checkpoint, and a resumed run whose ``max_minutes`` cannot get past the warm-up is refused
+(:func:`~eqc.domains.hanabi.training.run.check_segment`).
 
 The algorithm ``r2d2`` (:data:`R2D2`): its section ``[r2d2]`` (:class:`R2D2Config`), that section's rules and
 :class:`R2D2Learner`.
@@ -150,6 +155,7 @@ class R2D2Learner(Learner):
     """The recurrent replay learner (see the module docstring)."""
 
     resumes_games = False  # its replay is not saved: a resumed run deals new games and refills it
+    scalars = ("loss", "epsilon", "replay_episodes")
 
     def __init__(self, setup: LearnerSetup, r2d2: R2D2Config) -> None:
         spec, device = setup.spec, setup.device
@@ -182,7 +188,7 @@ class R2D2Learner(Learner):
         self._legal = self.games.env.legal_move_mask()
         self.update_credit = 0.0
         self._only_no_op = F.one_hot(torch.full((), self.num_moves, device=device), self.num_actions).bool()  # built once
-        self.last_loss = torch.full((), float("nan"), device=device)
+        self.last_loss: torch.Tensor | None = None  # the loss of the last update since the replay warmed up
         self._reset_acting()
 
     def modules(self) -> dict[str, nn.Module]:
@@ -198,6 +204,16 @@ class R2D2Learner(Learner):
         self.epsilons = self._draw_epsilons()
         self.replay.clear()
         self.warm = False
+        self.last_loss = None
+
+    @property
+    def learning(self) -> bool:
+        """Whether the replay holds ``warmup_episodes`` finished episodes (again after every resume: it is not saved)."""
+        return self.warm
+
+    def warmup(self) -> tuple[int, int]:
+        """``(finished episodes in the replay, [r2d2] warmup_episodes)`` (reads the device)."""
+        return int(self.replay.size), self.r2d2.warmup_episodes
 
     def _draw_epsilons(self) -> torch.Tensor:
         q = self.r2d2
@@ -232,15 +248,21 @@ class R2D2Learner(Learner):
 
     # ---------------------------------------------------------------- learning
     def iteration(self) -> dict[str, torch.Tensor | float]:
+        """One step and the updates it earned; ``loss`` (the last update's) only once an update was made since the
+        replay warmed up (the warm-up makes none)."""
         self.act()
+        episodes = self.replay.size
         if not self.warm:
-            self.warm = int(self.replay.size) >= self.r2d2.warmup_episodes  # reads the device only while warming up
+            self.warm = int(episodes) >= self.r2d2.warmup_episodes  # reads the device only while warming up
         if self.warm:
             self.update_credit += self.r2d2.updates_per_step
             while self.update_credit >= 1:
                 self.update_credit -= 1
                 self.last_loss = self.update()
-        return {"loss": self.last_loss, "epsilon": self.epsilons.mean()}
+        stats: dict[str, torch.Tensor | float] = {"epsilon": self.epsilons.mean(), "replay_episodes": episodes}
+        if self.last_loss is not None:
+            stats["loss"] = self.last_loss
+        return stats
 
     def _online(self, obs: torch.Tensor, legal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Online Q ``[T, N*P, A]`` and, with SAD-AUX, own-hand logits, from one pass of the (symmetrized) agent."""
@@ -280,11 +302,13 @@ class R2D2Learner(Learner):
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> str | None:
-        """Restore as :class:`Learner` does (and return its note); the replay starts empty and refills."""
+        """Restore as :class:`Learner` does; the replay starts empty and refills (the note for the run log says so)."""
         note = super().load_state_dict(state)
         self.update_credit = float(state["counters"].get("update_credit", 0.0))
         self._reset_acting()
-        return note
+        refill = (f"the replay buffer is not saved: warming up again for {self.r2d2.warmup_episodes:,} episodes (new games "
+                  "are dealt) before learning resumes")
+        return f"{note} {refill}" if note else refill
 
 
 R2D2 = Algorithm("r2d2", "episode replay", "r2d2", R2D2Config, R2D2Learner, forms=(True,), aux=True, policy=False,

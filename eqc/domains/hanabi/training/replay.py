@@ -248,8 +248,12 @@ class EpisodeReplay:
         )
 
     def update_priorities(self, indices: torch.Tensor, priorities: torch.Tensor) -> None:
-        """Set the priorities of sampled slots (e.g. from :func:`sequence_priority`) and track the largest."""
-        priorities = priorities.detach().float().clamp(min=MIN_PRIORITY)
+        """Set the priorities of sampled slots (e.g. from :func:`sequence_priority`) and track the largest. A non-finite
+        priority (the TD errors of a diverged update) leaves its slot at the largest priority so far, so that sampling
+        goes on until the run loop finds the divergence (:mod:`~eqc.domains.hanabi.training.run`) instead of failing
+        in ``torch.multinomial`` on NaN probabilities."""
+        priorities = priorities.detach().float()
+        priorities = torch.where(torch.isfinite(priorities), priorities.clamp(min=MIN_PRIORITY), self.max_priority)
         self.priority[indices] = priorities
         torch.maximum(self.max_priority, priorities.max(), out=self.max_priority)
 

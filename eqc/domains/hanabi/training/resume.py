@@ -8,7 +8,8 @@ the last metrics row), every player's LSTM state where the learner has one (:fun
 every ``torch.Generator``'s state (deals, relabellings, exploration, learning). Restored on the device type it
 was written on, the run continues move for move: its ``metrics.csv`` rows (all but the timings) and weights
 equal the uninterrupted run's. A checkpoint from before the games were saved restarts them (new deals; the
-run log says so). R2D2 restarts its games whatever the checkpoint holds: its replay buffer is not saved.
+run log says so). R2D2 restarts its games whatever the checkpoint holds: its replay buffer is not saved, and it warms
+up again before it learns (the run log says so; :mod:`eqc.domains.hanabi.training.run` on warm-ups).
 
 Resuming on another kind of device. The learner's state records the device it ran on
 (``device``, e.g. ``"cpu"`` or ``"cuda:0"``; a checkpoint without it was written on the CPU, the

@@ -6,7 +6,8 @@ Run directory ``DIR``:
   precision used) and ``precision``: the one requested, the one used and why;
 - ``checkpoint.pt``: the latest checkpoint (format: :mod:`eqc.domains.hanabi.agent.files`), written every
   ``[run] checkpoint_minutes`` and at the end;
-- ``metrics.csv``: one row per evaluation (``moves, updates, wall_s, eval_score, ...``);
+- ``metrics.csv``: one row per evaluation (``moves, updates, wall_s, eval_score, ...``, then any scalar the learner
+  logs beyond ``loss``, ``epsilon`` and ``entropy``, by its name: :attr:`~.learner.Learner.scalars`);
 - ``learning_curve.png``: greedy evaluation score against wall-clock minutes and moves;
 - ``tensorboard/`` with ``[run] tensorboard = true``.
 
@@ -27,6 +28,20 @@ from the hardware's report or, where that does not tell, a timed training step o
 exported policy record it. A resumed run keeps the precision it started with: "auto" is not resolved again
 (on another machine it would answer differently), and another explicit precision is a change of config,
 refused like any other.
+
+Warm-up (R2D2's replay; :attr:`~.learner.Learner.learning`). Until a learner has started learning it makes no
+update and logs no loss: an evaluation or a stop in its warm-up writes its row (``loss`` NaN) and its checkpoint
+like any other, and only a non-finite or absurd loss, or a non-finite weight, once it learns is a divergence
+(:class:`TrainingDiverged`, checked before every evaluation and every checkpoint, so that no checkpoint of a diverged
+run replaces the last good one; its message says which checkpoint the directory holds, if any). The warm-up's data is
+not saved (R2D2's replay: about 1.1 GiB for ``paper.toml``'s 5,000 warm-up episodes, 14 GiB for its whole buffer), so
+every run warms up again from empty, and says so when it resumes. A checkpoint records how the last warm-up went
+(``warmup``: :meth:`WarmupWatch.record`): a stop inside the warm-up says so and how long the warm-up takes at its pace,
+and a resumed run that cannot get past it is refused before any work (:class:`SegmentTooShort`, :func:`check_segment`:
+on the same device type, a ``max_minutes`` no longer than that of a run that stopped inside the warm-up, or shorter
+than a warm-up that took longer); it would stop in the warm-up again and play its moves without learning. A new run
+cannot know its pace: its first segment may stop inside the warm-up (keeping its checkpoint), and the next one is
+then refused or runs.
 """
 
 from __future__ import annotations
@@ -63,8 +78,9 @@ from eqc.domains.hanabi.training.probe import training_step_ms
 from eqc.domains.hanabi.training.run_log import METRICS, RunLog
 from eqc.io import write_json_atomic
 
-__all__ = ["METRICS", "RateWindow", "RunClock", "RunDirectoryError", "RunSummary", "TrainingDiverged", "evaluate_run",
-           "locked_run_dir", "prepare_run_dir", "restore_run", "run_precision", "save_run", "tensorboard_logger",
+__all__ = ["METRICS", "RateWindow", "RunClock", "RunDirectoryError", "RunSummary", "SegmentTooShort", "TrainingDiverged",
+           "WarmupWatch", "check_segment", "diverged_error", "divergence", "evaluate_run", "kept_checkpoint", "locked_run_dir",
+           "metrics_columns", "prepare_run_dir", "restore_run", "run_precision", "save_run", "tensorboard_logger",
            "tensorboard_writer_class", "train"]
 
 #: ``[run]`` keys that may differ when a run resumes: they do not change what is learned.
@@ -78,7 +94,12 @@ class RunDirectoryError(ValueError):
 
 
 class TrainingDiverged(RuntimeError):
-    """The loss became NaN, infinite or absurdly large: the run stops instead of training on garbage."""
+    """Once the learner learns, its loss became NaN, infinite or absurdly large, or a weight became non-finite: the run
+    stops instead of training on garbage (its message says which checkpoint the run directory holds, if any)."""
+
+
+class SegmentTooShort(ValueError):
+    """A resumed run's ``max_minutes`` is shorter than its warm-up, which it must redo (not saved): refused before any work."""
 
 
 @dataclass(frozen=True)
@@ -220,17 +241,28 @@ def _train_locked(
     precision = run_precision(config, checkpoint, device)
     config = config.replace(network={"precision": precision.used})
     prepare_run_dir(out, config, seed, checkpoint, precision)
+    segment = check_segment(checkpoint, config, max_minutes, device)  # a resumed run that cannot get past its warm-up: refused
     log(f"precision {precision.used}{', as the run started' if checkpoint is not None else ''}: {precision.reason}")
     learner = make_learner(config, seed, device)
     rows, wall_before = restore_run(learner, checkpoint, out, log)
+    if segment is not None:
+        log(segment)
     clock = RunClock(wall_before, max_minutes)
     run_log = RunLog(out, f"{config.run.algorithm} {config.rule.objective} seed {seed}", rows, progress=progress, log=log,
                      total_moves=config.run.total_moves, start_moves=learner.moves_played, max_minutes=max_minutes,
-                     tensorboard=tensorboard_logger(out) if config.run.tensorboard else None)
+                     tensorboard=tensorboard_logger(out) if config.run.tensorboard else None, columns=metrics_columns(learner))
     window = RateWindow(learner)
     stats: dict[str, Any] = {}
+    kept = None if checkpoint is None else learner.moves_played  # the moves of the checkpoint on disk
+
+    def check() -> None:  # before every row and every checkpoint: none of a diverged run replaces the last good one
+        problem = divergence(learner, stats)
+        if problem is not None:
+            raise diverged_error(problem, learner, config, kept_checkpoint(out, kept))
+
     if not rows:
         run_log.evaluated(evaluate_run(learner, config, stats, window, clock, device))  # the untrained agent
+    warmup = WarmupWatch(learner, device, max_minutes)
     every = config.run.eval_every_moves
     next_eval = (learner.moves_played // every + 1) * every
     last_save = time.monotonic()
@@ -241,22 +273,146 @@ def _train_locked(
                 stopped = "max_minutes"
                 break
             stats = learner.iteration()
+            warmup.poll(learner)
             run_log.advanced(learner.moves_played)
             if learner.moves_played >= next_eval:
+                check()
                 run_log.evaluated(evaluate_run(learner, config, stats, window, clock, device))
                 next_eval = (learner.moves_played // every + 1) * every
             if time.monotonic() - last_save >= 60 * config.run.checkpoint_minutes:
-                save_run(out, config, seed, precision, learner.state_dict(), run_log.rows, clock)
-                last_save = time.monotonic()
+                check()
+                save_run(out, config, seed, precision, learner.state_dict(), run_log.rows, clock, warmup.record(learner))
+                kept, last_save = learner.moves_played, time.monotonic()
+        check()
         state = learner.state_dict()  # before the stop's own row takes the episode counts of the row in progress
         if run_log.rows[-1]["moves"] != learner.moves_played:
             run_log.evaluated(evaluate_run(learner, config, stats, window, clock, device))
-        save_run(out, config, seed, precision, state, run_log.rows, clock)
+        save_run(out, config, seed, precision, state, run_log.rows, clock, warmup.record(learner))
+        note = warmup.stopped_in_warmup(learner)
+        if note is not None:
+            log(note)
     finally:
         run_log.close()
     last = run_log.rows[-1]
     return RunSummary(last["moves"], last["updates"], last["wall_s"], last["eval_score"], last["eval_sem"], last["eval_bomb_out_rate"],
                       checkpoint is not None, stopped, dict(last))
+
+
+def divergence(learner: Learner, stats: dict[str, Any]) -> str | None:
+    """What diverged, once ``learner`` learns (:attr:`~.learner.Learner.learning`): its ``loss`` in ``stats`` (the last
+    iteration's scalars) NaN, infinite or above :data:`DIVERGED_LOSS`, or a non-finite weight; None otherwise. A learner
+    that has not started learning (a warm-up) has not diverged, and a missing loss (no update yet) is not a divergence."""
+    if not learner.learning:
+        return None
+    if "loss" in stats:
+        loss = float(stats["loss"])
+        if not (math.isfinite(loss) and loss < DIVERGED_LOSS):
+            return f"the loss diverged ({loss:.3g})"
+    if not learner.weights_finite():
+        return "the weights diverged (one is not finite)"
+    return None
+
+
+def kept_checkpoint(out: Path, moves: int | None) -> str:
+    """What ``out`` holds of a run that diverged: its checkpoint at ``moves`` (the last one, written before the divergence
+    was found: every checkpoint is checked first), or none (None)."""
+    if moves is None:
+        return f"no checkpoint is kept: the run diverged before its first one, so {str(out)!r} holds no {CHECKPOINT_NAME}"
+    return f"{str(out / CHECKPOINT_NAME)!r} is kept, the run at {moves:,} moves (written before the divergence was found)"
+
+
+def diverged_error(problem: str, learner: Learner, config: TrainConfig, kept: str) -> TrainingDiverged:
+    """The :class:`TrainingDiverged` of ``problem`` (:func:`divergence`) with what to change and what is ``kept`` on disk
+    (:func:`kept_checkpoint`)."""
+    clip = config.optim.grad_clip
+    grad = f"lower [optim] grad_clip ({clip:g})" if clip > 0 else "set [optim] grad_clip"
+    return TrainingDiverged(f"{problem} at {learner.moves_played:,} moves: lower [optim] lr ({config.optim.lr:g}) or {grad}; {kept}")
+
+
+class WarmupWatch:
+    """How the learner's warm-up goes in this call, timed from where its loop starts (after the start and the untrained
+    agent's evaluation: what a resumed call redoes): the checkpoint's ``warmup`` record, which the next call reads
+    (:func:`check_segment`), and the note of a stop inside it."""
+
+    def __init__(self, learner: Learner, device: torch.device, max_minutes: float | None) -> None:
+        self.start, self.device, self.max_minutes = time.monotonic(), str(device), max_minutes
+        self.active = not learner.learning and learner.warmup() is not None
+        self.done: dict[str, Any] | None = None
+
+    def poll(self, learner: Learner) -> None:
+        """After every iteration: notes when the warm-up ends (an attribute read until then, one device read then)."""
+        if self.active and self.done is None and learner.learning:
+            self.done = self._record(learner, finished=True)
+
+    def _record(self, learner: Learner, *, finished: bool) -> dict[str, Any]:
+        got = learner.warmup()
+        assert got is not None  # active: the learner has a warm-up
+        return {"episodes": got[0], "needed": got[1], "seconds": round(time.monotonic() - self.start, 3), "finished": finished,
+                "device": self.device, "max_minutes": self.max_minutes}
+
+    def record(self, learner: Learner) -> dict[str, Any] | None:
+        """This call's warm-up so far: ``episodes`` collected of ``needed`` in ``seconds``, ``finished`` or not, on
+        ``device`` in a call of ``max_minutes`` (None: it had no warm-up)."""
+        if not self.active:
+            return None
+        return self.done if self.done is not None else self._record(learner, finished=False)
+
+    def stopped_in_warmup(self, learner: Learner) -> str | None:
+        """A line for the run log when the call ends inside the warm-up, else None."""
+        if not self.active or learner.learning:
+            return None
+        record = self._record(learner, finished=False)
+        estimate = _warmup_seconds(record)
+        pace = f", about {estimate / 60:.1f} min at this pace" if estimate is not None else ""
+        refused = (f"; a next run on {self.device} with max_minutes no longer than {self.max_minutes:g} is refused"
+                   if self.max_minutes is not None else "")
+        return (f"stopped in the warm-up ({record['episodes']:,} of {record['needed']:,} episodes after {record['seconds'] / 60:.1f} min): "
+                f"no update was made; the warm-up is not saved (R2D2's replay), so the next run collects all {record['needed']:,} "
+                f"again before it learns{pace} (a trained agent's longer games take longer){refused}")
+
+
+def _warmup_seconds(record: dict[str, Any]) -> float | None:
+    """The seconds a whole warm-up takes at the pace of ``record`` (its time per episode so far; an overestimate early
+    on, when the first games have not ended yet); None where it collected nothing."""
+    episodes, seconds = record["episodes"], record["seconds"]
+    return seconds * record["needed"] / episodes if episodes > 0 and seconds > 0 else None
+
+
+def check_segment(checkpoint: dict[str, Any] | None, config: TrainConfig, max_minutes: float | None,
+                  device: torch.device) -> str | None:
+    """Refuse (:class:`SegmentTooShort`) a resumed run that cannot get past the warm-up it must redo (its data is not
+    saved): on the device type of the checkpoint's ``warmup`` record (:class:`WarmupWatch`), a ``max_minutes`` shorter than
+    that warm-up took, or, where it did not end, no longer than the call it did not end in (the same empty start, an agent
+    at least as trained: its games no shorter). Else a line for the run log on the last warm-up (a warning where
+    ``max_minutes`` is shorter than its estimate, or the refusal's evidence is from another device type), or None (no
+    warm-up recorded, or nothing left to do)."""
+    if checkpoint is None or checkpoint.get("warmup") is None or int(checkpoint["learner"]["counters"]["moves"]) >= config.run.total_moves:
+        return None
+    record = checkpoint["warmup"]
+    needed, minutes, on, before = record["needed"], record["seconds"] / 60, record["device"], record.get("max_minutes")
+    if record["finished"]:
+        last = f"the last run's warm-up ({needed:,} episodes) took {minutes:.1f} min on {on}"
+    else:
+        limit = f" (max_minutes {before:g})" if before is not None else ""
+        last = (f"the last run{limit} stopped in its warm-up on {on} with {record['episodes']:,} of {needed:,} episodes "
+                f"after {minutes:.1f} min")
+    estimate = _warmup_seconds(record)
+    about = f"; about {estimate / 60:.1f} min at its pace" if estimate is not None and not record["finished"] else ""
+    if max_minutes is None:
+        return f"warm-up: {last}{about}"
+    if record["finished"]:
+        short = 60 * max_minutes < record["seconds"]
+    else:
+        short = before is not None and max_minutes <= before
+    if short and torch.device(on).type == device.type:
+        enough = math.ceil(1.25 * (estimate if estimate is not None else 2 * 60 * max_minutes) / 60)
+        raise SegmentTooShort(f"max_minutes {max_minutes:g} cannot get past the warm-up this resumed run must redo before it "
+                              f"learns (its replay is not saved): {last}{about}, so it would stop in its warm-up again and play "
+                              f"its moves without learning. Give max_minutes of at least {enough} (or none), or start a new run "
+                              f"with a smaller [r2d2] warmup_episodes")
+    if short or (estimate is not None and 60 * max_minutes < estimate):
+        return f"warning: max_minutes {max_minutes:g} may not get past the warm-up: {last}{about} (this run is on {device})"
+    return f"warm-up: {last}{about}"
 
 
 class RunClock:
@@ -299,33 +455,42 @@ def restore_run(learner: Learner, checkpoint: dict[str, Any] | None, out: Path, 
     return rows, float(checkpoint["learner"]["counters"].get("wall_s", 0.0))
 
 
+def metrics_columns(learner: Learner) -> tuple[str, ...]:
+    """The columns of the run's ``metrics.csv``: :data:`METRICS`, then the learner's scalars not among them."""
+    return METRICS + tuple(name for name in learner.scalars if name not in METRICS)
+
+
 def evaluate_run(learner: Learner, config: TrainConfig, stats: dict[str, Any], window: RateWindow, clock: RunClock,
               device: torch.device) -> dict[str, Any]:
-    """One metrics row: greedy evaluation on the fixed decks, training episodes and rates since the last row."""
+    """One metrics row: greedy evaluation on the fixed decks, training episodes and rates since the last row, and the
+    learner's scalars from its last iteration's ``stats`` (NaN where it gave none, e.g. no loss before it learns); those
+    outside :data:`METRICS` after its columns, by their names. Divergence is the caller's check (:func:`divergence`)."""
     result = evaluate_agent(learner.agent, learner.games.env.rules, config.run.eval_games, config.run.deck_seed, device)
     episodes, train_score = learner.games.take_episode_stats()
     moves_per_s, updates_per_s = window.rates(learner)
-    loss = float(stats.get("loss", float("nan")))
-    if stats and not (math.isfinite(loss) and loss < DIVERGED_LOSS):
-        raise TrainingDiverged(f"the loss diverged ({loss:.3g}) at {learner.moves_played:,} moves: lower [optim] lr "
-                               f"({config.optim.lr:g}) or set [optim] grad_clip; the last checkpoint is kept")
     window.reset(learner)
+    nan = float("nan")
+    extra = dict.fromkeys(name for name in (*learner.scalars, *stats) if name not in METRICS)
     return {
         "moves": learner.moves_played, "updates": learner.updates, "wall_s": round(clock.wall(), 2),
         "eval_score": result.mean, "eval_sem": result.sem,
         "eval_bomb_out_rate": result.bomb_out_rate, "eval_perfect_rate": result.perfect_rate,
-        "train_score": train_score, "train_episodes": episodes, "loss": loss,
-        "epsilon": float(stats.get("epsilon", float("nan"))), "entropy": float(stats.get("entropy", float("nan"))),
+        "train_score": train_score, "train_episodes": episodes, "loss": float(stats.get("loss", nan)),
+        "epsilon": float(stats.get("epsilon", nan)), "entropy": float(stats.get("entropy", nan)),
         "moves_per_s": moves_per_s, "updates_per_s": updates_per_s,
+        **{name: float(stats.get(name, nan)) for name in extra},
     }
 
 
 def save_run(out: Path, config: TrainConfig, seed: int, precision: Precision, state: dict[str, Any], rows: Sequence[dict[str, Any]],
-          clock: RunClock) -> None:
-    """Write the checkpoint of the learner's ``state`` (``Learner.state_dict()``) and the metrics ``rows``."""
+          clock: RunClock, warmup: dict[str, Any] | None = None) -> None:
+    """Write the checkpoint of the learner's ``state`` (``Learner.state_dict()``), the metrics ``rows`` and, for a learner
+    with a warm-up, how this call's went (:meth:`WarmupWatch.record`)."""
     state["counters"]["wall_s"] = clock.wall()
-    save_checkpoint(out / CHECKPOINT_NAME, {"config": config.to_dict(), "seed": seed, "precision": precision.as_dict(), "learner": state,
-                                            "metrics": list(rows)})
+    payload = {"config": config.to_dict(), "seed": seed, "precision": precision.as_dict(), "learner": state, "metrics": list(rows)}
+    if warmup is not None:
+        payload["warmup"] = warmup
+    save_checkpoint(out / CHECKPOINT_NAME, payload)
 
 
 def tensorboard_writer_class() -> type:

@@ -11,7 +11,7 @@ import csv
 import io
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,11 +65,15 @@ class RunLog:
         total_moves, start_moves: the move budget and where this call starts.
         max_minutes: this call's wall-clock limit (None: none); the bar follows it when it binds.
         tensorboard: a ``SummaryWriter`` or None.
+        columns: the columns of ``metrics.csv`` (:data:`METRICS`, then the learner's other scalars); a key of a row
+            outside them gets a column after them, not dropped (a row without a column's key leaves it empty).
     """
 
     def __init__(self, out: Path, title: str, rows: list[dict[str, Any]], *, progress: bool, log: Callable[[str], None],
-                 total_moves: int, start_moves: int, max_minutes: float | None, tensorboard: Any = None) -> None:
+                 total_moves: int, start_moves: int, max_minutes: float | None, tensorboard: Any = None,
+                 columns: Sequence[str] = METRICS) -> None:
         self.out, self.title, self.log, self.tensorboard = out, title, log, tensorboard
+        self.columns = tuple(columns)
         self._rows = list(rows)
         self.start = time.monotonic()
         self.bar = None
@@ -102,11 +106,12 @@ class RunLog:
     def evaluated(self, row: dict[str, Any]) -> None:
         """Record one evaluation row: CSV, curve, TensorBoard, progress."""
         self._rows.append(row)
+        columns = list(dict.fromkeys((*self.columns, *(k for r in self._rows for k in r))))
         text = io.StringIO()
-        writer = csv.DictWriter(text, fieldnames=METRICS)
+        writer = csv.DictWriter(text, fieldnames=columns)
         writer.writeheader()
         for r in self._rows:
-            writer.writerow({k: r.get(k, "") for k in METRICS})
+            writer.writerow({k: r.get(k, "") for k in columns})
         write_text_atomic(self.out / "metrics.csv", text.getvalue())
         plot_curve(self._rows, self.out / "learning_curve.png", self.title)
         if self.tensorboard is not None:

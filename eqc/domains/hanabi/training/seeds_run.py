@@ -10,8 +10,9 @@ A seed's rows and weights equal its own ``train`` run's up to float rounding (:m
 timings aside; its ``moves_per_s`` is its own moves over the pool's wall-clock time. Running ``train_seeds`` again
 resumes every seed from its checkpoint: the seeds must all be new or all stand at the same move count (as a stop of
 this function leaves them); a seed trained on its own to another point is refused. Each seed's directory is locked
-as ``train`` locks it. A seed whose loss diverges stops the pool (``TrainingDiverged`` naming it; every seed keeps
-its last checkpoint).
+as ``train`` locks it. A seed whose loss or weights diverge stops the pool (``TrainingDiverged`` naming it and what is on
+disk: the seeds are checked before every checkpoint and written together, so each keeps its last checkpoint, at one move
+count, or none was written yet). Each seed's ``metrics.csv`` has ``train``'s columns (:func:`~.run.metrics_columns`).
 """
 
 from __future__ import annotations
@@ -128,10 +129,15 @@ class _Seed:
     resumed: bool
 
     def evaluate(self, device: torch.device) -> None:
-        try:
-            self.log.evaluated(single.evaluate_run(self.learner, self.config, self.stats, self.window, self.clock, device))
-        except TrainingDiverged as exc:
-            raise TrainingDiverged(f"seed {self.seed}: {exc}") from None
+        self.log.evaluated(single.evaluate_run(self.learner, self.config, self.stats, self.window, self.clock, device))
+
+    def check(self, kept: int | None) -> None:
+        """``train``'s divergence check (:func:`~.run.divergence`); ``kept``: the moves of the seeds' checkpoints on disk."""
+        problem = single.divergence(self.learner, self.stats)
+        if problem is not None:
+            others = "every seed's stands at the same moves" if kept is not None else "nor does any other seed's directory"
+            error = single.diverged_error(problem, self.learner, self.config, single.kept_checkpoint(self.out, kept))
+            raise TrainingDiverged(f"seed {self.seed}: {error} ({others})")
 
     def save(self, state: dict[str, Any]) -> None:
         single.save_run(self.out, self.config, self.seed, self.precision, state, self.log.rows, self.clock)
@@ -188,7 +194,8 @@ def _open(configs: Mapping[int, TrainConfig], seeds: list[int], out: Path, devic
         run_log = RunLog(directory, f"{config.run.algorithm} {config.rule.objective} seed {seed}", rows, progress=progress and not runs,
                          log=_silent if quiet else functools.partial(_prefixed, log, f"seed {seed}: "),
                          total_moves=config.run.total_moves, start_moves=learner.moves_played, max_minutes=max_minutes,
-                         tensorboard=single.tensorboard_logger(directory) if config.run.tensorboard else None)
+                         tensorboard=single.tensorboard_logger(directory) if config.run.tensorboard else None,
+                         columns=single.metrics_columns(learner))
         clock = single.RunClock(wall_before, max_minutes)
         runs.append(_Seed(seed, directory, config, precision, learner, run_log, single.RateWindow(learner), clock, {},
                           checkpoints[seed] is not None))
@@ -205,6 +212,7 @@ def _train_locked(configs: Mapping[int, TrainConfig], seeds: list[int], out: Pat
     config, first = runs[0].config, runs[0].learner
     every = config.run.eval_every_moves
     stopped = "total_moves"
+    kept = None if not runs[0].resumed else first.moves_played  # the moves of the seeds' checkpoints on disk
     try:
         for run in runs:
             if not run.log.rows:
@@ -220,12 +228,18 @@ def _train_locked(configs: Mapping[int, TrainConfig], seeds: list[int], out: Pat
                 run.log.advanced(run.learner.moves_played)
             if first.moves_played >= next_eval:
                 for run in runs:
+                    run.check(kept)
+                for run in runs:
                     run.evaluate(device)
                 next_eval = (first.moves_played // every + 1) * every
             if time.monotonic() - last_save >= 60 * config.run.checkpoint_minutes:
+                for run in runs:
+                    run.check(kept)
                 for k, run in enumerate(runs):
                     run.save(stacked.state_dict(k))
-                last_save = time.monotonic()
+                kept, last_save = first.moves_played, time.monotonic()
+        for run in runs:
+            run.check(kept)
         states = [stacked.state_dict(k) for k in range(len(runs))]  # before the stop's own rows take the episode counts
         for run, state in zip(runs, states, strict=True):
             if run.log.rows[-1]["moves"] != run.learner.moves_played:

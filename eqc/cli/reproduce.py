@@ -174,7 +174,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.reproduce.run import shipped_pools
     from eqc.domains.hanabi.xp import PoolError
 
-    if not trained:  # before --out is created: agents that make no cell of the table, or do not load, are refused
+    if not trained:  # before --out is created: agents that make no cell of the table, are not its registered design, or do not load
         try:
             pools = shipped_pools(args.table, args.scale, args.agents, obl=bool(args.obl))
             for run in (run for runs in pools.values() for run in runs):

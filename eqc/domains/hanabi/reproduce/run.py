@@ -35,6 +35,7 @@ from eqc.domains.hanabi.agent.policy import load_policy
 from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS, TrainConfig, with_overrides
 from eqc.domains.hanabi.reproduce.between import form, play_between
 from eqc.domains.hanabi.reproduce.comparisons import table_tests
+from eqc.domains.hanabi.reproduce.design import check_design
 from eqc.domains.hanabi.reproduce.loaded import LoadedPolicies
 from eqc.domains.hanabi.reproduce.render import format_number, render_markdown
 from eqc.domains.hanabi.reproduce.reuse import agent_digests, check_result_path, load_result, save_result
@@ -154,10 +155,13 @@ def _matching_note(spec: Table, tests: dict[str, dict[str, Any]]) -> str | None:
 def _check_names(table: str, scale: str, obl: list[Path] | None, retrain: bool) -> None:
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {sorted(SCALES)}, got {scale!r}")
-    table_spec(table, scale)
+    spec = table_spec(table, scale)
     if retrain and (trained_by := SCALES[scale].trained_by):
         raise ValueError(f"the {scale} scale's agents differ in their colour-to-slot map, not their seed: train them with "
                          f"{trained_by} and pass agents=DIR")
+    if spec.registered and (retrain or SCALES[scale].shipped is None):
+        raise ValueError(f"{table} at scale {scale!r} is registered ({spec.registered}): it reads the registered agents (shipped, "
+                         "or agents=DIR) and trains none")
     if obl and table != "table2":
         raise ValueError(f"obl agents are a column of table2 only, not of {table}")
 
@@ -196,7 +200,8 @@ def _between_cells(tests: tuple[tuple[str, str], ...], cells: list[Cell], runs: 
 def shipped_pools(table: str, scale: str, agents: str | Path | None, *, obl: bool = False) -> dict[str, list[Path]]:
     """The shipped agents of each pool of ``table`` at ``scale`` (possibly none) under ``agents`` (default
     :func:`shipped_agents`). Raises :class:`PoolError` when no cell of the table can be computed (no pool
-    holds 2 agents) and no OBL agents (``obl``) make a column of their own."""
+    holds 2 agents) and no OBL agents (``obl``) make a column of their own, and its :class:`~.design.DesignError`
+    when the table is registered and its pools are not the registered design (:func:`~.design.check_design`)."""
     where = shipped_agents(SCALES[scale]) if agents is None else Path(agents)
     if where is None:
         raise PoolError(f"scale {scale!r} ships no agents: its pools are trained")
@@ -204,6 +209,8 @@ def shipped_pools(table: str, scale: str, agents: str | Path | None, *, obl: boo
         raise PoolError(f"no shipped agents at {where} (they come with a clone of the repository): "
                         "pass agents=DIR (--agents) or retrain=True (--retrain)")
     spec = table_spec(table, scale)
+    if spec.registered:
+        check_design(spec, SCALES[scale], where)
     pools = list(dict.fromkeys(c.pool for c in spec.cells if c.pool in SCALES[scale].pools))
     found = {pool: [run for _, run in pool_agents(where, SCALES[scale], pool)] for pool in pools}
     if not obl and all(len(runs) < 2 for runs in found.values()):

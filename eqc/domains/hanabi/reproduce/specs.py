@@ -27,6 +27,7 @@ Pools (one agent per seed, ``eqc hanabi pool``), by scale:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -45,11 +46,13 @@ __all__ = [
     "PAPER",
     "SCALES",
     "TABLES",
+    "TOUCHED_DESIGN",
     "TOUCHED_POOLS",
     "TOUCHED_STREAMS",
     "TOUCHED_TABLES",
     "Cell",
     "ColourPool",
+    "Design",
     "Pool",
     "Scale",
     "Table",
@@ -57,6 +60,7 @@ __all__ = [
     "describe_pool",
     "paper_numbers",
     "pool_config",
+    "slots_name",
     "table_spec",
     "touched_agent_config",
 ]
@@ -176,6 +180,33 @@ def touched_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
     if pool not in TOUCHED_POOLS:
         raise ValueError(f"pool {pool!r} is not a pool of scale 'touched' (pools: {sorted(TOUCHED_POOLS)})")
     return _learner("induced").replace(**_testbed_recipe("colour_to_touched_slot", slots)).replace(**TOUCHED_POOLS[pool])
+
+
+@dataclass(frozen=True)
+class Design:
+    """The registered design of a scale's pools, which its registered tables require (:mod:`.design`): every folder of a
+    pool (:attr:`Scale.pool_folders`) holds the policy directories ``agents`` and nothing else; the agents of folder ``i``
+    were trained on stream seed ``streams[i]`` by ``config(pool, agent)`` (an agent named by its directory); no two agents
+    of a table have the same weights."""
+
+    agents: tuple[str, ...]
+    streams: tuple[int, ...]
+    config: Callable[[str, str], TrainConfig]
+
+
+def slots_name(slots: tuple[int, ...]) -> str:
+    """The directory of the agent taught the colour-to-slot map ``slots``: ``slots_<pi>``, e.g. ``slots_201``."""
+    return "slots_" + "".join(map(str, slots))
+
+
+def _touched_design_config(pool: str, agent: str) -> TrainConfig:
+    return touched_agent_config(pool, tuple(int(digit) for digit in agent.removeprefix("slots_")))
+
+
+#: The registered design of the claim-1 experiment (``results/touched/PREREGISTRATION.md``): in every pool, one agent per pi
+#: of Mini-Hanabi on each stream seed of :data:`TOUCHED_STREAMS`, trained by :func:`touched_agent_config` (the six pi in
+#: lexicographic order, as ``colour_slot_maps(3, 3)`` of ``training.bootstrap`` lists them: ``reproduce`` imports no trainer).
+TOUCHED_DESIGN = Design(tuple(slots_name(pi) for pi in itertools.permutations(range(3))), TOUCHED_STREAMS, _touched_design_config)
 
 
 @dataclass(frozen=True)
@@ -480,6 +511,8 @@ class Scale:
     pool_folders: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # how the pools are trained when they are not seed pools (each agent its own pi): ``--retrain`` is refused
     trained_by: str | None = None
+    # the registered design of its pools, which its registered tables (``Table.registered``) require; None: none registered
+    design: Design | None = None
 
 
 SCALES = {
@@ -504,8 +537,8 @@ SCALES = {
     "touched": Scale("touched", {pool: Pool(_touched_description(pool)) for pool in TOUCHED_POOLS}, TOUCHED_TABLES, seeds=(),
                      games=1000, relabel_elements=5, shipped="results/touched/agents",
                      pool_folders={"sp": ("../../colour/agents/touched", "sp/stream_1"),
-                                   **{p: (f"{p}/stream_0", f"{p}/stream_1") for p in ("op", "eqc", "gop_c3")}},
-                     trained_by="scripts/train_shipped.py --scale touched"),
+                                   **{p: tuple(f"{p}/stream_{s}" for s in TOUCHED_STREAMS) for p in ("op", "eqc", "gop_c3")}},
+                     trained_by="scripts/train_shipped.py --scale touched", design=TOUCHED_DESIGN),
     "entropy": Scale("entropy", {
         pool: Pool(f"Mini-Hanabi, IPPO self-play (ippo_mini.toml: feed-forward actor-critic, GAE lambda 0.9), entropy coefficient "
                    f"{coef:g}, no induced convention, fp32, {ENTROPY_MOVES:,} moves per seed; played greedily",

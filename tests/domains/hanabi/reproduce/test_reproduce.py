@@ -322,42 +322,31 @@ def test_table3_is_refused_at_scale_induced(tmp_path: Path, capsys: pytest.Captu
     assert not (tmp_path / "out").exists()
 
 
-def test_touched_scale_matches_agents_by_stream_and_pi_and_plays_the_rank_control(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_touched_scale_matches_agents_by_stream_and_pi_and_plays_the_rank_control(touched_pools: Path) -> None:
     """Scale touched (the pre-registered claim-1 experiment): pools laid out by stream, agents matched by (stream, pi)
     across pools, every between-pool test matched, the secondary tests two-sided where registered, the rank control a
-    cell of its own; stand-in agents (shipped ones) keep it to seconds."""
-    import dataclasses
-    import shutil
-
+    cell of its own; a scratch copy of its design with two pi per stream keeps it to seconds."""
     from eqc.domains.hanabi.reproduce import SCALES
     from eqc.domains.hanabi.reproduce.run import pool_agents
 
-    agents = tmp_path / "agents" / "touched"
-    stand_ins = [f"results/colour/agents/{pool}/slots_{pi}" for pool, pi in (("sp", "012"), ("op", "021"), ("sp", "102"))]
-    for pool in ("op", "eqc", "gop_c3"):
-        for k, (stream, pi) in enumerate(((0, "012"), (0, "021"), (1, "012"))):
-            shutil.copytree(stand_ins[k], agents / pool / f"stream_{stream}" / f"slots_{pi}")
-    for pi in ("012", "021"):
-        shutil.copytree(f"results/colour/agents/touched/slots_{pi}", tmp_path / "agents" / "colour" / "agents" / "touched" / f"slots_{pi}")
-    shutil.copytree("results/colour/agents/touched/slots_012", agents / "sp" / "stream_1" / "slots_012")
-    scale = dataclasses.replace(SCALES["touched"], games=4, relabel_elements=1, relabel_games=4,
-                                pool_folders={**SCALES["touched"].pool_folders, "sp": ("../colour/agents/touched", "sp/stream_1")})
-    monkeypatch.setitem(SCALES, "touched", scale)
-    keys = [key for key, _ in pool_agents(agents, scale, "sp")]
-    assert keys == ["0/slots_012", "0/slots_021", "1/slots_012"] == [key for key, _ in pool_agents(agents, scale, "eqc")]
-    record = reproduce("table1", "touched", tmp_path / "out", agents=agents, log=lambda _: None)
+    scale = SCALES["touched"]
+    keys = [key for key, _ in pool_agents(touched_pools, scale, "sp")]
+    assert keys == ["0/slots_012", "0/slots_021", "1/slots_012", "1/slots_021"]
+    assert [key for key, _ in pool_agents(touched_pools, scale, "eqc")] == keys
+    out = touched_pools.parents[1] / "out"
+    record = reproduce("table1", "touched", out, agents=touched_pools, log=lambda _: None)
     tests = record["tests"]
-    assert tests["EQC > OP"]["kind"] == "matched" and tests["EQC > OP"]["arrangements"] == 8 and tests["EQC > OP"]["role"] == "primary"
+    assert tests["EQC > OP"]["kind"] == "matched" and tests["EQC > OP"]["arrangements"] == 16 and tests["EQC > OP"]["role"] == "primary"
     assert tests["SP S3-symmetrized > SP"]["kind"] == "paired" and tests["SP rank-averaged vs SP"]["alternative"] == "two-sided"
     assert tests["EQC vs G-OP C3"]["kind"] == "matched" and tests["OP > SP"]["kind"] == "matched"
     assert all(t["confidence"] == pytest.approx(1 - 0.05 / 3) for t in tests.values() if t["role"] == "primary")
     assert record["registered"] == "results/touched/PREREGISTRATION.md" and record["matching_note"] is None
     assert record["cells"]["SP rank-averaged"]["matrix"] != record["cells"]["SP S3-symmetrized"]["matrix"]
-    text = (tmp_path / "out" / "table1.md").read_text()
-    assert "registered in `results/touched/PREREGISTRATION.md`" in text and "| EQC > OP | primary | matched | 3 matched sets |" in text
+    text = (out / "table1.md").read_text()
+    assert "registered in `results/touched/PREREGISTRATION.md`" in text and "| EQC > OP | primary | matched | 4 matched sets |" in text
     from eqc.domains.hanabi.reproduce.conventions import reproduce_conventions
 
-    report = reproduce_conventions("touched", tmp_path / "out", agents=agents, games=4, log=lambda _: None)
+    report = reproduce_conventions("touched", out, agents=touched_pools, games=4, log=lambda _: None)
     assert sorted(report["agents"]["sp"]) == keys and set(report["alignment"]) == {"sp", "op"}
-    shared = report["shared_factor"]["op x eqc"]  # 3 matched pairs (both seatings) share stream and pi, 6 x 2 do not
-    assert shared["factor"] == "stream and pi" and (shared["shared_pairs"], shared["other_pairs"]) == (6, 12)
+    shared = report["shared_factor"]["op x eqc"]  # 4 matched pairs (both seatings) share stream and pi, 12 x 2 do not
+    assert shared["factor"] == "stream and pi" and (shared["shared_pairs"], shared["other_pairs"]) == (8, 24)

@@ -169,39 +169,6 @@ def test_cpu_scale_without_shipped_agents_says_where_to_get_them(tmp_path: Path,
         reproduce("table2", "cpu", tmp_path / "out", log=lambda _: None)
 
 
-def test_reuse_derives_every_number_from_a_cached_matrix_of_the_right_shape(tmp_path: Path) -> None:
-    """An edited summary is not printed as is; a matrix of another shape, a cell or relabelled result missing a
-    field are played again (saying why); a directory where a result goes is a clear error."""
-    from eqc.domains.hanabi.reproduce.reuse import ResultFileError
-
-    first = reproduce("table1", "smoke", tmp_path, use_ray=False, log=lambda _: None)
-    cells = tmp_path / "xp" / "table1"
-
-    def edit(path: Path, change) -> None:
-        saved = json.loads(path.read_text())
-        change(saved["result"])
-        path.write_text(json.dumps(saved))
-
-    edit(cells / "op" / "cell.json", lambda r: r.update(xp_mean=99.0, bomb_out_rate=0.5))
-    edit(cells / "c5-equivariant" / "cell.json", lambda r: r.update(matrix=[[1.0, 2.0, 3.0]] * 3))
-    edit(cells / "d10-equivariant" / "cell.json", lambda r: r.pop("matrix"))
-    relabelled = sorted((tmp_path / "relabelled" / "op").glob("*.json"))[0]
-    edit(relabelled, lambda r: r.pop("loss"))
-    messages: list[str] = []
-    again = reproduce("table1", "smoke", tmp_path, use_ray=False, reuse=True, log=messages.append)
-    assert again["cells"]["OP"].pop("reused") and json_safe(again["cells"]["OP"]) == json_safe(first["cells"]["OP"])
-    assert "C5-equivariant: " + str(cells / "c5-equivariant" / "cell.json") + (
-        " cannot be reused (its 'matrix' has shape [3, 3], the cell has 2 agents); playing the cell again") in messages
-    assert any("cannot be reused (it lacks 'matrix')" in m for m in messages)
-    assert any(f"{relabelled} cannot be reused ('loss' is missing or not a finite number)" in m for m in messages)
-    assert json_safe(again["cells"]) == json_safe(first["cells"]) and json_safe(again["tests"]) == json_safe(first["tests"])
-    assert again["relabelled"] == json.loads(json.dumps(json_safe(first["relabelled"])))
-    (cells / "op" / "cell.json").unlink()
-    (cells / "op" / "cell.json").mkdir()
-    with pytest.raises(ResultFileError, match=r"op/cell.json is a directory, not a result file"):
-        reproduce("table1", "smoke", tmp_path, use_ray=False, reuse=True, log=lambda _: None)
-
-
 def test_agents_that_make_no_cell_are_refused_before_out_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from eqc.domains.hanabi.reproduce.run import shipped_pools
     from eqc.domains.hanabi.xp import PoolError

@@ -35,6 +35,7 @@ from eqc.domains.hanabi.reproduce.specs import (
     colour_agent_config,
     ers_agent_config,
     pool_config,
+    slots_name,
     touched_agent_config,
 )
 from eqc.domains.hanabi.training.bootstrap import colour_slot_maps
@@ -52,11 +53,11 @@ def agents(scale: str, streams: tuple[int, ...] = TOUCHED_STREAMS) -> list[tuple
     (``streams``: the stream seeds of scale ``touched``'s agents)."""
     if scale == "colour":
         assert set(COLOUR_ORDER) == set(COLOUR_POOLS)
-        return [(Path(pool) / ("slots_" + "".join(map(str, slots))), colour_agent_config(pool, slots), COLOUR_POOLS[pool].stream)
+        return [(Path(pool) / slots_name(slots), colour_agent_config(pool, slots), COLOUR_POOLS[pool].stream)
                 for pool in COLOUR_ORDER for slots in colour_slot_maps(3, 3)]
     if scale == "touched":
         assert set(TOUCHED_ORDER) == set(TOUCHED_POOLS)
-        return [(Path(pool) / f"stream_{stream}" / ("slots_" + "".join(map(str, slots))), touched_agent_config(pool, slots), stream)
+        return [(Path(pool) / f"stream_{stream}" / slots_name(slots), touched_agent_config(pool, slots), stream)
                 for pool in TOUCHED_ORDER for stream in streams for slots in colour_slot_maps(3, 3)
                 if (pool, stream) != ("sp", 0)]  # stream 0 of sp: results/colour/agents/touched
     if scale == "ers":  # the registered pools first, stream by stream

@@ -170,11 +170,11 @@ def _reproduce(args: argparse.Namespace) -> int:
             load_policy(path, device=args.device)
         except CheckpointError as exc:
             raise flags.FlagError("--obl", str(exc)) from None
-    from eqc.domains.hanabi.reproduce.reuse import ResultFileError
+    from eqc.domains.hanabi.reproduce.reuse import ResultFileError, ReuseError
     from eqc.domains.hanabi.reproduce.run import shipped_pools
     from eqc.domains.hanabi.xp import PoolError
 
-    if not trained:  # before --out is created: agents that make no cell of the table, or do not load, are refused
+    if not trained:  # before --out is created: agents that make no cell of the table, are not its registered design, or do not load
         try:
             pools = shipped_pools(args.table, args.scale, args.agents, obl=bool(args.obl))
             for run in (run for runs in pools.values() for run in runs):
@@ -190,6 +190,8 @@ def _reproduce(args: argparse.Namespace) -> int:
         raise flags.FlagError("--agents", str(exc)) from None
     except ResultFileError as exc:
         raise flags.FlagError("--out", str(exc)) from None
+    except ReuseError as exc:
+        raise flags.FlagError("--reuse", str(exc)) from None
     print((args.out / f"{args.table}.md").read_text())
     return 0
 
@@ -248,7 +250,8 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
     flags.add_precision_flag(reproduce)
     reproduce.add_argument("--reuse", action="store_true",
                            help="take cells and relabelled self-play already in OUT for the same agent files, games and decks "
-                           "(hashed) instead of playing them again; only results of this eqc version")
+                           "(hashed) instead of playing them again; only results of this eqc version. A saved result that was "
+                           "edited (its seal no longer matches) or holds impossible numbers is refused")
     add_set_flag(reproduce)
     _add_ray_flags(reproduce)
     flags.add_threads_flag(reproduce, trains=True)

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from eqc.domains.hanabi.agent.policy import TrainedPolicy
-from eqc.domains.hanabi.reproduce.reuse import agent_digests, check_result_path, load_result, save_result
+from eqc.domains.hanabi.reproduce.reuse import ReuseError, agent_digests, check_result_path, load_result, range_problem, save_result
 from eqc.domains.hanabi.reproduce.specs import Cell
 from eqc.domains.hanabi.xp import play_pairs
 
@@ -50,19 +50,21 @@ def play_between(a: Cell, runs_a: Sequence[Path], policies_a: list[TrainedPolicy
                  log: Callable[[str], None]) -> dict[str, torch.Tensor]:
     """The :data:`BLOCKS` between cells ``a`` and ``b`` (their agents ``runs_*`` loaded in their forms as ``policies_*``),
     ``games`` per ordered pair on the decks of ``deck_seed``; taken from ``where`` when ``reuse`` finds them saved under
-    the same key (``key_extra``: what else the games depend on, e.g. precisions)."""
+    the same key (``key_extra``: what else the games depend on, e.g. precisions); :class:`~.reuse.ReuseError` for saved
+    blocks that cannot be trusted (unsealed, edited, of another shape, impossible scores or rates)."""
     n_a, n_b = len(runs_a), len(runs_b)
     key = {"between": [form(a), form(b)], "agents": [agent_digests(list(runs_a)), agent_digests(list(runs_b))], "games": games,
            "deck_seed": deck_seed, **key_extra}
     path = where / f"{_form_slug(a)}--{_form_slug(b)}.json"
     check_result_path(path)
     shapes = {"matrix_ab": (n_a, n_b), "matrix_ba": (n_b, n_a), "bomb_out_ab": (n_a, n_b), "bomb_out_ba": (n_b, n_a)}
-    if reuse and (saved := load_result(path, key)) is not None:
-        problem = _problem(saved, shapes)
-        if problem is None:
-            log(f"{a.label} with {b.label}: cross-play between the cells reused from {path}")
-            return {name: torch.tensor(saved[name], dtype=torch.float64) for name in BLOCKS}
-        log(f"{a.label} with {b.label}: {path} cannot be reused ({problem}); playing it again")
+    what = f"cross-play between the cells {a.label!r} and {b.label!r}"
+    if reuse and (saved := load_result(path, key, what)) is not None:
+        problem = _problem(saved, shapes, policies_a[0].rules.max_score)
+        if problem is not None:
+            raise ReuseError(path, what, problem)
+        log(f"{a.label} with {b.label}: cross-play between the cells reused from {path}")
+        return {name: torch.tensor(saved[name], dtype=torch.float64) for name in BLOCKS}
     pairs = [(i, n_a + j) for i in range(n_a) for j in range(n_b)] + [(n_a + j, i) for j in range(n_b) for i in range(n_a)]
     scores, bombed, _, _ = play_pairs([*policies_a, *policies_b], pairs, games, deck_seed=deck_seed)
     means, rates, split = scores.double().mean(dim=1), bombed.double().mean(dim=1), n_a * n_b
@@ -73,8 +75,9 @@ def play_between(a: Cell, runs_a: Sequence[Path], policies_a: list[TrainedPolicy
     return blocks
 
 
-def _problem(saved: dict[str, Any], shapes: dict[str, tuple[int, int]]) -> str | None:
-    """What makes saved blocks unusable (a block missing, of another shape, or not finite rates / scores), else None."""
+def _problem(saved: dict[str, Any], shapes: dict[str, tuple[int, int]], max_score: int) -> str | None:
+    """What makes saved blocks unusable (a block missing, of another shape, scores outside [0, ``max_score``] or rates
+    outside [0, 1]), else None."""
     for name, shape in shapes.items():
         try:
             block = torch.tensor(saved[name], dtype=torch.float64)
@@ -84,8 +87,9 @@ def _problem(saved: dict[str, Any], shapes: dict[str, tuple[int, int]]) -> str |
             return f"its {name!r} is not a matrix of numbers"
         if tuple(block.shape) != shape:
             return f"its {name!r} has shape {list(block.shape)}, the cells give {list(shape)}"
-        if not bool(torch.isfinite(block).all()) or (name.startswith("bomb_out") and not bool(((block >= 0) & (block <= 1)).all())):
-            return f"its {name!r} holds values that are not finite" + (" rates in [0, 1]" if name.startswith("bomb_out") else "")
+        problem = range_problem(name, block.flatten().tolist(), 0, 1 if name.startswith("bomb_out") else max_score)
+        if problem is not None:
+            return problem
     return None
 
 

@@ -9,7 +9,8 @@ trained, or reused when finished, under ``DIR/pools/<pool>/``.
 Outputs. ``DIR/xp/<table>/<cell>/`` each cell's cross-play (``xp.json`` keeps the per-pair
 matrix; ``cell.json`` the cell's per-pair score, bomb-out and perfect-score matrices and the numbers
 derived from them, which ``reuse=True`` derives again from the saved matrices, of the cell's shape,
-instead of playing again when the agents' files, games and decks are the same: :mod:`.reuse`); ``DIR/relabelled/<pool>/`` each
+instead of playing again when the agents' files, games and decks are the same, and refuses when a saved result was edited
+or holds impossible numbers: :mod:`.reuse`); ``DIR/relabelled/<pool>/`` each
 agent's relabelled self-play; ``DIR/xp/between/`` the cross-play between the agents of two cells a test
 compares (:mod:`.between`, reused likewise); ``DIR/<table>.md`` and ``.json`` the table: XP mean over
 ordered pairs with its jackknife SE over agents (``xp_sem``, the unit of evidence) and the SEM over ordered
@@ -22,7 +23,6 @@ the matrix over both cells' agents, kept as ``test_matrices``), on XP (``tests``
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,9 +35,10 @@ from eqc.domains.hanabi.agent.policy import load_policy
 from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS, TrainConfig, with_overrides
 from eqc.domains.hanabi.reproduce.between import form, play_between
 from eqc.domains.hanabi.reproduce.comparisons import table_tests
+from eqc.domains.hanabi.reproduce.design import check_design
 from eqc.domains.hanabi.reproduce.loaded import LoadedPolicies
 from eqc.domains.hanabi.reproduce.render import format_number, render_markdown
-from eqc.domains.hanabi.reproduce.reuse import agent_digests, check_result_path, load_result, save_result
+from eqc.domains.hanabi.reproduce.reuse import ReuseError, agent_digests, check_result_path, load_result, range_problem, save_result
 from eqc.domains.hanabi.reproduce.specs import SCALES, Cell, Scale, Table, describe_pool, paper_numbers, pool_config, table_spec
 from eqc.domains.hanabi.training.pool import seed_dir, train_pool
 from eqc.domains.hanabi.xp import PoolError, cross_play_games, describe_policy, pool_runs, relabelled_self_play, write_xp
@@ -90,7 +91,9 @@ def reproduce(
     before anything is trained). ``precision``: the requested precision of every agent's network in cross-play and
 relabelled self-play (see :func:`load_policy`; "auto": its training precision where ``device`` runs it natively, else
 fp32). ``reuse``: take cells and relabelled self-play already computed in
-``out`` for the same agent files, games and decks (see :mod:`.reuse`). ``command``: the command line
+``out`` for the same agent files, games and decks (see :mod:`.reuse`; :class:`~.reuse.ReuseError` for a saved result that
+was edited or holds impossible numbers). A registered table reads only its registered design
+(:func:`~.design.check_design`). ``command``: the command line
 to record (the CLI passes its own).
     """
     _check_names(table, scale, obl, retrain)
@@ -154,10 +157,13 @@ def _matching_note(spec: Table, tests: dict[str, dict[str, Any]]) -> str | None:
 def _check_names(table: str, scale: str, obl: list[Path] | None, retrain: bool) -> None:
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {sorted(SCALES)}, got {scale!r}")
-    table_spec(table, scale)
+    spec = table_spec(table, scale)
     if retrain and (trained_by := SCALES[scale].trained_by):
         raise ValueError(f"the {scale} scale's agents differ in their colour-to-slot map, not their seed: train them with "
                          f"{trained_by} and pass agents=DIR")
+    if spec.registered and (retrain or SCALES[scale].shipped is None):
+        raise ValueError(f"{table} at scale {scale!r} is registered ({spec.registered}): it reads the registered agents (shipped, "
+                         "or agents=DIR) and trains none")
     if obl and table != "table2":
         raise ValueError(f"obl agents are a column of table2 only, not of {table}")
 
@@ -196,7 +202,8 @@ def _between_cells(tests: tuple[tuple[str, str], ...], cells: list[Cell], runs: 
 def shipped_pools(table: str, scale: str, agents: str | Path | None, *, obl: bool = False) -> dict[str, list[Path]]:
     """The shipped agents of each pool of ``table`` at ``scale`` (possibly none) under ``agents`` (default
     :func:`shipped_agents`). Raises :class:`PoolError` when no cell of the table can be computed (no pool
-    holds 2 agents) and no OBL agents (``obl``) make a column of their own."""
+    holds 2 agents) and no OBL agents (``obl``) make a column of their own, and its :class:`~.design.DesignError`
+    when the table is registered and its pools are not the registered design (:func:`~.design.check_design`)."""
     where = shipped_agents(SCALES[scale]) if agents is None else Path(agents)
     if where is None:
         raise PoolError(f"scale {scale!r} ships no agents: its pools are trained")
@@ -204,6 +211,8 @@ def shipped_pools(table: str, scale: str, agents: str | Path | None, *, obl: boo
         raise PoolError(f"no shipped agents at {where} (they come with a clone of the repository): "
                         "pass agents=DIR (--agents) or retrain=True (--retrain)")
     spec = table_spec(table, scale)
+    if spec.registered:
+        check_design(spec, SCALES[scale], where)
     pools = list(dict.fromkeys(c.pool for c in spec.cells if c.pool in SCALES[scale].pools))
     found = {pool: [run for _, run in pool_agents(where, SCALES[scale], pool)] for pool in pools}
     if not obl and all(len(runs) < 2 for runs in found.values()):
@@ -253,19 +262,18 @@ def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, precision
            **_precision_key(policies)}
     path = where / "cell.json"
     check_result_path(path)
-    saved = load_result(path, key) if reuse else None
+    saved = load_result(path, key, f"cell {cell.label!r}") if reuse else None
     if saved is not None:
         try:
-            matrices = _saved_matrices(saved, len(runs))
+            matrices = _saved_matrices(saved, len(runs), policies[0].rules.max_score)
         except ValueError as exc:
-            log(f"{cell.label}: {path} cannot be reused ({exc}); playing the cell again")
-        else:
-            if (where / "xp.json").is_file():  # the heatmap drawn again by today's code (a colour scale to the game's maximum)
-                try:
-                    redraw_xp(where, policies[0].rules.max_score)
-                except ValueError as exc:
-                    log(f"{cell.label}: its heatmap was not drawn again ({exc})")
-            return {**_cell_result(cell, *matrices), "reused": True}, matrices[0]
+            raise ReuseError(path, f"cell {cell.label!r}", str(exc)) from None
+        if (where / "xp.json").is_file():  # the heatmap drawn again by today's code (a colour scale to the game's maximum)
+            try:
+                redraw_xp(where, policies[0].rules.max_score)
+            except ValueError as exc:
+                log(f"{cell.label}: its heatmap was not drawn again ({exc})")
+        return {**_cell_result(cell, *matrices), "reused": True}, matrices[0]
     played = cross_play_games(policies, games, deck_seed=DECK_SEED)
     agents = [describe_policy(p, r, cell.symmetrize) for p, r in zip(policies, runs, strict=True)]
     write_xp(where, played, agents, extra={"cell": cell.label, "hidden_scheme": cell.hidden_scheme, "acts_on": cell.acts_on})
@@ -279,9 +287,9 @@ def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, precision
 CELL_MATRICES = ("matrix", "bomb_out_matrix", "perfect_matrix")
 
 
-def _saved_matrices(saved: dict[str, Any], agents: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The per-pair score, bomb-out and perfect-score matrices of a saved cell, each ``[agents, agents]`` and
-    finite (rates in [0, 1]); ``ValueError`` saying what is wrong otherwise."""
+def _saved_matrices(saved: dict[str, Any], agents: int, max_score: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The per-pair score, bomb-out and perfect-score matrices of a saved cell, each ``[agents, agents]``, scores in
+    [0, ``max_score``] and rates in [0, 1]; ``ValueError`` saying what is wrong otherwise."""
     matrices = []
     for name in CELL_MATRICES:
         if name not in saved:
@@ -292,8 +300,9 @@ def _saved_matrices(saved: dict[str, Any], agents: int) -> tuple[torch.Tensor, t
             raise ValueError(f"its {name!r} is not a matrix of numbers") from None
         if tuple(matrix.shape) != (agents, agents):
             raise ValueError(f"its {name!r} has shape {list(matrix.shape)}, the cell has {agents} agents")
-        if not bool(torch.isfinite(matrix).all()) or (name != "matrix" and not bool(((matrix >= 0) & (matrix <= 1)).all())):
-            raise ValueError(f"its {name!r} holds values that are not finite" + ("" if name == "matrix" else " rates in [0, 1]"))
+        problem = range_problem(name, matrix.flatten().tolist(), 0, max_score if name == "matrix" else 1)
+        if problem is not None:
+            raise ValueError(problem)
         matrices.append(matrix)
     return matrices[0], matrices[1], matrices[2]
 
@@ -321,16 +330,15 @@ def _relabelled(runs: list[Path], scale, device: str, precision: str, where: Pat
     for run, digest in zip(runs, agent_digests(runs), strict=True):
         policy = load_policy(run, device=device, precision=precision)
         key = {"elements": scale.relabel_elements, "games": scale.relabel_games, "agent": digest, **_precision_key([policy])}
-        path = where / f"{digest[:16]}.json"
+        path, what = where / f"{digest[:16]}.json", f"relabelled self-play of {recorded_path(run)}"
         check_result_path(path)
-        saved = load_result(path, key) if reuse else None
-        problem = None if saved is None else _relabelled_problem(saved, scale.relabel_elements)
-        if saved is not None and problem is None:
+        saved = load_result(path, key, what) if reuse else None
+        if saved is not None:
+            if (problem := _relabelled_problem(saved, scale.relabel_elements, policy.rules.max_score)) is not None:
+                raise ReuseError(path, what, problem)
             row = {**saved, "agent": recorded_path(run)}
             log(f"{run}: relabelled self-play reused from {path}")
         else:
-            if problem is not None:
-                log(f"{run}: {path} cannot be reused ({problem}); playing it again")
             result = relabelled_self_play(policy, elements=scale.relabel_elements, games=scale.relabel_games)
             row = {"agent": recorded_path(run), **result.as_dict(), "max_score": policy.rules.max_score}
             log(f"{run}: {result}")
@@ -348,17 +356,20 @@ def _relabelled(runs: list[Path], scale, device: str, precision: str, where: Pat
             "equivariance_games": EQUIVARIANCE_GAMES}
 
 
-def _relabelled_problem(saved: dict[str, Any], elements: int) -> str | None:
-    """What makes a saved relabelled self-play unusable (a field missing or not a number), else None."""
-    def number(value: object) -> bool:
-        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-    for name in ("self_play", "loss", "loss_sem", "max_score"):
-        if not number(saved.get(name)):
-            return f"{name!r} is missing or not a finite number"
-    if "colour_hint_share" not in saved or not (saved["colour_hint_share"] is None or number(saved["colour_hint_share"])):
-        return "'colour_hint_share' is missing or not a number"
+def _relabelled_problem(saved: dict[str, Any], elements: int, max_score: int) -> str | None:
+    """What makes a saved relabelled self-play unusable (a field missing, not a number, or outside its possible range in a
+    game of maximum ``max_score``: scores in [0, max], the loss, a difference of two scores, in [-max, max], shares in
+    [0, 1]; the colour-hint share is null without hints, the greedy disagreement absent before it was measured), else None."""
+    if saved.get("max_score") != max_score:
+        return f"its 'max_score' is {saved.get('max_score')!r}, the agent's game has {max_score}"
     relabelled = saved.get("relabelled")
-    if not isinstance(relabelled, list) or len(relabelled) != elements or not all(number(v) for v in relabelled):
-        return f"'relabelled' is not a list of {elements} scores"
-    return None
+    if not isinstance(relabelled, list) or len(relabelled) != elements:
+        return f"its 'relabelled' is not a list of {elements} scores"
+    if "colour_hint_share" not in saved:
+        return "it lacks 'colour_hint_share'"
+    ranges = {"self_play": (0, max_score), "loss": (-max_score, max_score), "loss_sem": (0, max_score)}
+    problems = [range_problem(name, [saved.get(name)], low, high) for name, (low, high) in ranges.items()]
+    problems.append(range_problem("relabelled", relabelled, 0, max_score))
+    problems += [range_problem(name, [saved[name]], 0, 1) for name in ("colour_hint_share", "greedy_disagreement")
+                 if saved.get(name) is not None]
+    return next((problem for problem in problems if problem is not None), None)

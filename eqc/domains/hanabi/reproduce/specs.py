@@ -27,6 +27,7 @@ Pools (one agent per seed, ``eqc hanabi pool``), by scale:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -51,11 +52,13 @@ __all__ = [
     "PAPER",
     "SCALES",
     "TABLES",
+    "TOUCHED_DESIGN",
     "TOUCHED_POOLS",
     "TOUCHED_STREAMS",
     "TOUCHED_TABLES",
     "Cell",
     "ColourPool",
+    "Design",
     "Pool",
     "Scale",
     "Table",
@@ -64,6 +67,7 @@ __all__ = [
     "ers_agent_config",
     "paper_numbers",
     "pool_config",
+    "slots_name",
     "table_spec",
     "touched_agent_config",
 ]
@@ -208,6 +212,50 @@ def ers_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
     if pool not in ERS_POOLS:
         raise ValueError(f"pool {pool!r} is not a pool of scale 'ers' (pools: {sorted(ERS_POOLS)})")
     return _learner("induced").replace(**_testbed_recipe("colour_to_touched_slot", slots)).replace(**ERS_POOLS[pool])
+
+
+@dataclass(frozen=True)
+class Design:
+    """The registered design of a scale's pools, which its registered tables require (:mod:`.design`): every folder of a
+    pool (:attr:`Scale.pool_folders`) holds the policy directories ``agents`` and nothing else; the agents of a pool's
+    folder ``i`` were trained on stream seed ``streams[pool][i]`` by ``config(pool, agent)`` (an agent named by its
+    directory); no two agents of a table have the same weights."""
+
+    agents: tuple[str, ...]
+    streams: dict[str, tuple[int, ...]]
+    config: Callable[[str, str], TrainConfig]
+
+
+def slots_name(slots: tuple[int, ...]) -> str:
+    """The directory of the agent taught the colour-to-slot map ``slots``: ``slots_<pi>``, e.g. ``slots_201``."""
+    return "slots_" + "".join(map(str, slots))
+
+
+def _touched_design_config(pool: str, agent: str) -> TrainConfig:
+    return touched_agent_config(pool, tuple(int(digit) for digit in agent.removeprefix("slots_")))
+
+
+#: The registered design of the claim-1 experiment (``results/touched/PREREGISTRATION.md``): in every pool, one agent per pi
+#: of Mini-Hanabi on each stream seed of :data:`TOUCHED_STREAMS`, trained by :func:`touched_agent_config` (the six pi in
+#: lexicographic order, as ``colour_slot_maps(3, 3)`` of ``training.bootstrap`` lists them: ``reproduce`` imports no trainer).
+TOUCHED_DESIGN = Design(tuple(slots_name(pi) for pi in itertools.permutations(range(3))),
+                        dict.fromkeys(TOUCHED_POOLS, TOUCHED_STREAMS), _touched_design_config)
+
+
+def _ers_design_config(pool: str, agent: str) -> TrainConfig:
+    slots = tuple(int(digit) for digit in agent.removeprefix("slots_"))
+    if pool in ERS_POOLS:
+        return ers_agent_config(pool, slots)
+    return touched_agent_config(pool.removesuffix("_streams01"), slots)
+
+
+#: The registered design of the expected-return experiment (``results/ers/PREREGISTRATION.md``, ``ADDENDUM.md``): one
+#: agent per pi on each stream of its pool, ``op`` and ``gop_c3`` on streams 0-3 (0 and 1 are ``touched``'s agents),
+#: ``sp`` and the addendum's ``erop_035`` (and the ``touched`` agents matched to it) on streams 0 and 1.
+ERS_DESIGN = Design(TOUCHED_DESIGN.agents,
+                    {"op": (0, 1, 2, 3), "gop_c3": (0, 1, 2, 3), "sp": (0, 1), "erop_035": (0, 1), "op_streams01": (0, 1),
+                     "gop_c3_streams01": (0, 1), "erop": (0, 1, 2, 3)},
+                    _ers_design_config)
 
 
 @dataclass(frozen=True)
@@ -540,6 +588,8 @@ class Scale:
     trained_by: str | None = None
     # pools of the design that were not trained, each with the reason (a registration's rule): their tests are not run
     not_trained: dict[str, str] = field(default_factory=dict)
+    # the registered design of its pools, which its registered tables (``Table.registered``) require; None: none registered
+    design: Design | None = None
 
 
 SCALES = {
@@ -564,8 +614,8 @@ SCALES = {
     "touched": Scale("touched", {pool: Pool(_touched_description(pool)) for pool in TOUCHED_POOLS}, TOUCHED_TABLES, seeds=(),
                      games=1000, relabel_elements=5, shipped="results/touched/agents",
                      pool_folders={"sp": ("../../colour/agents/touched", "sp/stream_1"),
-                                   **{p: (f"{p}/stream_0", f"{p}/stream_1") for p in ("op", "eqc", "gop_c3")}},
-                     trained_by="scripts/train_shipped.py --scale touched"),
+                                   **{p: tuple(f"{p}/stream_{s}" for s in TOUCHED_STREAMS) for p in ("op", "eqc", "gop_c3")}},
+                     trained_by="scripts/train_shipped.py --scale touched", design=TOUCHED_DESIGN),
     # the expected-return experiment (results/ers/PREREGISTRATION.md and ADDENDUM.md): 24 agents per registered pool,
     # streams 0-3 (streams 0 and 1 of op and gop_c3 are touched's), pi in colour_slot_maps order
     "ers": Scale("ers", {
@@ -586,7 +636,7 @@ SCALES = {
                       "erop_035": ("erop_035/stream_0", "erop_035/stream_1"),
                       **{f"{p}_streams01": (f"../../touched/agents/{p}/stream_0", f"../../touched/agents/{p}/stream_1")
                          for p in ("op", "gop_c3")}},
-        trained_by="scripts/train_shipped.py --scale ers",
+        trained_by="scripts/train_shipped.py --scale ers", design=ERS_DESIGN,
         not_trained={"erop": "the registered search learned colour S3 alone (results/ers/learned_group.json: no slot "
                              "relabelling within 0.25), so ER-OP is OP and was not trained (the registration's rule)"}),
     "entropy": Scale("entropy", {

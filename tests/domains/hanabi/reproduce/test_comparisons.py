@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -12,6 +13,7 @@ from scipy import stats
 
 import eqc.domains.hanabi.reproduce.between as between
 from eqc.domains.hanabi.reproduce.comparisons import ALPHA, comparison_kind, table_tests
+from eqc.domains.hanabi.reproduce.reuse import ReuseError, save_result
 from eqc.domains.hanabi.reproduce.specs import (
     COLOUR_TABLES,
     ENTROPY_TABLES,
@@ -154,8 +156,10 @@ def test_cross_play_between_cells_is_reused_only_for_the_same_agents_and_forms(t
     runs_a, runs_b = _agents(tmp_path / "agents", ["a0", "a1"]), _agents(tmp_path / "agents", ["b0", "b1", "b2"])
     a, b, messages = Cell("A", "p", "C3"), Cell("B", "q"), []
 
+    policy = SimpleNamespace(rules=SimpleNamespace(max_score=50))  # stands in for an agent of a game of maximum 50
+
     def play(cell_b: Cell = b, reuse: bool = True) -> dict[str, torch.Tensor]:
-        return between.play_between(a, runs_a, [None] * 2, cell_b, runs_b, [None] * 3, 4, 1, tmp_path / "between", {}, reuse=reuse,
+        return between.play_between(a, runs_a, [policy] * 2, cell_b, runs_b, [policy] * 3, 4, 1, tmp_path / "between", {}, reuse=reuse,
                                     log=messages.append)
 
     first = play()
@@ -170,10 +174,20 @@ def test_cross_play_between_cells_is_reused_only_for_the_same_agents_and_forms(t
     assert len(played) == 3
     saved = tmp_path / "between" / "p_c3_average--q.json"
     record = json.loads(saved.read_text())
-    record["result"]["matrix_ab"] = record["result"]["matrix_ab"][1:]
+    refusals = ((lambda r: r.update(matrix_ab=r["matrix_ab"][1:]), r"its 'matrix_ab' has shape \[1, 3\], the cells give \[2, 3\]"),
+                (lambda r: r["matrix_ba"][0].__setitem__(0, 51.0), r"its 'matrix_ba' holds 51, outside the possible range \[0, 50\]"),
+                (lambda r: r["bomb_out_ab"][1].__setitem__(2, -0.25), r"its 'bomb_out_ab' holds -0.25, outside .*\[0, 1\]"))
+    for change, refusal in refusals:
+        result = json.loads(json.dumps(record["result"]))
+        change(result)
+        save_result(saved, record["key"], result)  # sealed again: only its numbers are wrong
+        with pytest.raises(ReuseError, match=rf"p_c3_average--q.json \(cross-play between the cells 'A' and 'B'\): {refusal}"):
+            play()
+    record["result"]["matrix_ab"][0][0] = 7.0
     saved.write_text(json.dumps(record))
-    play()
-    assert len(played) == 4 and "cannot be reused (its 'matrix_ab' has shape [1, 3], the cells give [2, 3])" in messages[-2]
+    with pytest.raises(ReuseError, match="it was edited after it was saved"):
+        play()
+    assert len(played) == 3  # nothing played again silently
 
 
 def test_the_ers_table_is_the_registered_one() -> None:

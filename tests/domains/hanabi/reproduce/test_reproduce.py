@@ -169,39 +169,6 @@ def test_cpu_scale_without_shipped_agents_says_where_to_get_them(tmp_path: Path,
         reproduce("table2", "cpu", tmp_path / "out", log=lambda _: None)
 
 
-def test_reuse_derives_every_number_from_a_cached_matrix_of_the_right_shape(tmp_path: Path) -> None:
-    """An edited summary is not printed as is; a matrix of another shape, a cell or relabelled result missing a
-    field are played again (saying why); a directory where a result goes is a clear error."""
-    from eqc.domains.hanabi.reproduce.reuse import ResultFileError
-
-    first = reproduce("table1", "smoke", tmp_path, use_ray=False, log=lambda _: None)
-    cells = tmp_path / "xp" / "table1"
-
-    def edit(path: Path, change) -> None:
-        saved = json.loads(path.read_text())
-        change(saved["result"])
-        path.write_text(json.dumps(saved))
-
-    edit(cells / "op" / "cell.json", lambda r: r.update(xp_mean=99.0, bomb_out_rate=0.5))
-    edit(cells / "c5-equivariant" / "cell.json", lambda r: r.update(matrix=[[1.0, 2.0, 3.0]] * 3))
-    edit(cells / "d10-equivariant" / "cell.json", lambda r: r.pop("matrix"))
-    relabelled = sorted((tmp_path / "relabelled" / "op").glob("*.json"))[0]
-    edit(relabelled, lambda r: r.pop("loss"))
-    messages: list[str] = []
-    again = reproduce("table1", "smoke", tmp_path, use_ray=False, reuse=True, log=messages.append)
-    assert again["cells"]["OP"].pop("reused") and json_safe(again["cells"]["OP"]) == json_safe(first["cells"]["OP"])
-    assert "C5-equivariant: " + str(cells / "c5-equivariant" / "cell.json") + (
-        " cannot be reused (its 'matrix' has shape [3, 3], the cell has 2 agents); playing the cell again") in messages
-    assert any("cannot be reused (it lacks 'matrix')" in m for m in messages)
-    assert any(f"{relabelled} cannot be reused ('loss' is missing or not a finite number)" in m for m in messages)
-    assert json_safe(again["cells"]) == json_safe(first["cells"]) and json_safe(again["tests"]) == json_safe(first["tests"])
-    assert again["relabelled"] == json.loads(json.dumps(json_safe(first["relabelled"])))
-    (cells / "op" / "cell.json").unlink()
-    (cells / "op" / "cell.json").mkdir()
-    with pytest.raises(ResultFileError, match=r"op/cell.json is a directory, not a result file"):
-        reproduce("table1", "smoke", tmp_path, use_ray=False, reuse=True, log=lambda _: None)
-
-
 def test_agents_that_make_no_cell_are_refused_before_out_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from eqc.domains.hanabi.reproduce.run import shipped_pools
     from eqc.domains.hanabi.xp import PoolError
@@ -322,42 +289,31 @@ def test_table3_is_refused_at_scale_induced(tmp_path: Path, capsys: pytest.Captu
     assert not (tmp_path / "out").exists()
 
 
-def test_touched_scale_matches_agents_by_stream_and_pi_and_plays_the_rank_control(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_touched_scale_matches_agents_by_stream_and_pi_and_plays_the_rank_control(touched_pools: Path) -> None:
     """Scale touched (the pre-registered claim-1 experiment): pools laid out by stream, agents matched by (stream, pi)
     across pools, every between-pool test matched, the secondary tests two-sided where registered, the rank control a
-    cell of its own; stand-in agents (shipped ones) keep it to seconds."""
-    import dataclasses
-    import shutil
-
+    cell of its own; a scratch copy of its design with two pi per stream keeps it to seconds."""
     from eqc.domains.hanabi.reproduce import SCALES
     from eqc.domains.hanabi.reproduce.run import pool_agents
 
-    agents = tmp_path / "agents" / "touched"
-    stand_ins = [f"results/colour/agents/{pool}/slots_{pi}" for pool, pi in (("sp", "012"), ("op", "021"), ("sp", "102"))]
-    for pool in ("op", "eqc", "gop_c3"):
-        for k, (stream, pi) in enumerate(((0, "012"), (0, "021"), (1, "012"))):
-            shutil.copytree(stand_ins[k], agents / pool / f"stream_{stream}" / f"slots_{pi}")
-    for pi in ("012", "021"):
-        shutil.copytree(f"results/colour/agents/touched/slots_{pi}", tmp_path / "agents" / "colour" / "agents" / "touched" / f"slots_{pi}")
-    shutil.copytree("results/colour/agents/touched/slots_012", agents / "sp" / "stream_1" / "slots_012")
-    scale = dataclasses.replace(SCALES["touched"], games=4, relabel_elements=1, relabel_games=4,
-                                pool_folders={**SCALES["touched"].pool_folders, "sp": ("../colour/agents/touched", "sp/stream_1")})
-    monkeypatch.setitem(SCALES, "touched", scale)
-    keys = [key for key, _ in pool_agents(agents, scale, "sp")]
-    assert keys == ["0/slots_012", "0/slots_021", "1/slots_012"] == [key for key, _ in pool_agents(agents, scale, "eqc")]
-    record = reproduce("table1", "touched", tmp_path / "out", agents=agents, log=lambda _: None)
+    scale = SCALES["touched"]
+    keys = [key for key, _ in pool_agents(touched_pools, scale, "sp")]
+    assert keys == ["0/slots_012", "0/slots_021", "1/slots_012", "1/slots_021"]
+    assert [key for key, _ in pool_agents(touched_pools, scale, "eqc")] == keys
+    out = touched_pools.parents[1] / "out"
+    record = reproduce("table1", "touched", out, agents=touched_pools, log=lambda _: None)
     tests = record["tests"]
-    assert tests["EQC > OP"]["kind"] == "matched" and tests["EQC > OP"]["arrangements"] == 8 and tests["EQC > OP"]["role"] == "primary"
+    assert tests["EQC > OP"]["kind"] == "matched" and tests["EQC > OP"]["arrangements"] == 16 and tests["EQC > OP"]["role"] == "primary"
     assert tests["SP S3-symmetrized > SP"]["kind"] == "paired" and tests["SP rank-averaged vs SP"]["alternative"] == "two-sided"
     assert tests["EQC vs G-OP C3"]["kind"] == "matched" and tests["OP > SP"]["kind"] == "matched"
     assert all(t["confidence"] == pytest.approx(1 - 0.05 / 3) for t in tests.values() if t["role"] == "primary")
     assert record["registered"] == "results/touched/PREREGISTRATION.md" and record["matching_note"] is None
     assert record["cells"]["SP rank-averaged"]["matrix"] != record["cells"]["SP S3-symmetrized"]["matrix"]
-    text = (tmp_path / "out" / "table1.md").read_text()
-    assert "registered in `results/touched/PREREGISTRATION.md`" in text and "| EQC > OP | primary | matched | 3 matched sets |" in text
+    text = (out / "table1.md").read_text()
+    assert "registered in `results/touched/PREREGISTRATION.md`" in text and "| EQC > OP | primary | matched | 4 matched sets |" in text
     from eqc.domains.hanabi.reproduce.conventions import reproduce_conventions
 
-    report = reproduce_conventions("touched", tmp_path / "out", agents=agents, games=4, log=lambda _: None)
+    report = reproduce_conventions("touched", out, agents=touched_pools, games=4, log=lambda _: None)
     assert sorted(report["agents"]["sp"]) == keys and set(report["alignment"]) == {"sp", "op"}
-    shared = report["shared_factor"]["op x eqc"]  # 3 matched pairs (both seatings) share stream and pi, 6 x 2 do not
-    assert shared["factor"] == "stream and pi" and (shared["shared_pairs"], shared["other_pairs"]) == (6, 12)
+    shared = report["shared_factor"]["op x eqc"]  # 4 matched pairs (both seatings) share stream and pi, 12 x 2 do not
+    assert shared["factor"] == "stream and pi" and (shared["shared_pairs"], shared["other_pairs"]) == (8, 24)

@@ -88,7 +88,9 @@ def _parse(path: Path) -> _Page:
 
 @pytest.fixture(scope="module")
 def pages(site: Path) -> dict[Path, _Page]:
-    return {path: _parse(path) for path in sorted(site.rglob("*.html"))}
+    """Every page a reader can open from disk: all but ``404.html``, the error page a web server sends for any
+    missing path, whose links are therefore absolute (``/index.html``) and which no page links to."""
+    return {path: _parse(path) for path in sorted(site.rglob("*.html")) if path != site / "404.html"}
 
 
 def _target(site: Path, page: Path, url: str) -> tuple[Path, str] | None:

@@ -1,7 +1,8 @@
 # From a fresh clone, two commands (the README leads with them):
 #   make demo   set up .venv, then run the main demo (eqc lever)
 #   make test   set up .venv, then run what CI runs: ruff, mypy, the tests, the slow property suites
-#   make docs   set up the docs extra in .venv, then build the site into site/ with warnings as errors
+#   make docs   set up the docs extra in .venv, build the site into site/ with warnings as errors, and check
+#               that it works opened from disk (tests/test_site.py; in a headless chromium where there is one)
 # Set-up happens once: a stamp file in the virtualenv records it, and it is redone only when
 # pyproject.toml changes or the virtualenv is deleted. eqc is installed editable, so code edits
 # need no new set-up.
@@ -55,7 +56,10 @@ test-fast: setup
 test-slow: setup
 	$(PY) -m pytest -q -n 2 --runslow -m slow
 
-# The documentation site: the docs extra on top of setup, then mkdocs build --strict (mkdocs.yml).
+# The documentation site: the docs extra on top of setup, then mkdocs build --strict (mkdocs.yml), then
+# tests/test_site.py on the built site/: every link opens a file from disk, search works without a server.
+# Its checks in a real browser need Debian's chromium: installed here when missing and apt-get can (as root,
+# in CI), else skipped; EQC_REQUIRE_BROWSER=1 (.ci/run) makes a missing browser fail them.
 setup-docs: $(DOCS_STAMP)
 
 $(DOCS_STAMP): $(STAMP) pyproject.toml
@@ -64,6 +68,9 @@ $(DOCS_STAMP): $(STAMP) pyproject.toml
 
 docs: setup-docs
 	$(VENV)/bin/mkdocs build --strict
+	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; } >/dev/null 2>&1 \
+		|| echo "no chromium (apt-get install chromium): the site's checks in a browser are skipped" >&2
+	EQC_SITE_DIR=site $(PY) -m pytest -q -p no:xdist tests/test_site.py
 
 setup-escnn: $(ESCNN_STAMP)
 

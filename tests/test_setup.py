@@ -58,7 +58,7 @@ def test_the_manual_steps_match_the_makefile() -> None:
 
 def test_ci_runs_what_make_test_runs_then_the_docs_then_escnn() -> None:
     script = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.strip() and not line.startswith("#")]
-    assert script[-3:] == ["make test", "make docs", "make test-escnn"]
+    assert script[-3:] == ["make test", "EQC_REQUIRE_BROWSER=1 make docs", "make test-escnn"]
     commands = dry_run("test-escnn")
     assert "-m venv .venv-escnn" in commands
     assert "EQC_REQUIRE_ESCNN=1 .venv-escnn/bin/python -m pytest" in commands and "-m escnn" in commands
@@ -67,4 +67,5 @@ def test_ci_runs_what_make_test_runs_then_the_docs_then_escnn() -> None:
 def test_make_docs_sets_up_the_docs_extra_then_builds_strictly() -> None:
     commands = dry_run("docs")
     assert 'pip install -q -e ".[docs]"' in commands
-    assert commands.rstrip().endswith(".venv/bin/mkdocs build --strict")
+    assert ".venv/bin/mkdocs build --strict" in commands
+    assert commands.rstrip().endswith("EQC_SITE_DIR=site .venv/bin/python -m pytest -q -p no:xdist tests/test_site.py")

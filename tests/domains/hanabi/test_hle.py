@@ -353,7 +353,7 @@ def test_pickling_is_refused_with_a_clear_message(hle_env) -> None:
 def test_relabel_outcome_refuses_unknown_keys(hle_env) -> None:
     env = hle_env(2)
     deck = standard_deck()
-    with pytest.raises(ValueError, match=r"unknown label set\(s\) \['color'\].*\['colour'\]"):
+    with pytest.raises(ValueError, match=r"unknown label set\(s\) \['color'\].*\['colour', 'slot'\]"):
         env.relabel_outcome(deck, {"color": torch.tensor([1, 2, 3, 4, 0])})
     with pytest.raises(ValueError, match="unknown"):
         env.relabel_outcome(None, {"rank": torch.arange(5)})

@@ -38,7 +38,7 @@ def check_design(spec: Table, scale: Scale, where: Path) -> None:
         raise ValueError(f"{spec.name} at scale {scale.name!r} is registered ({spec.registered}) but the scale declares no "
                          "design to check its pools against (Scale.design)")
     problems: list[str] = []
-    holders: dict[str, str] = {}  # weights digest -> the agent first seen with them
+    holders: dict[str, tuple[Path, str]] = {}  # weights digest -> the directory first seen with them, and its label
     for pool in dict.fromkeys(cell.pool for cell in spec.cells if cell.pool not in scale.not_trained):
         folders, streams = scale.pool_folders.get(pool, (pool,)), design.streams[pool]
         if len(folders) != len(streams):
@@ -60,7 +60,8 @@ def _folder_names(scale: Scale, pool: str, design: Design) -> list[str]:
                                                                      strict=True)]
 
 
-def _folder_problems(pool: str, folder: str, stream: int, where: Path, design: Design, holders: dict[str, str]) -> list[str]:
+def _folder_problems(pool: str, folder: str, stream: int, where: Path, design: Design,
+                     holders: dict[str, tuple[Path, str]]) -> list[str]:
     """What differs from the design in one folder of ``pool`` (its agents trained on ``stream``)."""
     path = where / folder
     if not path.is_dir():
@@ -78,8 +79,10 @@ def _folder_problems(pool: str, folder: str, stream: int, where: Path, design: D
     return problems
 
 
-def _agent_problems(pool: str, agent: str, label: str, path: Path, stream: int, design: Design, holders: dict[str, str]) -> list[str]:
-    """What differs from the design in one agent directory (``label``: its path under the pools)."""
+def _agent_problems(pool: str, agent: str, label: str, path: Path, stream: int, design: Design,
+                    holders: dict[str, tuple[Path, str]]) -> list[str]:
+    """What differs from the design in one agent directory (``label``: its path under the pools). One directory may serve two
+    pools (a pool of another's agents, matched to a third); two directories with the same weights are a duplicate."""
     try:
         _, _, record = read_policy(path)
         trained = TrainConfig.from_dict(record["config"], f"{path}/policy.json config")
@@ -87,10 +90,10 @@ def _agent_problems(pool: str, agent: str, label: str, path: Path, stream: int, 
         return [f"pool {pool!r}: agent directory {label} is unreadable: {exc}"]
     problems = []
     digest = record["weights_sha256"]  # read_policy checked it against the weights file
-    if digest in holders:
+    first, first_label = holders.setdefault(digest, (path.resolve(), label))
+    if first != path.resolve():
         problems.append(f"pool {pool!r}: agent directory {label} is a duplicate: the same weights digest (sha256 {digest[:16]}...) "
-                        f"as {holders[digest]}")
-    holders.setdefault(digest, label)
+                        f"as {first_label}")
     if record["seed"] != stream:
         problems.append(f"pool {pool!r}: agent {label} was trained on stream seed {record['seed']}, the design's folder is stream {stream}")
     differences = _differences(trained.to_dict(), design.config(pool, agent).to_dict())

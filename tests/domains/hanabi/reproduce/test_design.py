@@ -64,6 +64,11 @@ def test_the_registered_design_is_read_and_the_shipped_pools_are_it(touched_pool
                  REPOSITORY / "results" / "touched" / "agents")  # the shipped 48 agents are the registered design
 
 
+def test_the_shipped_ers_agents_are_its_design() -> None:
+    """A pool of another pool's agents (``op_streams01``: ``op``'s streams 0 and 1) shares their directories: no duplicate."""
+    check_design(SCALES["ers"].tables["table1"], SCALES["ers"], REPOSITORY / "results" / "ers" / "agents")
+
+
 @pytest.mark.parametrize("name", list(BREAKS))
 def test_a_pool_that_is_not_the_registered_design_is_refused(touched_pools: Path, name: str) -> None:
     breaks, message = BREAKS[name]

@@ -4,8 +4,8 @@
   run per seed in ``DIR/seed_<n>/`` (see ``eqc.domains.hanabi.training.pool``).
 - ``eqc hanabi reproduce {table1,table2,table3} --scale smoke|cpu|induced|colour|touched|ers|entropy|paper --out DIR [--retrain]``: read
   the shipped agents (cpu, induced, colour, touched, entropy) or train the table's pools, cross-play them, write ``DIR/<table>.md`` and
-  ``.json`` (see ``eqc.domains.hanabi.reproduce``); ``conventions`` and ``entropy``: the reports of
-  ``eqc.domains.hanabi.reproduce.conventions`` and ``.entropy``.
+  ``.json`` (see ``eqc.domains.hanabi.reproduce``); ``conventions``, ``entropy`` and ``codes``: the reports of
+  ``eqc.domains.hanabi.reproduce.conventions``, ``.entropy`` and ``.codes``.
 """
 
 from __future__ import annotations
@@ -123,6 +123,24 @@ def _entropy(args: argparse.Namespace) -> int:
     return 0
 
 
+def _codes(args: argparse.Namespace) -> int:
+    """``eqc hanabi reproduce codes --scale touched|ers``: the code lottery of a rendered registered table
+    (:mod:`eqc.domains.hanabi.reproduce.codes`)."""
+    from eqc.domains.hanabi.reproduce.codes import reproduce_codes
+    from eqc.domains.hanabi.reproduce.specs import SCALES
+
+    registered = sorted(name for name, scale in SCALES.items() if "table1" in scale.tables and scale.tables["table1"].registered)
+    if args.scale not in registered:
+        raise flags.FlagError("--scale", f"the code report reads a registered table1 ({registered}), not {args.scale!r}")
+    _check_report_flags(args, "the code report")
+    if not (args.out / "table1.json").is_file():
+        raise flags.FlagError("--out", f"{str(args.out / 'table1.json')!r} does not exist: render the table into it first "
+                              f"(eqc hanabi reproduce table1 --scale {args.scale} --out {args.out})")
+    reproduce_codes(args.scale, args.out, agents=args.agents, device=args.device, precision=args.precision, command=args.command_line)
+    print((args.out / "codes.md").read_text())
+    return 0
+
+
 def _reproduce(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.reproduce import SCALES, reproduce
     from eqc.domains.hanabi.reproduce.specs import table_spec
@@ -131,6 +149,8 @@ def _reproduce(args: argparse.Namespace) -> int:
         return _conventions(args)
     if args.table == "entropy":
         return _entropy(args)
+    if args.table == "codes":
+        return _codes(args)
 
     try:
         spec = table_spec(args.table, args.scale)
@@ -223,11 +243,12 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
     pool.set_defaults(run=_pool)
 
     reproduce = sub.add_parser("reproduce", help="train or reuse pools, cross-play them and write one of the paper's tables")
-    reproduce.add_argument("table", choices=("table1", "table2", "table3", "conventions", "entropy"),
+    reproduce.add_argument("table", choices=("table1", "table2", "table3", "conventions", "entropy", "codes"),
                            help="a table; 'conventions': what explains cross-play at --scale induced, colour or touched "
                            "(run after table1 and table2 into the same --out to get each cell's share of the alignable gap); "
                            "'entropy': the IPPO pools of --scale entropy or colour played greedily and as sampled, and how "
-                           "equivariant each is")
+                           "equivariant each is; 'codes': the code lottery of a registered table1 (--scale touched or ers; "
+                           "render table1 into the same --out first)")
     reproduce.add_argument("--scale", choices=("smoke", "cpu", "induced", "colour", "touched", "ers", "entropy", "paper"), required=True,
                            help="smoke: seconds (tests); cpu: the shipped agents (5 per pool), minutes; induced: the shipped "
                            "Mini-Hanabi agents with INDUCED colour conventions (8 per pool; table1, table2), minutes; colour: the "

@@ -253,3 +253,18 @@ def test_action_matrices(tmp_path: Path, mixed: list) -> None:
         action_matrices(mixed[0], 10, groups=["C7"])
     with pytest.raises(TypeError, match="policy must be a TrainedPolicy"):
         action_matrices(mixed[0].agent, 10)
+
+
+def test_a_wrapped_agent_is_described_by_the_agent_it_wraps(pools: dict[str, Path]) -> None:
+    """An averaged (or any wrapped) agent is described as the agent it acts through, with its wrappers named."""
+    from eqc.domains.hanabi.agent.policy import TrainedPolicy
+    from eqc.domains.hanabi.symmetry import colour_symmetry
+    from eqc.domains.hanabi.xp.relabelled import AveragedAgent
+    from eqc.groups import symmetric
+
+    plain = load_policy(pools["pqn"] / "seed_0")
+    symmetry = colour_symmetry(symmetric(plain.rules.num_colours), plain.rules)
+    averaged = TrainedPolicy(AveragedAgent(plain.agent, symmetry, (0, 1)), plain.spec, plain.trained_moves, plain.device,
+                             plain.trained_with)
+    described = describe_policy(averaged, pools["pqn"] / "seed_0")
+    assert described == {**describe_policy(plain, pools["pqn"] / "seed_0"), "wrapped_by": ["AveragedAgent"]}

@@ -15,7 +15,7 @@ import torch
 
 from eqc._checks import check_choice, check_list
 from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, POLICY_JSON, CheckpointError, is_policy_dir
-from eqc.domains.hanabi.agent.network import Agent
+from eqc.domains.hanabi.agent.network import Agent, AgentWrapper
 from eqc.domains.hanabi.agent.policy import TrainedPolicy, load_policy
 from eqc.domains.hanabi.config.agent import HIDDEN_SCHEMES
 from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS
@@ -133,10 +133,14 @@ def load_pools(
 
 def describe_policy(policy: TrainedPolicy, path: str | Path | None = None, symmetrize: str | None = None) -> dict[str, object]:
     """A JSON-ready description of an agent: where it came from, how it was trained (None for an agent eqc
-    did not train), how it is symmetrized."""
-    agent = policy.agent
+    did not train), how it is symmetrized, and the wrappers it acts through (``wrapped_by``, outermost first: e.g. an
+    ``AveragedAgent``), if any."""
+    agent, wrappers = policy.agent, []
+    while isinstance(agent, AgentWrapper):
+        wrappers.append(type(agent).__name__)
+        agent = agent.agent
     if not isinstance(agent, Agent):
-        raise TypeError(f"policy must hold an Agent (as load_policy builds), got {type(agent).__name__}")
+        raise TypeError(f"policy must hold an Agent (as load_policy builds), or wrappers of one, got {type(agent).__name__}")
     spec, group, training = policy.spec, agent.group, policy.training
     return {
         "path": None if path is None else recorded_path(path),
@@ -151,4 +155,5 @@ def describe_policy(policy: TrainedPolicy, path: str | Path | None = None, symme
         "knowledge": spec.game.knowledge,
         "sad": spec.game.sad,
         "network": {k: getattr(spec.network, k) for k in ("hidden_size", "mlp_layers", "lstm_layers")},
+        **({"wrapped_by": wrappers} if wrappers else {}),
     }

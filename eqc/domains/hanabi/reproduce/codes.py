@@ -1,0 +1,148 @@
+"""The code lottery of a rendered registered table (``eqc hanabi reproduce codes``): how often its agents share a
+convention code, and what sharing one is worth.
+
+Each agent of each cell, in the cell's form (plain, symmetrized or averaged, as the table played it), gets its codes
+from greedy self-play (:func:`~eqc.domains.hanabi.xp.codes.agent_codes`): the **slot code** (the slot played most
+often right after a colour hint, pooled over colours) and the **rank-hint code** (per rank, the slot played most
+often right after that rank's hint). Per cell:
+
+- the **same-code rate** of each code: the share of its ordered pairs of distinct agents whose codes are equal (the
+  mean of :func:`~eqc.domains.hanabi.xp.codes.same_code_matrix` off the diagonal);
+- the cell's cross-play split by slot code (:func:`~.post_hoc.xp_by_code`: same-code and different-code pairs, read
+  from the table's own per-pair matrix).
+
+Per test of the table whose cells were played, the same test (its kind: matched, paired or unpaired; the same Monte
+Carlo seed) runs on the slot-code same-code matrix over both cells' agents, two-sided, unadjusted: did one design
+make the slot code less of a lottery than the other? These tests are exploratory; a registered code test whose cell
+was not trained is listed as not run with the table's reason.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from eqc.domains.hanabi.reproduce.comparisons import ALPHA, MONTE_CARLO_SEED
+from eqc.domains.hanabi.reproduce.loaded import LoadedPolicies
+from eqc.domains.hanabi.reproduce.post_hoc import xp_by_code
+from eqc.domains.hanabi.reproduce.specs import SCALES, table_spec
+from eqc.domains.hanabi.xp.codes import agent_codes, same_code_matrix
+from eqc.evaluation import compare_pools, verdict
+
+__all__ = ["CODE_GAMES", "code_report", "render_codes", "reproduce_codes"]
+
+#: Greedy self-play games per agent-form from which its codes are read (the registered 400).
+CODE_GAMES = 400
+
+
+def _rate(codes: list[Any]) -> float:
+    """The share of ordered pairs of distinct agents with equal codes (NaN with fewer than 2 agents)."""
+    n = len(codes)
+    if n < 2:
+        return float("nan")
+    same = same_code_matrix(codes)
+    return float(same[~torch.eye(n, dtype=torch.bool)].mean())
+
+
+def code_report(table: dict[str, Any], runs: dict[str, list[Path]], loaded: LoadedPolicies, *, games: int = CODE_GAMES,
+                log: Callable[[str], None] = print) -> dict[str, Any]:
+    """The report of the module docstring for the rendered ``table`` (its JSON, as ``reproduce`` wrote it) whose pools
+    are ``runs`` (pool -> agent directories, in the table's order), each loaded through ``loaded``."""
+    spec = table_spec(table["table"], table["scale"])
+    by_label = {c.label: c for c in spec.cells}
+    cells: dict[str, dict[str, Any]] = {}
+    slot_codes: dict[str, list[int]] = {}
+    for label, cell in table["cells"].items():
+        form = by_label[label]
+        log(f"codes: {label} ({cell['agents']} agents)")
+        measured = [agent_codes(policy, games=games) for policy in loaded.of(form, runs[form.pool])]
+        slots, ranks = [c.slot_code for c in measured], [c.rank_hint_code for c in measured]
+        slot_codes[label] = slots
+        cells[label] = {
+            "agents": cell.get("matching") or [str(k) for k in range(cell["agents"])],
+            "codes": [c.as_dict() for c in measured],
+            "slot_code_counts": {str(code): n for code, n in Counter(slots).most_common()},
+            "same_slot_code_rate": _rate(slots), "same_rank_hint_code_rate": _rate(ranks),
+            "same_both_codes_rate": _rate(list(zip(slots, ranks, strict=True))),
+            "xp_by_slot_code": xp_by_code(cell["matrix"], slots), "xp": cell["xp_mean"],
+        }
+    tests = {}
+    for test in table["tests"].values():
+        first, second = test["cells"]
+        saved = table["test_matrices"][f"{first} vs {second}"]
+        result = compare_pools(same_code_matrix(slot_codes[first] + slot_codes[second]), saved["a"], saved["b"], paired=test["kind"] != "unpaired",
+                               alternative="two-sided", generator=MONTE_CARLO_SEED)
+        tests[f"{first} vs {second}"] = {"cells": [first, second], "kind": test["kind"], **result.as_dict(),
+                                         "verdict": verdict(result.difference, result.p_value, "two-sided", ALPHA,
+                                                            interval=result.interval)}
+    return {"table": table["table"], "scale": table["scale"], "games": games, "cells": cells, "tests": tests,
+            "not_run_tests": table.get("not_run_tests", {})}
+
+
+def _number(value: float) -> str:
+    return "n/a" if value != value else f"{value:.2f}"  # NaN
+
+
+def render_codes(report: dict[str, Any]) -> str:
+    """The report as Markdown."""
+    lines = [f"# The code lottery: {report['table']} at scale `{report['scale']}`", "",
+             f"Codes from {report['games']} greedy self-play games per agent, in its cell's form. Slot code: the slot played "
+             "most often right after a colour hint (-1: never). Rank-hint code: per rank, the slot played most often right "
+             "after that rank's hint. A same-code rate is the share of a cell's ordered pairs of distinct agents whose codes "
+             "are equal. Cross-play by slot code reads the table's own per-pair matrix.", "",
+             "## Per cell", "",
+             "| cell | agents | slot codes (agents) | same slot code | same rank-hint code | same both | XP same slot code "
+             "(pairs) | XP different slot code (pairs) | cell XP |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for label, c in report["cells"].items():
+        counts = ", ".join(f"{code} x{n}" for code, n in c["slot_code_counts"].items())
+        same, different = c["xp_by_slot_code"]["same"], c["xp_by_slot_code"]["different"]
+        lines.append(f"| {label} | {len(c['codes'])} | {counts} | {_number(c['same_slot_code_rate'])} | "
+                     f"{_number(c['same_rank_hint_code_rate'])} | {_number(c['same_both_codes_rate'])} | "
+                     f"{_number(same['xp'])} ({same['pairs']}) | {_number(different['xp'])} ({different['pairs']}) | "
+                     f"{c['xp']:.2f} |")
+    lines += ["", "## Same slot code rate between cells (exploratory: two-sided, unadjusted)", "",
+              "Each of the table's tests, run again on the same-code matrix over both cells' agents (1 where two agents' "
+              "slot codes are equal), the same kind of test as the table's (matched sets swapped, or forms of one agent).", "",
+              "| test | kind | difference | 95% interval | p | verdict |", "|---|---|---|---|---|---|"]
+    for name, t in report["tests"].items():
+        low, high = t["interval"]
+        lines.append(f"| {name} | {t['kind']} | {t['difference']:+.3f} | [{_number(low)}, {_number(high)}] | "
+                     f"{t['p_value']:.4f} | *{t['verdict']}* |")
+    if report["not_run_tests"]:
+        lines += ["", "Not run (a cell's pool was not trained): " + "; ".join(
+            f"{name} ({t['reason']})" for name, t in report["not_run_tests"].items()) + "."]
+    if report.get("command"):
+        lines += ["", f"Produced by `{report['command']}`."]
+    return "\n".join(lines) + "\n"
+
+
+def reproduce_codes(scale: str, out: str | Path, *, agents: str | Path | None = None, device: str = "cpu", precision: str = "auto",
+                    games: int = CODE_GAMES, command: list[str] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """The report for ``out/table1.json`` (``eqc hanabi reproduce table1`` at ``scale`` into the same ``out``, first), read
+    from the same agents (``agents``, default the shipped ones; a registered table's design is checked), written to
+    ``out/codes.json`` and ``.md``."""
+    import json
+
+    from eqc.domains.hanabi.reproduce.run import shipped_pools
+    from eqc.io import json_safe, write_json_atomic, write_text_atomic
+
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {sorted(SCALES)}, got {scale!r}")
+    path = Path(out) / "table1.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist: render the table first (eqc hanabi reproduce table1 --scale {scale} "
+                                f"--out {out}), the code report reads its cells and tests")
+    table = json.loads(path.read_text())
+    if table.get("scale") != scale:
+        raise ValueError(f"{path} is table1 at scale {table.get('scale')!r}, not {scale!r}")
+    runs = shipped_pools("table1", scale, agents)
+    report = code_report(table, runs, LoadedPolicies(device, precision), games=games, log=log)
+    report["command"] = None if command is None else " ".join(command)
+    write_json_atomic(Path(out) / "codes.json", json_safe(report))
+    write_text_atomic(Path(out) / "codes.md", render_codes(report))
+    return report

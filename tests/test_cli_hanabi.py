@@ -389,7 +389,8 @@ def test_train_seeds_writes_one_run_per_seed(tmp_path: Path, config_file: Path, 
 @pytest.mark.parametrize(
     ("seeds", "message"),
     [("7-0", "seed range '7-0' is empty"), ("a", "must look like '0-9'"), ("", "must look like '0-9'"),
-     ("0-3,2", "seed 2 is named twice"), ("1,1", "seed 1 is named twice")],
+     ("0-3,2", "seed 2 is named twice"), ("1,1", "seed 1 is named twice"),
+     ("0-9999", "seeds in one process must number 1 to 64, got 10000")],
 )
 def test_train_refuses_bad_seeds(tmp_path: Path, config_file: Path, capsys: pytest.CaptureFixture[str], seeds: str, message: str) -> None:
     _usage_error(capsys, ["hanabi", "train", "--config", str(config_file), f"--seeds={seeds}", "--out", str(tmp_path / "x")],

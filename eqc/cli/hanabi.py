@@ -87,11 +87,12 @@ def _train_seeds(args: argparse.Namespace, config: TrainConfig) -> int:
     from eqc.domains.hanabi.config.schema import ConfigError
     from eqc.domains.hanabi.training.run import RunDirectoryError, TrainingDiverged
     from eqc.domains.hanabi.training.seeds import check_stackable
-    from eqc.domains.hanabi.training.seeds_run import train_seeds
+    from eqc.domains.hanabi.training.seeds_run import check_seed_count, train_seeds
 
     try:
+        check_seed_count(len(args.seeds))
         check_stackable(config)
-    except ConfigError as exc:
+    except ValueError as exc:  # ConfigError among them
         raise flags.FlagError("--seeds", str(exc)) from None
     flags.prepare_output_dir(args.out)
     try:

@@ -40,13 +40,26 @@ from eqc.domains.hanabi.training.run import RunDirectoryError, RunSummary, Train
 from eqc.domains.hanabi.training.run_log import RunLog
 from eqc.domains.hanabi.training.seeds import StackedSeeds, check_stackable
 
-__all__ = ["train_seeds"]
+__all__ = ["MAX_SEEDS", "check_seed_count", "train_seeds"]
+
+
+#: The most seeds one process trains as one batched learner (each holds its games, weights and optimizer in memory and
+#: a locked run directory open); a larger pool trains in several processes (``eqc hanabi pool``).
+MAX_SEEDS = 64
+
+
+def check_seed_count(count: int) -> None:
+    """ValueError unless ``count`` seeds (1 to :data:`MAX_SEEDS`) can train in one process."""
+    if not 1 <= count <= MAX_SEEDS:
+        raise ValueError(f"seeds in one process must number 1 to {MAX_SEEDS}, got {count}: train a larger pool in several "
+                         "processes (eqc hanabi pool, or several --out directories)")
 
 
 def _check(configs: Mapping[int, TrainConfig], out: str | Path) -> tuple[list[int], Path]:
     """The seeds in order and the pool directory, refused (before anything is written) where they cannot be batched."""
     if not isinstance(configs, Mapping) or not configs:
         raise TypeError(f"configs must map each seed to its TrainConfig (at least one), got {configs!r}")
+    check_seed_count(len(configs))
     for seed, config in configs.items():
         check_int(seed, "seed", low=0, high=2**63 - 1)
         if not isinstance(config, TrainConfig):
@@ -71,6 +84,11 @@ def _check(configs: Mapping[int, TrainConfig], out: str | Path) -> tuple[list[in
         if (out / name).is_file():
             raise RunDirectoryError(f"out {str(out)!r} is {what} ({name}): seeds in one process write seed_<n>/ runs into a pool "
                                     "directory of their own")
+    held = sorted(int(run.name.removeprefix("seed_")) for run in (out.glob("seed_*") if out.is_dir() else ())
+                  if run.name.removeprefix("seed_").isdigit() and (run / CHECKPOINT_NAME).is_file())
+    if set(held) - set(seeds):
+        raise RunDirectoryError(f"{str(out)!r} is a pool of seeds {held} (their checkpoints): its seeds train on as one batch, so "
+                                f"name them all ({held}), or choose another out for seeds {seeds}")
     for seed in seeds:
         run = seed_dir(out, seed)
         if run.exists() and not run.is_dir():

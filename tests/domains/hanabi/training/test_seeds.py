@@ -192,4 +192,9 @@ def test_refuses_pools_it_cannot_continue(tmp_path: Path, tiny_config: Callable[
     train(config.replace(run={"total_moves": 1024}), tmp_path / "pool" / "seed_0", seed=0, **QUIET)
     with pytest.raises(RunDirectoryError, match=r"seeds \[0\] .* hold checkpoints and \[1\] do not"):
         train_seeds(dict.fromkeys((0, 1), config), tmp_path / "pool", **QUIET)
+    with pytest.raises(RunDirectoryError, match=r"is a pool of seeds \[0\] \(their checkpoints\): .*name them all \(\[0\]\)"):
+        train_seeds({1: config}, tmp_path / "pool", **QUIET)  # seed 0 would be left behind, and dropped from pool.json
     assert not (tmp_path / "pool" / "seed_1").exists()  # left as it was found
+    with pytest.raises(ValueError, match=r"seeds in one process must number 1 to 64, got 65"):
+        train_seeds(dict.fromkeys(range(65), config), tmp_path / "many", **QUIET)
+    assert not (tmp_path / "many").exists()

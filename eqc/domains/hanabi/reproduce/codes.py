@@ -74,8 +74,9 @@ def code_report(table: dict[str, Any], runs: dict[str, list[Path]], loaded: Load
     for test in table["tests"].values():
         first, second = test["cells"]
         saved = table["test_matrices"][f"{first} vs {second}"]
-        result = compare_pools(same_code_matrix(slot_codes[first] + slot_codes[second]), saved["a"], saved["b"], paired=test["kind"] != "unpaired",
-                               alternative="two-sided", generator=MONTE_CARLO_SEED)
+        same = same_code_matrix(slot_codes[first] + slot_codes[second])
+        result = compare_pools(same, saved["a"], saved["b"], paired=test["kind"] != "unpaired", alternative="two-sided",
+                               generator=MONTE_CARLO_SEED)
         tests[f"{first} vs {second}"] = {"cells": [first, second], "kind": test["kind"], **result.as_dict(),
                                          "verdict": verdict(result.difference, result.p_value, "two-sided", ALPHA,
                                                             interval=result.interval)}

@@ -64,6 +64,7 @@ from eqc.domains.hanabi.agent.files import (
     CHECKPOINT_NAME,
     POLICY_JSON,
     SYMMETRIES_FILE,
+    CheckpointError,
     checkpoint_precision,
     load_checkpoint,
     save_checkpoint,
@@ -79,9 +80,9 @@ from eqc.domains.hanabi.training.run_log import METRICS, RunLog
 from eqc.io import write_json_atomic
 
 __all__ = ["METRICS", "RateWindow", "RunClock", "RunDirectoryError", "RunSummary", "SegmentTooShort", "TrainingDiverged",
-           "WarmupWatch", "check_segment", "diverged_error", "divergence", "evaluate_run", "kept_checkpoint", "locked_run_dir",
-           "metrics_columns", "prepare_run_dir", "restore_run", "run_precision", "save_run", "tensorboard_logger",
-           "tensorboard_writer_class", "train"]
+           "WarmupWatch", "check_run_dir", "check_segment", "diverged_error", "divergence", "evaluate_run", "kept_checkpoint",
+           "locked_run_dir", "metrics_columns", "restore_run", "run_precision", "save_run", "tensorboard_logger",
+           "tensorboard_writer_class", "train", "write_run_config"]
 
 #: ``[run]`` keys that may differ when a run resumes: they do not change what is learned.
 RESUMABLE_KEYS = ("total_moves", "checkpoint_minutes", "threads", "tensorboard", "compile")
@@ -134,7 +135,7 @@ def _config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[
 def run_precision(config: TrainConfig, checkpoint: dict[str, Any] | None, device: torch.device) -> Precision:
     """The precision the run trains in: resolved on ``device`` when it starts (measuring ``config``'s network where the
     hardware's report does not tell); a resumed run keeps the one it started with for "auto" or that same precision
-    (another one is left to :func:`prepare_run_dir` to refuse, as any change)."""
+    (another one is left to :func:`check_run_dir` to refuse, as any change)."""
     requested = config.network.precision
     if checkpoint is None:
         return resolve_precision(requested, device, measure=lambda: training_step_ms(config, device))
@@ -142,27 +143,27 @@ def run_precision(config: TrainConfig, checkpoint: dict[str, Any] | None, device
     return started if requested in ("auto", started.used) else Precision(requested, requested, "requested on resume")
 
 
-def prepare_run_dir(out: Path, config: TrainConfig, seed: int, checkpoint: dict[str, Any] | None, precision: Precision) -> None:
-    """Check that ``out`` is new or holds ``checkpoint`` of this run (``config`` in the precision it uses); write
-    ``config.json``.
+def check_run_dir(out: Path, config: TrainConfig, seed: int, checkpoint: dict[str, Any] | None) -> None:
+    """Check that ``out`` is new or holds ``checkpoint`` of this run (its seed, and ``config`` up to the keys a resumed run
+    may change); writes nothing. Keys added to the schema since the checkpoint was written take their defaults."""
+    if checkpoint is None:
+        return
+    if checkpoint["seed"] != seed:
+        raise RunDirectoryError(f"out {str(out)!r} holds a run with seed {checkpoint['seed']}, not {seed}: use another directory")
+    saved = checkpoint["config"]  # upgraded on loading (config.upgrade)
+    try:  # keys added to the schema since take their defaults
+        saved = TrainConfig.from_dict(saved, f"{out / CHECKPOINT_NAME}").to_dict()
+    except ConfigError:
+        pass
+    diffs = _config_differences(saved, config.to_dict())
+    if diffs:
+        raise RunDirectoryError(f"out {str(out)!r} holds a run of another config; differences: " + "; ".join(diffs))
 
-    The checkpoint decides: a ``config.json`` without one (a start that failed before saving) is
-    simply replaced. Keys added to the schema since the checkpoint was written take their defaults.
-    """
-    current = config.to_dict()
-    record = {"seed": seed, "config": current, "precision": precision.as_dict()}
-    if checkpoint is not None:
-        if checkpoint["seed"] != seed:
-            raise RunDirectoryError(f"out {str(out)!r} holds a run with seed {checkpoint['seed']}, not {seed}: use another directory")
-        saved = checkpoint["config"]  # upgraded on loading (config.upgrade)
-        try:  # keys added to the schema since take their defaults
-            saved = TrainConfig.from_dict(saved, f"{out / CHECKPOINT_NAME}").to_dict()
-        except ConfigError:
-            pass
-        diffs = _config_differences(saved, current)
-        if diffs:
-            raise RunDirectoryError(f"out {str(out)!r} holds a run of another config; differences: " + "; ".join(diffs))
-    write_json_atomic(out / "config.json", record)
+
+def write_run_config(out: Path, config: TrainConfig, seed: int, precision: Precision) -> None:
+    """Write ``config.json`` (``config`` in the precision it uses, and the seed) and, for Other-Play over a group file, the
+    group (``symmetries.json``), once the run is checked (:func:`check_run_dir`) and its checkpoint restored."""
+    write_json_atomic(out / "config.json", {"seed": seed, "config": config.to_dict(), "precision": precision.as_dict()})
     if config.rule.symmetries is not None:  # what the agent is trained over, kept with it (export copies it)
         write_json_atomic(out / SYMMETRIES_FILE, read_group_file(config.rule.symmetries))
 
@@ -240,11 +241,12 @@ def _train_locked(
     checkpoint = load_checkpoint(out) if (out / CHECKPOINT_NAME).exists() else None
     precision = run_precision(config, checkpoint, device)
     config = config.replace(network={"precision": precision.used})
-    prepare_run_dir(out, config, seed, checkpoint, precision)
+    check_run_dir(out, config, seed, checkpoint)
     segment = check_segment(checkpoint, config, max_minutes, device)  # a resumed run that cannot get past its warm-up: refused
-    log(f"precision {precision.used}{', as the run started' if checkpoint is not None else ''}: {precision.reason}")
     learner = make_learner(config, seed, device)
-    rows, wall_before = restore_run(learner, checkpoint, out, log)
+    rows, wall_before = restore_run(learner, checkpoint, out, log)  # a checkpoint it cannot resume: refused, nothing written
+    write_run_config(out, config, seed, precision)
+    log(f"precision {precision.used}{', as the run started' if checkpoint is not None else ''}: {precision.reason}")
     if segment is not None:
         log(segment)
     clock = RunClock(wall_before, max_minutes)
@@ -444,15 +446,52 @@ class RateWindow:
 
 
 def restore_run(learner: Learner, checkpoint: dict[str, Any] | None, out: Path, log: Callable[[str], None]) -> tuple[list[dict], float]:
-    """Load a checkpoint into ``learner``; its metrics rows and wall-clock seconds so far."""
+    """Load a checkpoint into ``learner``; its metrics rows and wall-clock seconds so far. ``CheckpointError`` naming the
+    file and what is wrong where the learner's state cannot be resumed: counters that are not non-negative integers
+    or stand behind the run's own log, weights with NaN or infinite values (a run never saves a diverged state), or
+    networks, optimizer, generators or games that do not fit this run's learner."""
     if checkpoint is None:
         return [], 0.0
-    note = learner.load_state_dict(checkpoint["learner"])
+    where = out / CHECKPOINT_NAME
+    state = checkpoint["learner"]
+    _check_counters(state, checkpoint.get("metrics", []), where, learner, int(checkpoint["config"]["run"]["eval_every_moves"]))
+    try:
+        note = learner.load_state_dict(state)
+    except (KeyError, TypeError, ValueError, RuntimeError, IndexError) as exc:
+        reason = f"missing entry {exc}" if isinstance(exc, KeyError) else str(exc).splitlines()[0][:300]
+        raise CheckpointError(f"{where}: its learner state cannot be resumed by this run's learner ({reason}); nothing was "
+                              "written: move the run aside, or resume it with the eqc and config that wrote it") from None
+    bad = [name for name, module in learner.modules().items()
+           if any(not bool(torch.isfinite(t).all()) for t in module.state_dict().values() if t.is_floating_point())]
+    if bad:
+        raise CheckpointError(f"{where}: the weights of {bad} hold NaN or infinite values; a run never saves a diverged state, "
+                              "so the file was changed or damaged: nothing was written, resume from a copy")
     log(f"resuming {out} at {learner.moves_played:,} moves, {learner.updates:,} updates")
     if note is not None:
         log(note)
     rows = [r for r in checkpoint.get("metrics", []) if r["moves"] <= learner.moves_played]
     return rows, float(checkpoint["learner"]["counters"].get("wall_s", 0.0))
+
+
+def _check_counters(state: dict[str, Any], rows: Sequence[dict[str, Any]], where: Path, learner: Learner, eval_every: int) -> None:
+    """The counters of a checkpoint's learner state: non-negative integers; the moves a whole number of batched steps
+    (a move in each of ``learner.num_envs`` games) and within one evaluation period and one iteration of its last metrics
+    row (a run logs a row every ``eval_every`` moves, the period the checkpoint's config had)."""
+    counters = state.get("counters") if isinstance(state, dict) else None
+    if not isinstance(counters, dict):
+        raise CheckpointError(f"{where}: its learner state has no counters")
+    for name in ("moves", "updates"):
+        value = counters.get(name)
+        if isinstance(value, torch.Tensor) and value.numel() == 1:
+            value = value.item()
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**62:
+            raise CheckpointError(f"{where}: its counter {name!r} must be an integer in [0, 2**62), got {value!r}")
+    moves, logged = int(counters["moves"]), max((int(r["moves"]) for r in rows), default=0)
+    iteration = learner.num_envs * int(getattr(learner, "rollout_steps", 1))
+    if moves % learner.num_envs or not logged <= moves < logged + eval_every + iteration:
+        raise CheckpointError(f"{where}: its move counter {moves:,} is not where its run stood: a multiple of {learner.num_envs} "
+                              f"(a move in each game) from its last metrics row ({logged:,} moves) up to one evaluation period "
+                              f"({eval_every:,} moves) and one iteration ({iteration:,}) beyond it")
 
 
 def metrics_columns(learner: Learner) -> tuple[str, ...]:

@@ -200,14 +200,18 @@ def _open(configs: Mapping[int, TrainConfig], seeds: list[int], out: Path, devic
           progress: bool, log: Callable[[str], None]) -> list[_Seed]:
     """Each seed's run as ``train`` opens it: ``config.json`` written, the learner built and restored, its log opened."""
     checkpoints, precisions = _start(configs, seeds, out, device)
-    runs: list[_Seed] = []
-    for seed in seeds:
+    restored = {}
+    for seed in seeds:  # every seed's checkpoint restored before anything is written
         directory, precision = seed_dir(out, seed), precisions[seed]
         config = configs[seed].replace(network={"precision": precision.used})
-        single.prepare_run_dir(directory, config, seed, checkpoints[seed], precision)
+        single.check_run_dir(directory, config, seed, checkpoints[seed])
         learner = make_learner(config, seed, device)
         assert isinstance(learner, PQNLearner)  # check_stackable: [run] algorithm "pqn"
-        rows, wall_before = single.restore_run(learner, checkpoints[seed], directory, log)
+        restored[seed] = (config, learner, single.restore_run(learner, checkpoints[seed], directory, log))
+    runs: list[_Seed] = []
+    for seed, (config, learner, (rows, wall_before)) in restored.items():
+        directory, precision = seed_dir(out, seed), precisions[seed]
+        single.write_run_config(directory, config, seed, precision)
         quiet = bool(runs) and runs[0].log.bar is not None  # one progress bar: the first seed's
         run_log = RunLog(directory, f"{config.run.algorithm} {config.rule.objective} seed {seed}", rows, progress=progress and not runs,
                          log=_silent if quiet else functools.partial(_prefixed, log, f"seed {seed}: "),

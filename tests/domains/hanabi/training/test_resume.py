@@ -107,3 +107,53 @@ def test_train_says_so_in_the_log_when_it_reseeds(tmp_path: Path, tiny_config) -
     lines: list[str] = []
     train(config.replace(run={"total_moves": 2048}), tmp_path, seed=0, progress=False, log=lines.append)
     assert any("written on cuda:0" in line and "re-seeded" in line for line in lines), lines
+
+
+def _damage(data: dict, how: str) -> None:
+    learner = data["learner"]
+    if how == "negative moves":
+        learner["counters"]["moves"] = -5
+    elif how == "moves far beyond the log":
+        learner["counters"]["moves"] = 10**12
+    elif how == "moves not a whole step":
+        learner["counters"]["moves"] += 1
+    elif how == "NaN weights":
+        module = next(iter(learner["modules"].values()))
+        weight = next(k for k, v in module.items() if v.is_floating_point())
+        module[weight] = torch.full_like(module[weight], float("nan"))
+    elif how == "weights of another shape":
+        module = next(iter(learner["modules"].values()))
+        weight = next(k for k, v in module.items() if v.is_floating_point())
+        module[weight] = module[weight][..., :1].clone()
+    elif how == "no optimizer state":
+        del learner["optimizer"]
+    elif how == "games of another size":
+        learner["games"]["hinted"] = learner["games"]["hinted"][:1].clone()
+
+
+DAMAGES = {
+    "negative moves": "its counter 'moves' must be an integer in \\[0, 2\\*\\*62\\), got -5",
+    "moves far beyond the log": "its move counter 1,000,000,000,000 is not where its run stood",
+    "moves not a whole step": "is not where its run stood: a multiple of 16",
+    "NaN weights": "hold NaN or infinite values; a run never saves a diverged state",
+    "weights of another shape": "its learner state cannot be resumed by this run's learner",
+    "no optimizer state": "its learner state cannot be resumed by this run's learner \\(missing entry 'optimizer'\\)",
+    "games of another size": "its learner state cannot be resumed by this run's learner \\(the checkpoint's games\\['hinted'\\]",
+}
+
+
+@pytest.mark.parametrize("how", list(DAMAGES))
+def test_a_learner_state_that_cannot_be_resumed_is_refused_naming_the_file_before_anything_is_written(
+        tmp_path: Path, tiny_config, how: str) -> None:
+    from eqc.domains.hanabi.agent.files import CheckpointError
+    from eqc.domains.hanabi.training.run import train
+
+    config = tiny_config(run={"total_moves": 1024, "eval_every_moves": 1024, "eval_games": 16, "num_envs": 16})
+    train(config, tmp_path, seed=0, progress=False, log=lambda _: None)
+    data = load_checkpoint(tmp_path)
+    _damage(data, how)
+    save_checkpoint(tmp_path / "checkpoint.pt", {k: data[k] for k in ("config", "seed", "learner", "metrics")})
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    with pytest.raises(CheckpointError, match=f"^{tmp_path / 'checkpoint.pt'}: .*{DAMAGES[how]}"):
+        train(config.replace(run={"total_moves": 2048}), tmp_path, seed=0, progress=False, log=lambda _: None)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before  # config.json untouched

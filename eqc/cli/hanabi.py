@@ -482,6 +482,102 @@ def _add_symmetries_parser(sub: argparse._SubParsersAction) -> None:
     flags.add_threads_flag(learn)
     flags.add_precision_flag(learn)
     learn.set_defaults(run=_learn_symmetries)
+    _add_neural_parser(what)
+
+
+def _add_neural_parser(what: argparse._SubParsersAction) -> None:
+    from eqc.dec_pomdp import NeuralMapOptions
+    from eqc.domains.hanabi.xp.neural_maps import MOVE_KINDS
+
+    default = NeuralMapOptions()
+    neural = what.add_parser("neural", help="the ERS paper's neural maps: an identity-initialised observation network with a "
+                                            "fixed slot transposition of moves, trained against a frozen pool "
+                                            "(eqc.dec_pomdp.train_candidate_map); writes a candidate set, not a group")
+    _add_pool_flag(neural)
+    neural.add_argument("--swap-slots", type=flags.int_in(0), nargs=2, action="append", required=True, metavar=("I", "J"),
+                        help="the move permutation of one map: swap the moves of hand slots I and J (repeat for more maps, "
+                             "learned in order; later maps are composed with earlier ones)")
+    neural.add_argument("--moves", nargs="+", choices=MOVE_KINDS, default=list(MOVE_KINDS),
+                        help="which moves of the two slots are swapped (default: discard and play)")
+    neural.add_argument("--steps", type=flags.int_in(0), default=default.steps, help=f"Adam steps per map (default {default.steps})")
+    neural.add_argument("--games", type=flags.int_in(2), default=64, help="sampled self-play games per return estimate (default 64)")
+    neural.add_argument("--temperature", type=flags.float_in(0.0, low_open=True), default=1.0,
+                        help="softmax temperature over an agent's Q-values for the sampled games (default 1.0)")
+    neural.add_argument("--hidden-size", type=flags.int_in(1), default=default.hidden_size,
+                        help=f"width of the observation network's hidden layers (default {default.hidden_size})")
+    neural.add_argument("--lr", type=flags.float_in(0.0, low_open=True), default=default.lr,
+                        help=f"Adam learning rate (default {default.lr})")
+    neural.add_argument("--closure-probability", type=flags.float_in(0.0, 1.0), default=default.closure_probability,
+                        help=f"per step, train phi o phi instead of phi (default {default.closure_probability})")
+    neural.add_argument("--composition-probability", type=flags.float_in(0.0, 1.0), default=default.composition_probability,
+                        help=f"per step, train phi o (an earlier map) (default {default.composition_probability})")
+    neural.add_argument("--invertibility", type=flags.float_in(0.0), default=default.invertibility,
+                        help=f"weight of the L1 term |f(f(o)) - o| (default {default.invertibility})")
+    neural.add_argument("--cross-play", action="store_true",
+                        help="the XP variant: maximise XP(pi_i, phi(pi_j)) over ordered pairs of distinct agents (needs 2+)")
+    neural.add_argument("--seed", type=flags.seed, default=default.seed, help=f"seed of initialisation and draws (default {default.seed})")
+    neural.add_argument("--deck-seed", type=flags.seed, default=0,
+                        help="seed of the training decks; the greedy measurement uses the next seed (default 0)")
+    neural.add_argument("--measure-games", type=flags.int_in(1), default=200,
+                        help="greedy self-play games per agent for each map's final return loss (default 200)")
+    neural.add_argument("--out", type=Path, required=True,
+                        help="the candidate set's record, a new .json file (its weights go beside it, .safetensors)")
+    flags.add_threads_flag(neural)
+    neural.set_defaults(run=_neural_symmetries)
+
+
+def _neural_symmetries(args: argparse.Namespace) -> int:
+    from eqc.dec_pomdp import NeuralMapOptions
+    from eqc.domains.hanabi.xp import DuplicateAgentError, PoolError, load_pools
+    from eqc.domains.hanabi.xp.neural_maps import learn_hanabi_maps, slot_transposition
+    from eqc.io import recorded_path
+
+    out: Path = args.out
+    if out.suffix != ".json":
+        raise flags.FlagError("--out", f"{str(out)!r} must name a .json file (the weights go beside it as .safetensors)")
+    for path in (out, out.with_suffix(".safetensors")):
+        if path.exists():
+            raise flags.FlagError("--out", f"{str(path)!r} exists (a candidate set is written once; choose a new path)")
+    if not out.parent.is_dir():
+        raise flags.FlagError("--out", f"{str(out)!r} is not in an existing directory")
+    for i, j in args.swap_slots:
+        if i == j:
+            raise flags.FlagError("--swap-slots", f"names slot {i} twice; a transposition swaps two different slots")
+    if len(set(args.moves)) != len(args.moves):
+        raise flags.FlagError("--moves", f"names a move kind twice: {args.moves}")
+    try:
+        options = NeuralMapOptions(hidden_size=args.hidden_size, steps=args.steps, lr=args.lr,
+                                   closure_probability=args.closure_probability,
+                                   composition_probability=args.composition_probability,
+                                   invertibility=args.invertibility, cross_play=args.cross_play, seed=args.seed)
+    except ValueError as exc:
+        raise flags.FlagError("--closure-probability", str(exc)) from None
+    try:
+        agents = load_pools(args.pool, device="cpu")
+    except DuplicateAgentError as exc:
+        raise flags.FlagError("--pool", f"{str(exc.run)!r} is listed twice (also through {str(exc.first)!r}); list it once") from None
+    except PoolError as exc:
+        raise flags.FlagError("--pool", str(exc)) from None
+    rules = agents[0].policy.rules
+    if any(a.policy.rules != rules for a in agents):
+        raise flags.FlagError("--pool", "the agents play different games (HanabiRules); pool agents of one game")
+    if any(a.policy.agent.recurrent for a in agents):
+        raise flags.FlagError("--pool", "the neural maps need feed-forward agents (lstm_layers 0); the pool holds a recurrent one")
+    if args.cross_play and len(agents) < 2:
+        raise flags.FlagError("--cross-play", f"the XP variant needs at least 2 agents, the pool has {len(agents)}")
+    if any(s >= rules.hand_size for pair in args.swap_slots for s in pair):
+        raise flags.FlagError("--swap-slots", f"slots must be in 0..{rules.hand_size - 1} (this game's hand size {rules.hand_size})")
+    sigmas = [slot_transposition(rules, pair, args.moves) for pair in args.swap_slots]
+    found = learn_hanabi_maps([a.policy for a in agents], sigmas, options=options, games=args.games, temperature=args.temperature,
+                              measure_games=args.measure_games, deck_seed=args.deck_seed)
+    found.save(out, pool=[recorded_path(a.path) for a in agents], swap_slots=args.swap_slots, moves=args.moves,
+               command=args.command_line)
+    for pair, m in zip(args.swap_slots, found.maps, strict=True):
+        xp = "" if args.cross_play is False else f", XP {m.cross_play:.3f}"
+        print(f"slots {pair[0]} <-> {pair[1]} ({'/'.join(args.moves)}): return loss {m.loss:+.3f} (self-play under the map "
+              f"{m.self_play:.3f}{xp})")
+    print(f"wrote {out} and {out.with_suffix('.safetensors').name}: a candidate set of {len(found.maps)} map(s), not a group")
+    return 0
 
 
 def _add_export_parser(sub: argparse._SubParsersAction) -> None:

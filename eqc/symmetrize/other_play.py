@@ -21,6 +21,7 @@ import torch
 
 from eqc._checks import check_bool, check_device, check_int, check_tensor
 from eqc.dec_pomdp import Symmetry
+from eqc.dec_pomdp.candidate_set import refuse_candidate_set
 from eqc.groups import PermutationGroup, PermutationRepresentation, inverse_permutations
 from eqc.groups.representation import broadcast_gather, require_same_group
 
@@ -110,6 +111,7 @@ class OtherPlay:
         generator: torch.Generator | None = None,
         device: torch.device | str = "cpu",
     ) -> None:
+        refuse_candidate_set(group, "group")
         _check_rep(observation_rep, "observation_rep")
         _check_rep(action_rep, "action_rep")
         if not isinstance(generator, torch.Generator):
@@ -130,7 +132,10 @@ class OtherPlay:
         subgroup: PermutationGroup | None = None,
         device: torch.device | str = "cpu",
     ) -> OtherPlay:
-        """Other-Play over ``symmetry.group``, or G-OP over ``subgroup`` of it."""
+        """Other-Play over ``symmetry.group``, or G-OP over ``subgroup`` of it. A learned
+        :class:`~eqc.dec_pomdp.CandidateSet` is refused (it is no group): its own ``draw`` serves Other-Play."""
+        refuse_candidate_set(symmetry, "symmetry")
+        refuse_candidate_set(subgroup, "subgroup")
         if not isinstance(symmetry, Symmetry):
             raise TypeError(f"symmetry must be an eqc Symmetry, got {type(symmetry).__name__}")
         if subgroup is not None:

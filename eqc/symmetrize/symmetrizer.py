@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from eqc._checks import check_choice, check_int, check_tensor
+from eqc.dec_pomdp.candidate_set import refuse_candidate_set
 from eqc.groups import PermutationRepresentation
 from eqc.groups.representation import require_same_group
 
@@ -37,8 +38,9 @@ class ElementChunk(TypedDict, total=False):
 
 
 def check_representations(in_rep: PermutationRepresentation, out_rep: PermutationRepresentation) -> None:
-    """Both must be representations (never ``None``) of the same group."""
+    """Both must be representations (never ``None``) of the same group; a learned CandidateSet is refused, saying why."""
     for name, rep in (("in_rep", in_rep), ("out_rep", out_rep)):
+        refuse_candidate_set(rep, name)
         if not isinstance(rep, PermutationRepresentation):
             raise TypeError(
                 f"{name} must be a PermutationRepresentation (e.g. sym.observation_rep or sym.action_rep of a "

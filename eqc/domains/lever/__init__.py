@@ -15,6 +15,7 @@ from eqc.domains.lever.game import (
 )
 from eqc.domains.lever.game_tree import GameTree, expected_return, game_tree
 from eqc.domains.lever.iterated import IteratedLeverGame
+from eqc.domains.lever.neural_maps import exact_returns, fit_policies, learn_toy_maps, other_play_value, train_other_play
 from eqc.domains.lever.plots import plot_cross_play
 from eqc.domains.lever.train import RULES, LeverConfig, LeverPool, train_pool, train_pools
 
@@ -30,17 +31,22 @@ __all__ = [
     "OtherPlayOptima",
     "cross_play_matrix",
     "equal_payoff_classes",
+    "exact_returns",
     "expected_return",
+    "fit_policies",
     "game_tree",
     "learn_toy_group",
+    "learn_toy_maps",
     "lever_cross_play",
     "lever_cyclic_subgroup",
     "lever_experiment",
     "lever_game",
     "lever_group",
     "other_play_optima",
+    "other_play_value",
     "plot_cross_play",
     "self_play_optima",
+    "train_other_play",
     "train_pool",
     "train_pools",
 ]

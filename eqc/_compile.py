@@ -7,7 +7,12 @@ compiler is needed). Shapes are static: the first call of each shape compiles (s
 
 from __future__ import annotations
 
+import functools
+import os
+import subprocess
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import torch
@@ -31,10 +36,34 @@ def check_compilable(device: torch.device) -> None:
     from torch._inductor.cpp_builder import get_cpp_compiler
 
     try:
-        get_cpp_compiler()
+        compiler = get_cpp_compiler()
     except Exception as exc:  # inductor's own error type differs between torch versions
-        raise RuntimeError(f"compile on the cpu needs a C++ compiler (g++ or clang++; torch inductor's search failed: "
-                           f"{type(exc).__name__}); install one or run without compile") from None
+        named = f" (CXX is {os.environ['CXX']!r})" if os.environ.get("CXX") else ""
+        raise RuntimeError(f"compile on the cpu needs a C++ compiler{named}: g++ or clang++ (torch inductor's search failed: "
+                           f"{type(exc).__name__}); install one, set CXX to it, or run without compile") from None
+    problem = _compiler_problem(str(compiler))
+    if problem is not None:
+        named = f" (from CXX={os.environ['CXX']!r})" if os.environ.get("CXX") else ""
+        raise RuntimeError(f"compile on the cpu needs a working C++ compiler; {compiler!r}{named} {problem}: set CXX to one "
+                           "that works (g++ or clang++), or run without compile")
+
+
+@functools.cache
+def _compiler_problem(compiler: str) -> str | None:
+    """Why ``compiler`` cannot build a C++ program (it is missing, fails or hangs on ``int main() {}``), else None. Checked
+    once per compiler and process."""
+    with tempfile.TemporaryDirectory() as where:
+        try:
+            done = subprocess.run([compiler, "-x", "c++", "-", "-o", str(Path(where) / "check")], input="int main() { return 0; }\n",
+                                  capture_output=True, text=True, timeout=120, check=False)
+        except FileNotFoundError:
+            return "is not found"
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"could not compile a one-line program ({type(exc).__name__})"
+    if done.returncode != 0:
+        first = (done.stderr or done.stdout).strip().splitlines()[:1]
+        return f"failed to compile a one-line program (exit {done.returncode}{': ' + first[0][:200] if first else ''})"
+    return None
 
 
 def compiled(fn: F, device: torch.device) -> F:

@@ -34,6 +34,7 @@ __all__ = [
     "FlagError",
     "add_threads_flag",
     "apply_threads",
+    "check_compile",
     "device",
     "float_in",
     "int_in",
@@ -211,6 +212,19 @@ def output_dir(text: str) -> Path:
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise argparse.ArgumentTypeError(f"cannot create {text!r}: directory {str(ancestor)!r} is not writable")
     return path
+
+
+def check_compile(compile: bool, device_text: str) -> None:
+    """``[run] compile = true`` on ``device_text``: a missing or broken C++ compiler (or Triton) named as a ``--device``
+    flag error before any work (:func:`eqc._compile.check_compilable`); nothing when ``compile`` is false."""
+    if not compile:
+        return
+    from eqc._compile import check_compilable
+
+    try:
+        check_compilable(torch.device(device_text))
+    except (ValueError, RuntimeError) as exc:
+        raise FlagError("--device", f"[run] compile = true: {exc}") from None
 
 
 def prepare_output_dir(path: Path, flag: str = "--out") -> Path:

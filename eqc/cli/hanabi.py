@@ -48,15 +48,7 @@ def _train(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.training.run import RunDirectoryError, SegmentTooShort, TrainingDiverged, train
 
     config = load_config_flags(args, {"run.threads": args.threads, "network.precision": args.precision})
-    if config.run.compile:  # a missing C++ compiler or Triton named before any work, as a flag error
-        import torch
-
-        from eqc._compile import check_compilable
-
-        try:
-            check_compilable(torch.device(args.device))
-        except (ValueError, RuntimeError) as exc:
-            raise flags.FlagError("--device", f"[run] compile = true: {exc}") from None
+    flags.check_compile(config.run.compile, args.device)
     if args.seeds is not None:
         return _train_seeds(args, config)
     flags.prepare_output_dir(args.out)

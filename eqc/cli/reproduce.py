@@ -53,6 +53,8 @@ def _pool(args: argparse.Namespace) -> int:
         config = config.replace(run={"threads": args.threads})
     address, use_ray = _ray_flags(args)
     _check_pool_device(args, address, use_ray)
+    if address is None:  # the seeds compile on this machine (with --ray ADDRESS, on the workers)
+        flags.check_compile(config.run.compile, args.device)
     flags.prepare_output_dir(args.out)
     record = train_pool(
         {seed: config for seed in args.seeds}, args.out,
@@ -177,9 +179,11 @@ def _reproduce(args: argparse.Namespace) -> int:
         from eqc.domains.hanabi.reproduce.specs import pool_config
 
         try:
-            with_overrides(pool_config(spec.cells[0].pool, scale, scale.seeds[0]), args.overrides)
+            overridden = with_overrides(pool_config(spec.cells[0].pool, scale, scale.seeds[0]), args.overrides)
         except ConfigError as exc:
             raise flags.FlagError("--set", str(exc)) from None
+        if address is None:  # the pools compile on this machine (with --ray ADDRESS, on the workers)
+            flags.check_compile(overridden.run.compile, args.device)
     if args.obl and args.table != "table2":
         raise flags.FlagError("--obl", f"OBL agents are a column of table2 only, not of {args.table}")
     from eqc.domains.hanabi.agent.files import CheckpointError

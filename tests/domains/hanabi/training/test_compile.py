@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -91,3 +92,45 @@ def test_a_run_may_switch_compile_on_resume(tmp_path: Path, tiny_config: Callabl
     train(config.replace(run={"total_moves": 2048}), tmp_path, seed=0, progress=False, log=lambda _: None)
     summary = train(config.replace(run={"compile": True}), tmp_path, seed=0, progress=False, log=lambda _: None)
     assert summary.resumed and summary.moves == 4096 and load_checkpoint(tmp_path)["config"]["run"]["compile"] is True
+
+
+@pytest.fixture
+def broken_compiler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A ``g++`` that answers ``--version`` as GCC does and fails to compile anything, found as inductor's compiler."""
+    import torch._inductor.cpp_builder as builder
+
+    from eqc._compile import _compiler_problem
+
+    fake = tmp_path / "bin" / "g++"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\nif [ "$1" = "--version" ]; then echo "g++ (GCC) 12.2.0"; exit 0; fi\n'
+                    'echo "fake: cannot compile" >&2\nexit 1\n')
+    fake.chmod(0o755)
+    monkeypatch.setattr(builder, "get_cpp_compiler", lambda: str(fake))
+    _compiler_problem.cache_clear()
+    yield fake
+    _compiler_problem.cache_clear()
+
+
+def test_a_compiler_that_answers_but_cannot_compile_is_refused_naming_it(tmp_path: Path, tiny_config: Callable[..., TrainConfig],
+                                                                        broken_compiler: Path) -> None:
+    name = re.escape(str(broken_compiler))
+    with pytest.raises(RuntimeError, match=f"'{name}' failed to compile a one-line program \\(exit 1: fake: cannot compile\\): set CXX"):
+        train(_config(tiny_config, "pqn", True), tmp_path / "run", seed=0, progress=False, log=lambda _: None)
+    assert not (tmp_path / "run").exists()
+
+
+def test_pool_and_reproduce_refuse_a_broken_compiler_before_any_work(tmp_path: Path, tiny_config: Callable[..., TrainConfig],
+                                                                     broken_compiler: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from eqc.cli import main
+
+    config = tmp_path / "compiled.toml"
+    config.write_text(_config(tiny_config, "pqn", True).to_toml())
+    for argv in (["hanabi", "pool", "--config", str(config), "--seeds", "0-1", "--no-ray", "--out", str(tmp_path / "pool")],
+                 ["hanabi", "reproduce", "table1", "--scale", "smoke", "--set", "run.compile=true", "--no-ray",
+                  "--out", str(tmp_path / "table")]):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        err = capsys.readouterr().err
+        assert info.value.code == 2 and "argument --device: [run] compile = true: compile on the cpu needs a working C++ compiler" in err
+    assert not (tmp_path / "pool").exists() and not (tmp_path / "table").exists()

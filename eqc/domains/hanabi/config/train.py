@@ -271,7 +271,7 @@ def _check_candidate_set(ru: RuleConfig, path: str, rules: HanabiRules) -> None:
     """``[rule] symmetries`` naming a candidate set (``eqc hanabi symmetries neural``): Other-Play alone draws from it;
     its maps must fit this game's observation encoding and moves."""
     why = {"gop": f": G-OP needs a group (it draws from a subgroup and deploys the policy symmetrized over it), and a "
-                  f"candidate set is not one: {NOT_A_GROUP}"}.get(ru.objective, "")
+                  f"candidate set is not a group: {NOT_A_GROUP}"}.get(ru.objective, "")
     require(ru.objective == "op", "[rule] symmetries", f"names a candidate set of learned neural maps ({path}), which "
                                                       f"only Other-Play (objective 'op') draws from; got objective {ru.objective!r}{why}")
     try:

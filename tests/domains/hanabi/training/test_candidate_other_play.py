@@ -250,3 +250,30 @@ def test_bad_candidate_sets_are_refused_before_anything_is_written(tiny_config, 
     with pytest.raises(ConfigError, match=r"\[rule\] symmetries .*'weights' must name the weights file beside it"):
         train(good, tmp_path / "missing", seed=0, **QUIET)
     assert not (tmp_path / "missing").exists()
+
+
+# ---------------------------------------------------------------- R2D2: its replay records the agent's frame
+def test_r2d2_records_its_players_frames_and_learns_over_a_candidate_set(tiny_config, tmp_path: Path) -> None:
+    from eqc.domains.hanabi.training.learner import LearnerSetup
+    from eqc.domains.hanabi.training.r2d2 import R2D2, R2D2Learner
+
+    base = tiny_config(game={**MINI, "sad": "greedy_last_action"})
+    config = base.replace(
+        rule={"objective": "op", "symmetries": str(candidate_file(tmp_path, base.game.rules()))},
+        run={"algorithm": "r2d2", "num_envs": 32, "eval_games": 32},
+        network={"hidden_size": 32, "lstm_layers": 1},
+        r2d2={"batch_size": 8, "buffer_episodes": 256, "warmup_episodes": 16, "updates_per_step": 1.0, "max_moves": 40})
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        learner = R2D2Learner(LearnerSetup.of(config, 0, CPU), config.settings(R2D2))
+    games = learner.games
+    raw = games.env.observations().clone()
+    obs, legal, _, _ = games.player_views(games.env.observations(), games.env.legal_move_mask())
+    assert not torch.equal(obs, raw)  # some players drew a map
+    slots = learner.replay.current_slots().clone()
+    learner.act()  # move 0 of every game, recorded
+    assert torch.equal(learner.replay.obs[slots, 0], obs.to(torch.float16))  # f(o) of each player's draw
+    assert torch.equal(learner.replay.legal[slots, 0], legal)  # the real legal moves gathered through sigma
+    while learner.updates == 0:
+        stats = learner.iteration()
+    assert torch.isfinite(stats["loss"])

@@ -29,9 +29,12 @@ import torch
 from eqc._checks import check_int
 from eqc.dec_pomdp.neural_maps import CandidateMap, LearnedMap, NeuralMapOptions, SeatPolicy, transform_logits
 from eqc.groups.permutations import as_permutations
-from eqc.io import write_json_atomic
+from eqc.io import atomic_write, write_json_atomic
 
-__all__ = ["CANDIDATE_SET_KIND", "NOT_A_GROUP", "CandidateSet", "load_candidate_set", "refuse_candidate_set"]
+__all__ = [
+    "CANDIDATE_SET_KIND", "NOT_A_GROUP", "CandidateSet", "copy_candidate_set", "is_candidate_set_file", "load_candidate_set",
+    "refuse_candidate_set",
+]
 
 CANDIDATE_SET_KIND = "eqc.neural_candidate_set"
 """The ``kind`` of a candidate-set record (:meth:`CandidateSet.save`)."""
@@ -137,6 +140,34 @@ def _size(path: Path, record: dict[str, Any], key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise _bad(path, key, f"must be a positive integer, got {value!r}")
     return value
+
+
+def copy_candidate_set(path: str | Path, out: str | Path) -> Path:
+    """Copy the candidate set saved at ``path`` (checked by :func:`load_candidate_set`) to ``out`` (``NAME.json``) and
+    ``NAME.safetensors`` beside it, the weights byte for byte and the record with only ``weights`` renamed to the new
+    file's name (so the copy loads; its ``weights_sha256`` still holds). Overwrites both atomically; returns ``out``."""
+    src, dest = Path(path), Path(out)
+    if dest.suffix != ".json":
+        raise ValueError(f"out must name the record, a .json file (the weights go beside it), got {str(dest)!r}")
+    load_candidate_set(src)
+    record = json.loads(src.read_text())
+    blob = (src.parent / record["weights"]).read_bytes()
+    if hashlib.sha256(blob).hexdigest() != record["weights_sha256"]:
+        raise _bad(src, "weights_sha256", f"does not match {record['weights']} (changed while it was being copied)")
+    weights = dest.with_suffix(".safetensors")
+    atomic_write(weights, lambda f: f.write(blob))
+    write_json_atomic(dest, {**record, "weights": weights.name})
+    return dest
+
+
+def is_candidate_set_file(path: str | Path) -> bool:
+    """Whether ``path`` is a JSON record whose ``kind`` is a candidate set's (how a file naming "symmetries" is told from
+    an expected-return group file). False for anything unreadable: the loader of either kind then says what is wrong."""
+    try:
+        record = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(record, dict) and record.get("kind") == CANDIDATE_SET_KIND
 
 
 def load_candidate_set(path: str | Path) -> CandidateSet:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from eqc._checks import check_choice, check_int
-from eqc.dec_pomdp import Symmetry, load_group_symmetry
+from eqc.dec_pomdp import CandidateSet, Symmetry, load_candidate_set, load_group_symmetry
 from eqc.domains.hanabi.rules import (
     HanabiRules,
     action_layout,
@@ -33,7 +33,7 @@ from eqc.domains.hanabi.rules import (
 from eqc.groups import PermutationGroup, alternating, cyclic, dihedral, direct_product, symmetric
 
 __all__ = ["ACTS_ON", "COLOUR_GROUP_NAMES", "LABEL_SETS", "colour_group", "colour_group_name", "colour_group_names",
-           "colour_symmetry", "label_relabelling", "learned_symmetry", "rank_relabelling"]
+           "colour_symmetry", "label_relabelling", "learned_candidates", "learned_symmetry", "rank_relabelling"]
 
 
 def colour_group_names(num_colours: int) -> tuple[str, ...]:
@@ -151,6 +151,20 @@ def learned_symmetry(path: str | Path, rules: HanabiRules | None = None) -> Symm
     wrong (not such a file, not a group, label sets of another game)."""
     r = check_rules(rules)
     return load_group_symmetry(path, observation_layout(r), action_layout(r))
+
+
+def learned_candidates(path: str | Path, rules: HanabiRules | None = None) -> CandidateSet:
+    """The candidate set of learned neural maps saved at ``path`` (``eqc hanabi symmetries neural``), checked to fit the
+    observation encoding and the moves of ``rules``: what Other-Play over it draws from. FileNotFoundError or ValueError
+    naming the file and what is wrong (unreadable, damaged weights, maps of another observation size or move count)."""
+    r = check_rules(rules)
+    found = load_candidate_set(path)
+    first = found.maps[0].map
+    if (first.observation_size, first.num_moves) != (r.obs_dim, r.num_moves):
+        raise ValueError(f"{path}: its maps act on observations of size {first.observation_size} and {first.num_moves} "
+                         f"moves, but this game's encoding has observations of size {r.obs_dim} and {r.num_moves} moves "
+                         "(learn the maps against agents of this game, [game] and its observation knowledge included)")
+    return found
 
 
 #: What a test-time group may permute: ``"colour"`` (Hanabi's symmetry) or ``"rank"`` (not one: the smoothing control).

@@ -23,7 +23,8 @@ cpu-scale feed-forward agents), what is committed and shared:
   ``weights_sha256`` of ``policy.safetensors`` (what ``sha256sum`` prints) and ``record_sha256`` of
   every other field of ``policy.json`` (its canonical JSON: sorted keys, no spaces);
 - the run's training record beside them when exported from a run: ``symmetries.json`` (the group Other-Play drew
-  from, when ``[rule] symmetries`` named one), ``metrics.csv`` and
+  from, when ``[rule] symmetries`` named one; for a candidate set of learned neural maps its record, with its weights
+  in ``symmetries.safetensors``), ``metrics.csv`` and
   ``learning_curve.png``.
 
 :func:`eqc.domains.hanabi.agent.policy.load_policy` plays either. What loading guarantees: the
@@ -60,7 +61,8 @@ from eqc.domains.hanabi.config.upgrade import CONFIG_VERSIONS, upgrade_config
 from eqc.io import atomic_write, recorded_path, write_json_atomic
 
 __all__ = [
-    "CHECKPOINT_NAME", "POLICY_JSON", "POLICY_WEIGHTS", "SYMMETRIES_FILE", "CheckpointError", "PolicyDirectoryError", "check_format",
+    "CHECKPOINT_NAME", "POLICY_JSON", "POLICY_WEIGHTS", "SYMMETRIES_FILE", "SYMMETRIES_WEIGHTS",
+    "CheckpointError", "PolicyDirectoryError", "check_format",
     "checkpoint_network",
     "checkpoint_precision", "export_policy", "is_policy_dir", "load_checkpoint", "read_policy", "resolve", "save_checkpoint", "seal_record",
     "versions",
@@ -76,8 +78,11 @@ POLICY_WEIGHTS = "policy.safetensors"
 POLICY_FORMAT = "eqc-hanabi-policy"
 POLICY_FORMAT_VERSION = CONFIG_VERSIONS[-1]
 SYMMETRIES_FILE = "symmetries.json"
-"""The expected-return group an agent was trained over (``[rule] symmetries``), copied into its run and policy."""
-RECORD_FILES = ("metrics.csv", "learning_curve.png", SYMMETRIES_FILE)
+"""What an agent was trained over (``[rule] symmetries``: an expected-return group, or a candidate set's record),
+copied into its run and policy."""
+SYMMETRIES_WEIGHTS = "symmetries.safetensors"
+"""A candidate set's weights, beside its record :data:`SYMMETRIES_FILE` (its ``weights`` names this file)."""
+RECORD_FILES = ("metrics.csv", "learning_curve.png", SYMMETRIES_FILE, SYMMETRIES_WEIGHTS)
 
 
 class CheckpointError(ValueError):

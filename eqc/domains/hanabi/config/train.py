@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
 
+from eqc.dec_pomdp.candidate_set import NOT_A_GROUP, is_candidate_set_file
 from eqc.domains.hanabi.config.agent import REQUESTED_PRECISIONS, AgentSpec, GameConfig, NetworkConfig, check_agent_sections
 from eqc.domains.hanabi.config.files import apply_overrides, read_config_file
 from eqc.domains.hanabi.config.schema import (
@@ -43,7 +44,7 @@ from eqc.domains.hanabi.config.schema import (
 )
 from eqc.domains.hanabi.config.upgrade import MOVED_KEYS
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group_names, learned_symmetry
+from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group_names, learned_candidates, learned_symmetry
 from eqc.domains.hanabi.training.algorithms import ALGORITHMS
 
 if TYPE_CHECKING:
@@ -88,8 +89,10 @@ class RuleConfig:
     group: str | None = config_field("colour group of G-OP on the game's c colours: Cc, D(2c), Sc or Ac, e.g. C5, D10, S5, A5 or "
                                      "C3, D6; read by objective 'gop' alone (required there, refused elsewhere)", None)
     symmetries: str | None = config_field("an expected-return group file (`eqc hanabi symmetries learn`): Other-Play over its group "
-                                          "instead of every colour permutation; read by objective 'op' alone; the run keeps a copy "
-                                          "(symmetries.json) and so does the exported agent", None)
+                                          "instead of every colour permutation; or a candidate set of learned neural maps (`eqc hanabi "
+                                          "symmetries neural`, not a group): Other-Play over identity + its maps; read by objective "
+                                          "'op' alone; the run keeps a copy (symmetries.json, and a candidate set's weights "
+                                          "symmetries.safetensors) and so does the exported agent", None)
 
 
 @dataclass(frozen=True)
@@ -250,7 +253,9 @@ def _check_rule(ru: RuleConfig, rules: HanabiRules) -> None:
     else:
         unused = f"is read by objective 'gop' alone; leave it out for objective {ru.objective!r}, got {ru.group!r}"
         require(ru.group is None, "[rule] group", unused)
-    if ru.symmetries is not None:
+    if isinstance(ru.symmetries, str) and is_candidate_set_file(ru.symmetries):
+        _check_candidate_set(ru, ru.symmetries, rules)
+    elif ru.symmetries is not None:
         require(ru.objective == "op", "[rule] symmetries",
                 f"is read by objective 'op' alone (Other-Play over the file's group); got objective {ru.objective!r}")
         require(isinstance(ru.symmetries, str) and bool(ru.symmetries), "[rule] symmetries",
@@ -258,7 +263,21 @@ def _check_rule(ru: RuleConfig, rules: HanabiRules) -> None:
         try:
             learned_symmetry(ru.symmetries, rules)
         except (OSError, ValueError) as exc:
-            require(False, "[rule] symmetries", f"must name a readable expected-return group file of this game: {exc}")
+            require(False, "[rule] symmetries", f"must name a readable expected-return group file (or a candidate set of "
+                                                f"learned neural maps) of this game: {exc}")
+
+
+def _check_candidate_set(ru: RuleConfig, path: str, rules: HanabiRules) -> None:
+    """``[rule] symmetries`` naming a candidate set (``eqc hanabi symmetries neural``): Other-Play alone draws from it;
+    its maps must fit this game's observation encoding and moves."""
+    why = {"gop": f": G-OP needs a group (it draws from a subgroup and deploys the policy symmetrized over it), and a "
+                  f"candidate set is not a group: {NOT_A_GROUP}"}.get(ru.objective, "")
+    require(ru.objective == "op", "[rule] symmetries", f"names a candidate set of learned neural maps ({path}), which "
+                                                      f"only Other-Play (objective 'op') draws from; got objective {ru.objective!r}{why}")
+    try:
+        learned_candidates(path, rules)
+    except (OSError, ValueError) as exc:
+        require(False, "[rule] symmetries", f"must name a readable candidate set of learned neural maps for this game's encoding: {exc}")
 
 
 def _check_algorithm(c: TrainConfig, algorithm: Algorithm[Any]) -> None:

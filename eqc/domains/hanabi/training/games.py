@@ -3,7 +3,8 @@
 :class:`TrainingGames` owns a ``HanabiBatch`` of ``num_envs`` games on one device (same-step
 ``auto_reset``: a game that ends is re-dealt within the step), the Other-Play / G-OP relabelling of
 every player (one group element per player per episode, drawn on its own seeded generator and
-redrawn when the game ends), the ``[bootstrap]`` convention's shaping and the count of finished
+redrawn when the game ends; or, under Other-Play over a candidate set of learned neural maps, one draw of
+the set: :class:`~eqc.symmetrize.CandidatePlay`), the ``[bootstrap]`` convention's shaping and the count of finished
 episodes. :meth:`TrainingGames.step` plays the acting players' moves and returns what happened
 (:class:`Step`); nothing outside this object advances its state. Moves are indexed as network
 actions: the game's ``num_moves`` move uids, then the waiting players' no-op.
@@ -17,20 +18,25 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from eqc.dec_pomdp import Symmetry
+from eqc.dec_pomdp import CandidateSet, Symmetry
+from eqc.dec_pomdp.candidate_set import NOT_A_GROUP, is_candidate_set_file
 from eqc.domains.hanabi.batched import HanabiBatch
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry, learned_symmetry
+from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry, learned_candidates, learned_symmetry
 from eqc.domains.hanabi.training.bootstrap import NO_HINT, convention_bonus, touched_hint
 from eqc.domains.hanabi.training.setup import make_batch
 from eqc.groups import symmetric
-from eqc.symmetrize import OtherPlay
+from eqc.symmetrize import CandidatePlay, CandidateRelabelling, OtherPlay
 from eqc.symmetrize.other_play import Relabelling
 
 if TYPE_CHECKING:  # the training config imports the learners (:mod:`.algorithms`)
     from eqc.domains.hanabi.config.train import BootstrapConfig, RuleConfig
 
-__all__ = ["Step", "TrainingGames", "draw_relabellings", "relabelling_of"]
+__all__ = ["AnyRelabelling", "Step", "TrainingGames", "candidates_of", "draw_relabellings", "relabelling_of"]
+
+#: What a relabelled player plays through: a group element's :class:`Relabelling`, or a candidate-set draw's
+#: :class:`CandidateRelabelling` (the same verbs).
+AnyRelabelling = Relabelling | CandidateRelabelling
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,8 @@ class TrainingGames:
     """``num_envs`` games of ``rules`` on ``device`` as a learner plays them (see the module docstring).
 
     ``rule``: the objective (sp, or Other-Play / G-OP over ``rule.group``, which relabels every player's
-    game); ``keep_identity``: under Other-Play / G-OP one random player per game keeps the identity
+    game; Other-Play over ``rule.symmetries``, a group file or a candidate set: :func:`candidates_of`);
+    ``keep_identity``: under Other-Play / G-OP one random player per game keeps the identity
     (VDN's team), else every player draws. ``seed`` seeds the deals, the relabellings (``seed +
     3_000_017``); the bootstrap's colour-to-slot map is ``[bootstrap] slots``. ``compile``: the games' tensor work
     compiled (``HanabiBatch``'s ``compile``, ``[run] compile``).
@@ -65,46 +72,74 @@ class TrainingGames:
         self.relabel_generator = torch.Generator(device=device).manual_seed(seed + 3_000_017)
         self.keep_identity = keep_identity
         self.other_play: OtherPlay | None = None
-        self.element_indices: torch.Tensor | None = None  # [B, P] rows of other_play.group.elements
+        #: Other-Play over a candidate set of learned maps (``[rule] symmetries`` naming one); then other_play is None.
+        self.candidate_play: CandidatePlay | None = None
+        #: [B, P]: rows of other_play.group.elements, or candidate_play's draw indices (0 the identity, k map k)
+        self.element_indices: torch.Tensor | None = None
         if rule.objective != "sp":
-            sym = relabelling_of(rule, self.env.rules)
-            self.other_play = OtherPlay(sym.group, sym.observation_rep, sym.action_rep, self.relabel_generator, device)
-            self.element_indices = self._draw_elements(self.other_play)
+            candidates = candidates_of(rule, self.env.rules)
+            if candidates is not None:
+                self.candidate_play = CandidatePlay(candidates, device)
+            else:
+                sym = relabelling_of(rule, self.env.rules)
+                self.other_play = OtherPlay(sym.group, sym.observation_rep, sym.action_rep, self.relabel_generator, device)
+            self.element_indices = self._draw_elements()
         self.episodes = torch.zeros((), dtype=torch.long, device=device)
         self.score_sum = torch.zeros((), dtype=torch.long, device=device)
 
     # ---------------------------------------------------------------- relabelling
-    def _draw_elements(self, other_play: OtherPlay) -> torch.Tensor:
-        order = other_play.group.order
+    @property
+    def relabelling_order(self) -> int | None:
+        """How many relabellings a player draws from (the group's order, or identity + the candidate set's maps); None
+        under self-play."""
+        if self.candidate_play is not None:
+            return self.candidate_play.size
+        return self.other_play.group.order if self.other_play is not None else None
+
+    def _draw_elements(self) -> torch.Tensor:
+        order = self.relabelling_order
+        assert order is not None, "drawn only under Other-Play / G-OP"
         return draw_relabellings(order, self.num_envs, self.num_players, self.relabel_generator, self.keep_identity)
 
-    def acting_relabelling(self, current: torch.Tensor, everyone: Relabelling | None = None) -> Relabelling:
+    def _relabelling(self, indices: torch.Tensor) -> AnyRelabelling:
+        if self.candidate_play is not None:
+            return self.candidate_play.relabelling_indices(indices, check=False)
+        if self.other_play is None:
+            raise ValueError("the games are not relabelled (objective 'sp'): there is no relabelling")
+        return self.other_play.relabelling_indices(indices, check=False)
+
+    def acting_relabelling(self, current: torch.Tensor, everyone: AnyRelabelling | None = None) -> AnyRelabelling:
         """The relabelling of each game's acting player (for mapping its move back); taken from ``everyone``
         (all players' relabellings ``[B, P]``) when that was already built. Built on the device from
-        :attr:`element_indices` (``OtherPlay.relabelling_indices``: no host round trip per move)."""
+        :attr:`element_indices` (``OtherPlay.relabelling_indices``, ``CandidatePlay.relabelling_indices``: no host round
+        trip per move)."""
         if everyone is None:
-            if self.other_play is None or self.element_indices is None:
+            if self.element_indices is None:
                 raise ValueError("the games are not relabelled (objective 'sp'): there is no acting relabelling")
-            return self.other_play.relabelling_indices(self.element_indices[self.rows, current], check=False)
+            return self._relabelling(self.element_indices[self.rows, current])
+        if isinstance(everyone, CandidateRelabelling):
+            return everyone.take(self.rows, current)
         return Relabelling(*(getattr(everyone, f.name)[self.rows, current] for f in dataclasses.fields(everyone)))
 
     # ---------------------------------------------------------------- views
-    def acting_view(self, obs_buffer: torch.Tensor, legal_buffer: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, Relabelling | None]:
+    def acting_view(self, obs_buffer: torch.Tensor, legal_buffer: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, AnyRelabelling | None]:
         """The acting player's (relabelled) observation ``[B, D]``, its legal actions ``[B, A]`` (the no-op
         illegal) and its relabelling (None under self-play), for :meth:`step`. The buffers receive the
-        raw observations ``[B, P, D]`` and legal moves ``[B, M]``."""
+        raw observations ``[B, P, D]`` and legal moves ``[B, M]``. Under a candidate set the observation is the drawn
+        map's ``f(o)`` and the legal actions the real ones gathered through its ``sigma``: the player's own frame, which
+        is what a learner records."""
         self.env.observations(obs_buffer)
         self.env.legal_move_mask(legal_buffer)
         current = self.env.state.current
         obs, legal, acting = obs_buffer[self.rows, current], legal_buffer, None
-        if self.other_play is not None:
+        if self.element_indices is not None:  # relabelled: Other-Play / G-OP
             acting = self.acting_relabelling(current)
             obs, legal = acting.relabel_observations(obs), acting.relabel_legal_actions(legal)
         return obs, torch.cat([legal, legal.new_zeros(legal.shape[0], 1)], dim=-1), acting
 
     def player_views(
         self, obs_buffer: torch.Tensor, legal_buffer: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Relabelling | None]:
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, AnyRelabelling | None]:
         """Every player's (relabelled) observation ``[B, P, D]``, legal actions ``[B, P, A]`` (the waiting
         players' only one is the no-op), the player on turn ``[B]`` and the acting players' relabelling
         (None under self-play), for :meth:`step`. The buffers receive the raw observations and moves."""
@@ -113,15 +148,15 @@ class TrainingGames:
         legal = self.env.legal_move_mask(legal_buffer).unsqueeze(1).expand(B, P, self.env.num_moves)
         current = self.env.state.current
         acting = None
-        if self.other_play is not None and self.element_indices is not None:  # set together, under Other-Play / G-OP
-            everyone = self.other_play.relabelling_indices(self.element_indices, check=False)
+        if self.element_indices is not None:  # relabelled: Other-Play / G-OP
+            everyone = self._relabelling(self.element_indices)
             obs, legal = everyone.relabel_observations(obs), everyone.relabel_legal_actions(legal)
             acting = self.acting_relabelling(current, everyone)
         on_turn = (torch.arange(P, device=self.device).view(1, P) == current.view(B, 1)).unsqueeze(-1)
         return obs, torch.cat([legal & on_turn, ~on_turn], dim=-1), current, acting
 
     # ---------------------------------------------------------------- playing
-    def step(self, action: torch.Tensor, acting: Relabelling | None, greedy: torch.Tensor | None = None, *,
+    def step(self, action: torch.Tensor, acting: AnyRelabelling | None, greedy: torch.Tensor | None = None, *,
              shaping: bool = False) -> Step:
         """Play the acting players' ``action [B]``, chosen in their games relabelled by ``acting`` (None: not
         relabelled). ``greedy`` (SAD): the acting players' greedy moves in their relabelled games, shown to
@@ -144,15 +179,15 @@ class TrainingGames:
             reward = reward + bonus
         self.episodes += ended.sum()
         self.score_sum += torch.where(ended, self.env.state.final_score, 0).sum()
-        if self.other_play is not None and self.element_indices is not None:
-            self.element_indices = torch.where(ended.view(-1, 1), self._draw_elements(self.other_play), self.element_indices)
+        if self.element_indices is not None:
+            self.element_indices = torch.where(ended.view(-1, 1), self._draw_elements(), self.element_indices)
         return Step(reward, ended)
 
     def restart(self) -> None:
         """Deal new games and draw new relabellings (after a checkpoint restored the generators)."""
         self.env.reset()
-        if self.other_play is not None:
-            self.element_indices = self._draw_elements(self.other_play)
+        if self.element_indices is not None:
+            self.element_indices = self._draw_elements()
 
     def generators(self) -> dict[str, torch.Generator]:
         """The seeded generators a checkpoint saves: ``relabel`` and the games' ``env``."""
@@ -166,10 +201,21 @@ class TrainingGames:
         return n, (total / n if n else float("nan"))
 
 
+def candidates_of(rule: RuleConfig, rules: HanabiRules) -> CandidateSet | None:
+    """The candidate set of learned neural maps that ``[rule] symmetries`` names (checked against ``rules``' encoding:
+    :func:`~eqc.domains.hanabi.symmetry.learned_candidates`), or None when it names none (no file, or a group file)."""
+    if rule.symmetries is None or not is_candidate_set_file(rule.symmetries):
+        return None
+    return learned_candidates(rule.symmetries, rules)
+
+
 def relabelling_of(rule: RuleConfig, rules: HanabiRules) -> Symmetry:
     """What Other-Play / G-OP under ``rule`` draws from: every colour permutation ('op'), the expected-return group of
-    ``[rule] symmetries`` ('op' with a file), or the colour group ``[rule] group`` ('gop')."""
+    ``[rule] symmetries`` ('op' with a group file), or the colour group ``[rule] group`` ('gop'). A candidate set is no
+    group: :func:`candidates_of` reads it."""
     if rule.symmetries is not None:
+        if is_candidate_set_file(rule.symmetries):
+            raise TypeError(f"[rule] symmetries names a candidate set ({rule.symmetries}), not a group: {NOT_A_GROUP}")
         return learned_symmetry(rule.symmetries, rules)
     if rule.objective == "op":
         return colour_symmetry(symmetric(rules.num_colours), rules)

@@ -67,7 +67,8 @@ def restore_generators(generators: dict[str, torch.Generator], states: dict[str,
 
 def games_state(games: TrainingGames) -> dict[str, Any]:
     """The games in progress of ``games`` as a dict of tensors (copies): ``env`` (``HanabiBatch.state_dict``), ``hinted``,
-    ``episodes`` and ``score_sum`` (finished since the last metrics row) and, under Other-Play / G-OP, ``element_indices``."""
+    ``episodes`` and ``score_sum`` (finished since the last metrics row) and, under Other-Play / G-OP, ``element_indices``
+    (group element indices, or a candidate set's draw indices)."""
     state: dict[str, Any] = {"env": games.env.state_dict(), "hinted": games.hinted.clone(), "episodes": games.episodes.clone(),
                              "score_sum": games.score_sum.clone()}
     if games.element_indices is not None:
@@ -87,6 +88,10 @@ def restore_games(games: TrainingGames, state: dict[str, Any]) -> None:
         mine["element_indices"] = games.element_indices
     for name, tensor in mine.items():
         _check_like(state.get(name), tensor, f"games[{name!r}]")
+    order = games.relabelling_order
+    if order is not None and not bool(((state["element_indices"] >= 0) & (state["element_indices"] < order)).all()):
+        raise ValueError(f"the saved games' Other-Play element indices do not all lie in 0..{order - 1}: the checkpoint "
+                         "drew from another group or candidate set than [rule] symmetries names now")
     games.env.load_state_dict(state["env"])
     for name, tensor in mine.items():
         tensor.copy_(state[name])

@@ -35,9 +35,9 @@ from torch import nn
 from eqc._compile import compiled
 from eqc.domains.hanabi.agent.network import LSTMState, State, as_lstm_state
 from eqc.domains.hanabi.config.schema import config_field, require, require_at_least, require_in_unit
+from eqc.domains.hanabi.training.games import AnyRelabelling
 from eqc.domains.hanabi.training.learner import Learner, LearnerSetup
 from eqc.domains.hanabi.training.resume import lstm_state_dict, restore_lstm_state
-from eqc.symmetrize.other_play import Relabelling
 
 if TYPE_CHECKING:
     from eqc.domains.hanabi.config.train import TrainConfig
@@ -95,7 +95,7 @@ class View:
     legal: torch.Tensor
     acting_legal: torch.Tensor
     current: torch.Tensor | None
-    acting: Relabelling | None
+    acting: AnyRelabelling | None
     scores: torch.Tensor
     value: torch.Tensor | None
     state: LSTMState | None
@@ -156,7 +156,7 @@ class RolloutLearner(Learner):
     def _fresh_state(self) -> LSTMState | None:
         return as_lstm_state(self.agent.initial_state(self.num_envs * self.num_players, self.device)) if self.recurrent else None
 
-    def acting_view(self) -> tuple[torch.Tensor, torch.Tensor, Relabelling | None]:
+    def acting_view(self) -> tuple[torch.Tensor, torch.Tensor, AnyRelabelling | None]:
         """Feed-forward: the acting players' view of the games before the next move (``TrainingGames.acting_view``)."""
         return self.games.acting_view(self._obs, self._legal)
 

@@ -59,6 +59,7 @@ import torch
 
 from eqc._checks import check_device, check_float, check_int
 from eqc._compile import check_compilable
+from eqc.dec_pomdp.candidate_set import copy_candidate_set, is_candidate_set_file
 from eqc.dec_pomdp.expected_return import read_group_file
 from eqc.domains.hanabi.agent.files import (
     CHECKPOINT_NAME,
@@ -161,10 +162,15 @@ def check_run_dir(out: Path, config: TrainConfig, seed: int, checkpoint: dict[st
 
 
 def write_run_config(out: Path, config: TrainConfig, seed: int, precision: Precision) -> None:
-    """Write ``config.json`` (``config`` in the precision it uses, and the seed) and, for Other-Play over a group file, the
-    group (``symmetries.json``), once the run is checked (:func:`check_run_dir`) and its checkpoint restored."""
+    """Write ``config.json`` (``config`` in the precision it uses, and the seed) and, for Other-Play over a file, the
+    group (``symmetries.json``) or the candidate set (``symmetries.json`` and ``symmetries.safetensors``), once the run
+    is checked (:func:`check_run_dir`) and its checkpoint restored."""
     write_json_atomic(out / "config.json", {"seed": seed, "config": config.to_dict(), "precision": precision.as_dict()})
-    if config.rule.symmetries is not None:  # what the agent is trained over, kept with it (export copies it)
+    if config.rule.symmetries is None:
+        return
+    if is_candidate_set_file(config.rule.symmetries):  # its record and weights (symmetries.safetensors), loadable there
+        copy_candidate_set(config.rule.symmetries, out / SYMMETRIES_FILE)
+    else:  # what the agent is trained over, kept with it (export copies it)
         write_json_atomic(out / SYMMETRIES_FILE, read_group_file(config.rule.symmetries))
 
 

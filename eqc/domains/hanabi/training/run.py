@@ -528,14 +528,14 @@ def evaluate_run(learner: Learner, config: TrainConfig, stats: dict[str, Any], w
 
 
 def save_run(out: Path, config: TrainConfig, seed: int, precision: Precision, state: dict[str, Any], rows: Sequence[dict[str, Any]],
-          clock: RunClock, warmup: dict[str, Any] | None = None) -> None:
+          clock: RunClock, warmup: dict[str, Any] | None = None, *, file: str = CHECKPOINT_NAME) -> None:
     """Write the checkpoint of the learner's ``state`` (``Learner.state_dict()``), the metrics ``rows`` and, for a learner
-    with a warm-up, how this call's went (:meth:`WarmupWatch.record`)."""
+    with a warm-up, how this call's went (:meth:`WarmupWatch.record`), to ``out/file``."""
     state["counters"]["wall_s"] = clock.wall()
     payload = {"config": config.to_dict(), "seed": seed, "precision": precision.as_dict(), "learner": state, "metrics": list(rows)}
     if warmup is not None:
         payload["warmup"] = warmup
-    save_checkpoint(out / CHECKPOINT_NAME, payload)
+    save_checkpoint(out / file, payload)
 
 
 def tensorboard_writer_class() -> type:

@@ -12,12 +12,14 @@ resumes every seed from its checkpoint: the seeds must all be new or all stand a
 this function leaves them); a seed trained on its own to another point is refused. Each seed's directory is locked
 as ``train`` locks it. A seed whose loss or weights diverge stops the pool (``TrainingDiverged`` naming it and what is on
 disk: the seeds are checked before every checkpoint and written together, so each keeps its last checkpoint, at one move
-count, or none was written yet). Each seed's ``metrics.csv`` has ``train``'s columns (:func:`~.run.metrics_columns`).
+count, or none was written yet). The seeds' checkpoints are written as one unit (:data:`COMMIT_FILE`): a kill while they
+are written leaves every seed at one move count. Each seed's ``metrics.csv`` has ``train``'s columns (:func:`~.run.metrics_columns`).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import time
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
@@ -39,6 +41,7 @@ from eqc.domains.hanabi.training.pqn import PQNLearner
 from eqc.domains.hanabi.training.run import RunDirectoryError, RunSummary, TrainingDiverged
 from eqc.domains.hanabi.training.run_log import RunLog
 from eqc.domains.hanabi.training.seeds import StackedSeeds, check_stackable
+from eqc.io import write_json_atomic
 
 __all__ = ["MAX_SEEDS", "check_seed_count", "train_seeds"]
 
@@ -157,8 +160,8 @@ class _Seed:
             error = single.diverged_error(problem, self.learner, self.config, single.kept_checkpoint(self.out, kept))
             raise TrainingDiverged(f"seed {self.seed}: {error} ({others})")
 
-    def save(self, state: dict[str, Any]) -> None:
-        single.save_run(self.out, self.config, self.seed, self.precision, state, self.log.rows, self.clock)
+    def save(self, state: dict[str, Any], file: str) -> None:
+        single.save_run(self.out, self.config, self.seed, self.precision, state, self.log.rows, self.clock, file=file)
 
     def summary(self, stopped: str) -> RunSummary:
         last = self.log.rows[-1]
@@ -166,9 +169,52 @@ class _Seed:
                           self.resumed, stopped, dict(last))
 
 
-def _start(configs: Mapping[int, TrainConfig], seeds: list[int], out: Path,
-           device: torch.device) -> tuple[dict[int, dict[str, Any] | None], dict[int, Precision]]:
-    """Each seed's checkpoint (or None) and precision, refused unless all are new or all stand at one move count."""
+#: The seeds' checkpoints are written as one unit: each seed's new checkpoint goes beside its current one
+#: (:data:`NEXT_CHECKPOINT`), then :data:`COMMIT_FILE` in the pool directory marks the set complete, then each replaces its
+#: seed's checkpoint and the mark is removed. A stop at any moment leaves every old checkpoint (new ones without the
+#: mark are discarded) or a complete marked set (finished): :func:`_finish_save` does either when the pool next starts.
+NEXT_CHECKPOINT = "checkpoint.next.pt"
+COMMIT_FILE = "checkpoints.commit.json"
+
+
+def _save_together(runs: list[_Seed], states: list[dict[str, Any]], out: Path) -> None:
+    """Write every seed's checkpoint of ``states`` as one unit (:data:`NEXT_CHECKPOINT`)."""
+    for run, state in zip(runs, states, strict=True):
+        run.save(state, NEXT_CHECKPOINT)
+    write_json_atomic(out / COMMIT_FILE, {"seeds": [run.seed for run in runs], "moves": runs[0].learner.moves_played})
+    _replace_checkpoints(out, [run.seed for run in runs])
+
+
+def _replace_checkpoints(out: Path, seeds: list[int]) -> list[int]:
+    """Each seed's marked new checkpoint replaces its current one, then the mark is removed; the seeds replaced."""
+    replaced = [s for s in seeds if (seed_dir(out, s) / NEXT_CHECKPOINT).is_file()]
+    for seed in replaced:
+        os.replace(seed_dir(out, seed) / NEXT_CHECKPOINT, seed_dir(out, seed) / CHECKPOINT_NAME)
+    (out / COMMIT_FILE).unlink()
+    return replaced
+
+
+def _finish_save(out: Path, seeds: list[int]) -> str | None:
+    """Finish a save of the seeds' checkpoints that a stop interrupted (:data:`NEXT_CHECKPOINT`): marked complete, the new
+    checkpoints replace the old; unmarked, they are discarded. The sentence for the log, or None when none was pending."""
+    if (out / COMMIT_FILE).is_file():
+        done = _replace_checkpoints(out, seeds)
+        return f"a save of the seeds' checkpoints was interrupted after it was complete: finished (seeds {done} replaced)"
+    pending = [s for s in seeds if (seed_dir(out, s) / NEXT_CHECKPOINT).is_file()]
+    for seed in pending:
+        (seed_dir(out, seed) / NEXT_CHECKPOINT).unlink()
+    if pending:
+        return (f"a save of the seeds' checkpoints was interrupted before it was complete: the new checkpoints of seeds {pending} "
+                "were discarded, every seed resumes from its previous one")
+    return None
+
+def _start(configs: Mapping[int, TrainConfig], seeds: list[int], out: Path, device: torch.device,
+           log: Callable[[str], None]) -> tuple[dict[int, dict[str, Any] | None], dict[int, Precision]]:
+    """Each seed's checkpoint (or None) and precision, refused unless all are new or all stand at one move count; a save
+    a stop interrupted is finished first (:func:`_finish_save`)."""
+    note = _finish_save(out, seeds)
+    if note is not None:
+        log(note)
     checkpoints = {s: load_checkpoint(seed_dir(out, s)) if (seed_dir(out, s) / CHECKPOINT_NAME).exists() else None for s in seeds}
     held = [s for s in seeds if checkpoints[s] is not None]
     if held and len(held) < len(seeds):
@@ -199,7 +245,7 @@ def _prefixed(log: Callable[[str], None], prefix: str, line: str) -> None:
 def _open(configs: Mapping[int, TrainConfig], seeds: list[int], out: Path, device: torch.device, max_minutes: float | None,
           progress: bool, log: Callable[[str], None]) -> list[_Seed]:
     """Each seed's run as ``train`` opens it: ``config.json`` written, the learner built and restored, its log opened."""
-    checkpoints, precisions = _start(configs, seeds, out, device)
+    checkpoints, precisions = _start(configs, seeds, out, device, log)
     restored = {}
     for seed in seeds:  # every seed's checkpoint restored before anything is written
         directory, precision = seed_dir(out, seed), precisions[seed]
@@ -257,16 +303,15 @@ def _train_locked(configs: Mapping[int, TrainConfig], seeds: list[int], out: Pat
             if time.monotonic() - last_save >= 60 * config.run.checkpoint_minutes:
                 for run in runs:
                     run.check(kept)
-                for k, run in enumerate(runs):
-                    run.save(stacked.state_dict(k))
+                _save_together(runs, [stacked.state_dict(k) for k in range(len(runs))], out)
                 kept, last_save = first.moves_played, time.monotonic()
         for run in runs:
             run.check(kept)
         states = [stacked.state_dict(k) for k in range(len(runs))]  # before the stop's own rows take the episode counts
-        for run, state in zip(runs, states, strict=True):
+        for run in runs:
             if run.log.rows[-1]["moves"] != run.learner.moves_played:
                 run.evaluate(device)
-            run.save(state)
+        _save_together(runs, states, out)
     finally:
         for run in runs:
             run.log.close()

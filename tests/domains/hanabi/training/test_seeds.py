@@ -198,3 +198,50 @@ def test_refuses_pools_it_cannot_continue(tmp_path: Path, tiny_config: Callable[
     with pytest.raises(ValueError, match=r"seeds in one process must number 1 to 64, got 65"):
         train_seeds(dict.fromkeys(range(65), config), tmp_path / "many", **QUIET)
     assert not (tmp_path / "many").exists()
+
+
+@pytest.mark.parametrize("stage", ["after the mark", "before the mark"])
+def test_a_kill_while_the_seeds_are_saved_leaves_them_at_one_move_count(tmp_path: Path, tiny_config: Callable[..., TrainConfig],
+                                                                        monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
+    """The seeds' checkpoints are one unit: a stop between two seeds' writes is finished (the set was marked complete) or
+    undone (it was not) when the pool next starts, and every seed resumes from one move count."""
+    from eqc.domains.hanabi.training import run as single
+    from eqc.domains.hanabi.training import seeds_run
+
+    config = tiny_config(**SMALL)
+    pool = tmp_path / "pool"
+    train_seeds(dict.fromkeys((0, 1), config), pool, **QUIET)
+    calls: list[object] = []
+    if stage == "after the mark":  # killed between the two seeds' replacements
+        real_replace = seeds_run.os.replace
+
+        def replace(source: Path, target: Path) -> None:  # os.replace: atomic writes use it too
+            if Path(source).name == seeds_run.NEXT_CHECKPOINT:
+                calls.append(source)
+            if len(calls) == 2:
+                raise KeyboardInterrupt
+            real_replace(source, target)
+
+        monkeypatch.setattr(seeds_run.os, "replace", replace)
+    else:  # killed after the first seed's new checkpoint, before the second's
+        real_save = single.save_run
+
+        def save_run(*args: Any, **kwargs: Any) -> None:
+            calls.append(args)
+            if len(calls) == 2:
+                raise KeyboardInterrupt
+            real_save(*args, **kwargs)
+
+        monkeypatch.setattr(single, "save_run", save_run)
+    longer = dict.fromkeys((0, 1), config.replace(run={"total_moves": 2048}))
+    with pytest.raises(KeyboardInterrupt):
+        train_seeds(longer, pool, **QUIET)
+    monkeypatch.undo()
+    moves = [int(load_checkpoint(pool / f"seed_{s}")["learner"]["counters"]["moves"]) for s in (0, 1)]
+    assert moves == ([2048, 1024] if stage == "after the mark" else [1024, 1024])
+    lines: list[str] = []
+    train_seeds(longer, pool, progress=False, log=lines.append)
+    expected = "finished (seeds [1] replaced)" if stage == "after the mark" else "new checkpoints of seeds [0] were discarded"
+    assert any(expected in line for line in lines), lines
+    assert [int(load_checkpoint(pool / f"seed_{s}")["learner"]["counters"]["moves"]) for s in (0, 1)] == [2048, 2048]
+    assert not list(pool.glob("seed_*/checkpoint.next.pt")) and not (pool / "checkpoints.commit.json").exists()

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import platform
 import sys
 import time
@@ -238,8 +239,13 @@ def main(argv: list[str] | None = None) -> list[str]:
         torch.empty(1, device=device)
     except (RuntimeError, ValueError) as exc:
         parser.error(f"--device {args.device!r} cannot be used: {exc}")
-    if args.record is not None and not args.record.parent.is_dir():
-        parser.error(f"--record {str(args.record)!r}: its folder does not exist")
+    if args.record is not None:  # checked before the hour of benchmarks whose table it appends
+        if args.record.is_dir():
+            parser.error(f"--record {str(args.record)!r} is a directory: name a Markdown file to append the table to")
+        if not args.record.parent.is_dir():
+            parser.error(f"--record {str(args.record)!r}: its folder does not exist")
+        if not os.access(args.record if args.record.exists() else args.record.parent, os.W_OK):
+            parser.error(f"--record {str(args.record)!r} cannot be written here (permissions)")
     torch.set_num_threads(1)
     sizes, seconds, envs, batch, games = ([64, 256], 0.2, 64, 64, 8) if args.quick else ([1024, 8192, 65536], 4.0, 8192, 4096, 1000)
     groups = ("D10",) if args.quick else ("D10", "S5")

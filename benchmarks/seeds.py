@@ -26,11 +26,13 @@ from collections.abc import Callable
 import torch
 from _machine import cpu_model
 
+from eqc.cli import common as flags
 from eqc.domains.hanabi.agent.precision import cpu_features
 from eqc.domains.hanabi.config.train import load_config
 from eqc.domains.hanabi.training.learners import make_learner
 from eqc.domains.hanabi.training.pqn import PQNLearner
 from eqc.domains.hanabi.training.seeds import StackedSeeds, check_stackable
+from eqc.domains.hanabi.training.seeds_run import MAX_SEEDS
 
 
 def _learners(config, seeds: int, device: torch.device) -> list[PQNLearner]:
@@ -50,23 +52,26 @@ def _timed(step: Callable[[], None], moves: Callable[[], int], device: torch.dev
     return (moves() - before) / (time.perf_counter() - start)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="vdn_cpu")
-    parser.add_argument("--seeds", type=int, default=4, help="K")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--iterations", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--precision", default="fp32", help="fp32 or bf16 ('auto' would time a probe first)")
-    args = parser.parse_args()
+    parser.add_argument("--config", default="vdn_cpu", help="a shipped config's name or a TOML file (feed-forward PQN)")
+    parser.add_argument("--seeds", type=flags.int_in(1, MAX_SEEDS), default=4, help=f"K, 1 to {MAX_SEEDS}")
+    parser.add_argument("--rounds", type=flags.positive_int, default=3)
+    parser.add_argument("--iterations", type=flags.positive_int, default=2, help="iterations of every seed per round")
+    parser.add_argument("--threads", type=flags.positive_int, default=1)
+    parser.add_argument("--device", type=flags.device, default="cpu", help="cpu or cuda[:i]")
+    parser.add_argument("--precision", choices=("fp32", "bf16"), default="fp32", help="'auto' would time a probe first")
+    args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    config = load_config(args.config).replace(network={"precision": args.precision})
-    check_stackable(config)
-    flags = sorted(f for f in cpu_features() if "bf16" in f or f.startswith("amx") or f in ("avx2", "avx512f"))
+    try:
+        config = load_config(args.config).replace(network={"precision": args.precision})
+        check_stackable(config)
+    except (OSError, ValueError) as exc:  # ConfigError is a ValueError: a missing file, a bad key, a learner K seeds cannot batch
+        parser.error(f"--config {args.config!r}: {exc}")
+    cpu_flags = sorted(f for f in cpu_features() if "bf16" in f or f.startswith("amx") or f in ("avx2", "avx512f"))
     gpu = f"; GPU {torch.cuda.get_device_name(device)}" if device.type == "cuda" else ""
-    print(f"CPU: {cpu_model()}, {os.cpu_count()} cores; flags: {' '.join(flags)}; torch {torch.__version__}, "
+    print(f"CPU: {cpu_model()}, {os.cpu_count()} cores; flags: {' '.join(cpu_flags)}; torch {torch.__version__}, "
           f"capability {torch.backends.cpu.get_cpu_capability()}; device {device}{gpu}; threads {args.threads}; "
           f"load {os.getloadavg()[0]:.2f}")
     print(f"{args.config}: {config.run.num_envs} games per seed, network {config.network.mlp_layers} x {config.network.hidden_size}, "

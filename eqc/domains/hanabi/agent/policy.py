@@ -27,8 +27,8 @@ from eqc.domains.hanabi.agent.files import (
 from eqc.domains.hanabi.agent.network import ActingAgent, QNetwork, State, make_agent
 from eqc.domains.hanabi.agent.obl import load_obl_network, obl_spec
 from eqc.domains.hanabi.agent.precision import resolve_precision
-from eqc.domains.hanabi.config.agent import DEFAULT_HIDDEN_SCHEME, HIDDEN_SCHEMES, AgentSpec
-from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS, TrainConfig
+from eqc.domains.hanabi.config.agent import DEFAULT_HIDDEN_SCHEME, HIDDEN_SCHEMES, REQUESTED_PRECISIONS, AgentSpec
+from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import ACTS_ON, COLOUR_GROUP_NAMES, colour_group
 from eqc.groups import PermutationGroup

@@ -32,7 +32,8 @@ import torch
 from eqc._checks import check_choice
 from eqc.domains.hanabi.agent.files import versions
 from eqc.domains.hanabi.agent.policy import load_policy
-from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS, TrainConfig, with_overrides
+from eqc.domains.hanabi.config.agent import REQUESTED_PRECISIONS
+from eqc.domains.hanabi.config.train import TrainConfig, with_overrides
 from eqc.domains.hanabi.reproduce.between import form, play_between
 from eqc.domains.hanabi.reproduce.comparisons import table_tests
 from eqc.domains.hanabi.reproduce.design import check_design

@@ -17,8 +17,7 @@ from eqc._checks import check_choice, check_list
 from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, POLICY_JSON, CheckpointError, is_policy_dir
 from eqc.domains.hanabi.agent.network import Agent
 from eqc.domains.hanabi.agent.policy import TrainedPolicy, load_policy
-from eqc.domains.hanabi.config.agent import HIDDEN_SCHEMES
-from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS
+from eqc.domains.hanabi.config.agent import HIDDEN_SCHEMES, REQUESTED_PRECISIONS
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group_name
 from eqc.io import recorded_path
 

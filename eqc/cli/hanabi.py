@@ -130,11 +130,10 @@ def _eval(args: argparse.Namespace) -> int:
             raise flags.FlagError("--deck-seed", "the agent's recorded training config has no [run] deck_seed "
                                   "(it predates the name): pass --deck-seed")
         args.deck_seed = RunConfig().deck_seed if run is None else run["deck_seed"]
-    training = policy.training
-    if args.sampled and (args.hle or training is None or not training.algorithm.policy):
-        why = "plays in HanabiBatch only (not with --hle)" if args.hle else "plays IPPO agents (their policy is stochastic)"
-        by = "'another program'" if training is None else repr(training.run.algorithm)
-        raise flags.FlagError("--sampled", f"{why}; {args.checkpoint} was trained by {by}")
+    head = policy.spec.network.head
+    if args.sampled and (args.hle or head != "policy"):
+        why = "plays in HanabiBatch only (not with --hle)" if args.hle else "plays agents whose logits are a policy (trained by IPPO)"
+        raise flags.FlagError("--sampled", f"{why}; {args.checkpoint} has [network] head {head!r}")
     if args.hle:
         from eqc.domains.hanabi.play.self_play import evaluate_in_hle
 

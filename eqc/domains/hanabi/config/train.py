@@ -13,6 +13,10 @@ module, and comes from the table
 :data:`~eqc.domains.hanabi.training.algorithms.ALGORITHMS` (which this module imports; those modules name
 ``TrainConfig`` for types alone); :meth:`TrainConfig.settings` reads one.
 
+``[network] head`` (what the agent's outputs are, :data:`~.agent.HEADS`) follows ``[run] algorithm``
+(:func:`algorithm_head`): left out, it is the algorithm's; given, it must be. :meth:`TrainConfig.replace` and
+:func:`with_overrides` derive it again unless the change names it, so a change of algorithm carries its head along.
+
 ``[network] precision`` is a requested precision (:data:`~.agent.REQUESTED_PRECISIONS`); "auto" is resolved on the device
 that trains (:func:`~eqc.domains.hanabi.agent.precision.resolve_precision`), and the config a run stores holds
 the precision it used.
@@ -55,6 +59,7 @@ __all__ = [
     "RuleConfig",
     "RunConfig",
     "TrainConfig",
+    "algorithm_head",
     "config_sections",
     "describe_config",
     "load_config",
@@ -111,6 +116,11 @@ class BootstrapConfig:
     moves: int = config_field("moves (summed over games) the shaping lasts; then the game's reward alone trains", 0)
 
 
+def algorithm_head(algorithm: Algorithm[Any]) -> str:
+    """``[network] head`` of the agents ``algorithm`` trains: "policy" where its logits are a policy, else "q"."""
+    return "policy" if algorithm.policy else "q"
+
+
 def _default_settings() -> tuple[Any, ...]:
     return tuple(a.settings() for a in ALGORITHMS.values())
 
@@ -129,6 +139,9 @@ class TrainConfig:
     bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
 
     def __post_init__(self) -> None:
+        run, network = self.run, self.network
+        if isinstance(run, RunConfig) and isinstance(network, NetworkConfig) and network.head is None and run.algorithm in ALGORITHMS:
+            object.__setattr__(self, "network", dataclasses.replace(network, head=algorithm_head(ALGORITHMS[run.algorithm])))
         _validate(self)
 
     @property
@@ -182,6 +195,12 @@ class TrainConfig:
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
 
+    def _derivable(self) -> dict[str, dict[str, Any]]:
+        """:meth:`to_dict` without what follows from other keys (``[network] head``), for a change to derive again."""
+        data = self.to_dict()
+        data["network"].pop("head", None)
+        return data
+
     def to_toml(self) -> str:
         """The config as TOML text (every key), readable by :func:`load_config`."""
         lines = []
@@ -193,7 +212,7 @@ class TrainConfig:
 
     def replace(self, **sections: dict[str, Any]) -> TrainConfig:
         """A copy with some keys changed: ``config.replace(run={"num_envs": 64})``."""
-        data = self.to_dict()
+        data = self._derivable()
         for name, changes in sections.items():
             data.setdefault(name, {}).update(changes)
         return TrainConfig.from_dict(data, "replace()")
@@ -262,12 +281,16 @@ def _check_rule(ru: RuleConfig, rules: HanabiRules) -> None:
 
 
 def _check_algorithm(c: TrainConfig, algorithm: Algorithm[Any]) -> None:
-    """The network forms and heads the chosen algorithm trains (``Algorithm.forms``, ``aux``)."""
+    """The network forms and heads the chosen algorithm trains (``Algorithm.forms``, ``policy``, ``aux``)."""
     n = c.network
     recurrent = algorithm.forms == (True,)
     kind = "recurrent" if recurrent else "feed-forward"
     form = f"must be {'>= 1' if recurrent else '0'} for algorithm {algorithm.name!r} (a {kind} agent)"
     require((n.lstm_layers >= 1) in algorithm.forms, "[network] lstm_layers", f"{form}, got {n.lstm_layers}")
+    head = algorithm_head(algorithm)
+    outputs = "the logits of its policy" if algorithm.policy else "Q-values"
+    require(n.head == head, "[network] head", f"must be {head!r} for algorithm {algorithm.name!r} (its agents output {outputs}; "
+                                              f"leave the key out to take the algorithm's), got {n.head!r}")
     with_aux = " or ".join(repr(a.name) for a in ALGORITHMS.values() if a.aux)
     require(n.aux_weight == 0 or algorithm.aux, "[network] aux_weight", f"is only supported by algorithm {with_aux}")
 
@@ -299,7 +322,7 @@ def with_overrides(config: TrainConfig, overrides: tuple[str, ...] | list[str]) 
     """``config`` with ``overrides`` applied and validated (the identity without overrides)."""
     if not overrides:
         return config
-    return TrainConfig.from_dict(apply_overrides(config.to_dict(), overrides), f"--set {' '.join(overrides)}")
+    return TrainConfig.from_dict(apply_overrides(config._derivable(), overrides), f"--set {' '.join(overrides)}")
 
 
 def describe_config() -> str:

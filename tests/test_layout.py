@@ -21,7 +21,7 @@ import eqc
 ROOT = Path(eqc.__file__).parent
 HANABI = "eqc.domains.hanabi"
 #: Packages of the Hanabi domain that must not import ``training``, and the training modules each may import.
-NO_TRAINING = {"agent": set(), "play": set(), "xp": set(), "reproduce": {"pool"}}
+NO_TRAINING = {"agent": set(), "play": set(), "xp": set(), "reproduce": {"pool", "config"}}
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:

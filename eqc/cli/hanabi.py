@@ -32,8 +32,8 @@ from eqc.cli import common as flags
 from eqc.cli.config_flags import add_set_flag, config_source, load_config_flags
 from eqc.cli.reproduce import add_reproduce_parsers
 from eqc.domains.hanabi.config.agent import HIDDEN_SCHEMES
-from eqc.domains.hanabi.config.train import RunConfig, TrainConfig
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES
+from eqc.domains.hanabi.training.config import RunConfig, TrainConfig
 
 #: ``xp --symmetrize``'s value for a pool played as trained (plain, or over its training group).
 AS_TRAINED = "trained"
@@ -335,7 +335,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.config.train import describe_config
+    from eqc.domains.hanabi.training.config import describe_config
 
     print(describe_config())
     return 0

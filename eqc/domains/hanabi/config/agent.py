@@ -3,10 +3,10 @@
 An :class:`AgentSpec` is the game an agent plays (``[game]``: the rules and the observation variant) and
 its network (``[network]``: its shape, what its outputs are (``head``, one of :data:`HEADS`), the colour group it
 was trained symmetrized over, the recurrent symmetrizer's hidden-state scheme and the precision it runs in, one of
-:data:`PRECISIONS`). It is what a
-loaded policy carries; the training config (:mod:`.train`) holds the same two sections beside those that
-only training reads, and gives its spec as ``config.agent``. The sections are validated here, once
-(:mod:`.schema`); the training config's validation calls the same checks.
+:data:`PRECISIONS`). It is what a loaded policy carries; the training config
+(:mod:`eqc.domains.hanabi.training.config`) holds the same two sections beside those that only training reads, and
+gives its spec as ``config.agent``. The sections are validated here, once (:mod:`.schema`); the training config's
+validation calls the same checks.
 """
 
 from __future__ import annotations

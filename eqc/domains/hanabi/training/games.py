@@ -28,7 +28,7 @@ from eqc.symmetrize import OtherPlay
 from eqc.symmetrize.other_play import Relabelling
 
 if TYPE_CHECKING:  # the training config imports the learners (:mod:`.algorithms`)
-    from eqc.domains.hanabi.config.train import BootstrapConfig, RuleConfig
+    from eqc.domains.hanabi.training.config import BootstrapConfig, RuleConfig
 
 __all__ = ["Step", "TrainingGames", "draw_relabellings", "relabelling_of"]
 

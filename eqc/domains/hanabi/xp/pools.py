@@ -136,7 +136,7 @@ def describe_policy(policy: TrainedPolicy, path: str | Path | None = None, symme
     agent = policy.agent
     if not isinstance(agent, Agent):
         raise TypeError(f"policy must hold an Agent (as load_policy builds), got {type(agent).__name__}")
-    spec, group, training = policy.spec, agent.group, policy.training
+    spec, group, trained_with = policy.spec, agent.group, policy.trained_with
     return {
         "path": None if path is None else recorded_path(path),
         "symmetrize": symmetrize if symmetrize is not None else spec.network.symmetrize,
@@ -145,8 +145,8 @@ def describe_policy(policy: TrainedPolicy, path: str | Path | None = None, symme
         "hidden_scheme": agent.hidden_scheme if group is not None and agent.recurrent else None,
         "moves": policy.trained_moves,
         "precision": agent.precision,
-        "algorithm": None if training is None else training.run.algorithm,
-        "objective": None if training is None else training.rule.objective,
+        "algorithm": trained_with.get("run", {}).get("algorithm"),
+        "objective": trained_with.get("rule", {}).get("objective"),
         "knowledge": spec.game.knowledge,
         "sad": spec.game.sad,
         "network": {k: getattr(spec.network, k) for k in ("hidden_size", "mlp_layers", "lstm_layers")},

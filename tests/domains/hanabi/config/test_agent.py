@@ -6,8 +6,8 @@ import pytest
 
 from eqc.domains.hanabi.config.agent import AgentSpec, GameConfig, NetworkConfig
 from eqc.domains.hanabi.config.schema import ConfigError
-from eqc.domains.hanabi.config.train import TrainConfig, algorithm_head, load_config, with_overrides
 from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.training.config import TrainConfig, algorithm_head, load_config, with_overrides
 
 
 def test_a_training_config_gives_the_spec_of_its_agent() -> None:

@@ -14,9 +14,9 @@ import torch
 from eqc.domains.hanabi import load_policy
 from eqc.domains.hanabi.agent.files import POLICY_JSON, POLICY_WEIGHTS, export_policy, load_checkpoint, read_policy, seal_record
 from eqc.domains.hanabi.config.schema import ConfigError
-from eqc.domains.hanabi.config.train import TrainConfig, load_config
 from eqc.domains.hanabi.config.upgrade import CONFIG_VERSIONS, MOVED_KEYS, RECORDED_HEADS, upgrade_config
 from eqc.domains.hanabi.training.algorithms import ALGORITHMS
+from eqc.domains.hanabi.training.config import TrainConfig, load_config
 from eqc.domains.hanabi.training.run import train
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -70,7 +70,7 @@ def test_versions_before_4_gain_the_head_of_their_algorithm(version: int, algori
 
 def test_the_recorded_heads_are_the_algorithms_own() -> None:
     """:data:`RECORDED_HEADS` (data, so that reading a record imports no training) says what each algorithm declares."""
-    from eqc.domains.hanabi.config.train import algorithm_head
+    from eqc.domains.hanabi.training.config import algorithm_head
 
     assert set(RECORDED_HEADS) <= set(ALGORITHMS)
     for name, head in RECORDED_HEADS.items():

@@ -13,8 +13,8 @@ from eqc.domains.hanabi.agent.files import export_policy
 from eqc.domains.hanabi.agent.policy import load_policy
 from eqc.domains.hanabi.agent.sampled import SampledAgent, policy_logits, sample_moves
 from eqc.domains.hanabi.config.schema import ConfigError
-from eqc.domains.hanabi.config.train import load_config
 from eqc.domains.hanabi.play.self_play import greedy_games
+from eqc.domains.hanabi.training.config import load_config
 from eqc.domains.hanabi.training.ippo import IPPO, IPPOLearner, gae
 from eqc.domains.hanabi.training.learners import make_learner
 from eqc.domains.hanabi.training.run import train

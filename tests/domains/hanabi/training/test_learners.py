@@ -15,8 +15,8 @@ from torch import nn
 
 import eqc
 from eqc.domains.hanabi.config.schema import ConfigError, config_field, require
-from eqc.domains.hanabi.config.train import TrainConfig, config_sections, load_config
 from eqc.domains.hanabi.training.algorithms import ALGORITHMS
+from eqc.domains.hanabi.training.config import TrainConfig, config_sections, load_config
 from eqc.domains.hanabi.training.learner import Algorithm, Learner, LearnerSetup
 from eqc.domains.hanabi.training.learners import make_learner
 

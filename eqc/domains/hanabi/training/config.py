@@ -1,25 +1,28 @@
-"""Training configuration: every key written once, with its default and meaning.
+"""The training config: every key written once, with its default and meaning.
 
 A config is a TOML file with the sections below (the shipped ones: ``configs/hanabi/*.toml``, read
-by :mod:`.files`, which also resolves ``base`` and ``--set`` overrides); a key left out takes the
-default written here. Unknown sections or keys, wrong types and impossible values are refused with a
-message naming the key (:class:`~.schema.ConfigError`, a ``ValueError``). Each field's ``help`` is the
-one-line documentation of the key (``eqc hanabi config`` prints them all).
+by :mod:`eqc.domains.hanabi.config.files`, which also resolves ``base`` and ``--set`` overrides); a key left out
+takes the default written here. Unknown sections or keys, wrong types and impossible values are refused with a
+message naming the key (:class:`~eqc.domains.hanabi.config.schema.ConfigError`, a ``ValueError``). Each field's
+``help`` is the one-line documentation of the key (``eqc hanabi config`` prints them all).
 
-The agent's sections (``[game]`` and ``[network]``) are defined and validated in :mod:`.agent`;
-``config.agent`` is the :class:`~.agent.AgentSpec` a trained policy carries. Each learning algorithm's own
-section (``[pqn]``, ``[r2d2]``, ``[ppo]``) is declared, with its rules and its learner, by the algorithm's
-module, and comes from the table
+It lives with training, beside the table of algorithms it reads; :mod:`eqc.domains.hanabi.config` keeps what an agent
+needs. The agent's sections (``[game]`` and ``[network]``) are defined and validated in
+:mod:`eqc.domains.hanabi.config.agent`; ``config.agent`` is the :class:`~eqc.domains.hanabi.config.agent.AgentSpec` a
+trained policy carries, and a policy's training record (``TrainedPolicy.trained_with``) reads back as a config with
+:meth:`TrainConfig.from_dict`. Each learning algorithm's own section (``[pqn]``, ``[r2d2]``, ``[ppo]``) is declared,
+with its rules and its learner, by the algorithm's module, and comes from the table
 :data:`~eqc.domains.hanabi.training.algorithms.ALGORITHMS` (which this module imports; those modules name
 ``TrainConfig`` for types alone); :meth:`TrainConfig.settings` reads one.
 
-``[network] head`` (what the agent's outputs are, :data:`~.agent.HEADS`) follows ``[run] algorithm``
-(:func:`algorithm_head`): left out, it is the algorithm's; given, it must be. :meth:`TrainConfig.replace` and
-:func:`with_overrides` derive it again unless the change names it, so a change of algorithm carries its head along.
+``[network] head`` (what the agent's outputs are, :data:`~eqc.domains.hanabi.config.agent.HEADS`) follows
+``[run] algorithm`` (:func:`algorithm_head`): left out, it is the algorithm's; given, it must be.
+:meth:`TrainConfig.replace` and :func:`with_overrides` derive it again unless the change names it, so a change of
+algorithm carries its head along.
 
-``[network] precision`` is a requested precision (:data:`~.agent.REQUESTED_PRECISIONS`); "auto" is resolved on the device
-that trains (:func:`~eqc.domains.hanabi.agent.precision.resolve_precision`), and the config a run stores holds
-the precision it used.
+``[network] precision`` is a requested precision (:data:`~eqc.domains.hanabi.config.agent.REQUESTED_PRECISIONS`);
+"auto" is resolved on the device that trains (:func:`~eqc.domains.hanabi.agent.precision.resolve_precision`), and the
+config a run stores holds the precision it used.
 
 Counting convention: a *move* is one action in one game; a *step* is one batched step, a move in
 each of the ``num_envs`` games at once. Keys ending in ``_moves`` count moves (summed over games),
@@ -312,7 +315,8 @@ def _check_bootstrap(b: BootstrapConfig, rules: HanabiRules, players: int) -> No
 
 
 def load_config(source: str | Path, overrides: tuple[str, ...] | list[str] = ()) -> TrainConfig:
-    """The validated config of ``source`` (a TOML file or a shipped name, :mod:`.files`) with ``overrides`` applied."""
+    """The validated config of ``source`` (a TOML file or a shipped name, :mod:`eqc.domains.hanabi.config.files`) with
+    ``overrides`` applied."""
     data = apply_overrides(read_config_file(source), overrides)
     where = str(source) + (f" with --set {' '.join(overrides)}" if overrides else "")
     return TrainConfig.from_dict(data, where)

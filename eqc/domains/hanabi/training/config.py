@@ -198,16 +198,18 @@ class TrainConfig:
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
 
-    def _derivable(self) -> dict[str, dict[str, Any]]:
-        """:meth:`to_dict` without what follows from other keys (``[network] head``), for a change to derive again."""
+    def _without_derived(self) -> dict[str, dict[str, Any]]:
+        """:meth:`to_dict` without what follows from other keys (``[network] head``): what a change or a file starts from,
+        so that the key is derived again."""
         data = self.to_dict()
         data["network"].pop("head", None)
         return data
 
     def to_toml(self) -> str:
-        """The config as TOML text (every key), readable by :func:`load_config`."""
+        """The config as TOML text, readable by :func:`load_config`: every key but the derived ``[network] head``, so that
+        a file edited or ``--set`` to another algorithm takes that algorithm's head."""
         lines = []
-        for section, values in self.to_dict().items():
+        for section, values in self._without_derived().items():
             lines.append(f"[{section}]")
             lines += [f"{key} = {toml_value(value)}" for key, value in values.items()]
             lines.append("")
@@ -215,7 +217,7 @@ class TrainConfig:
 
     def replace(self, **sections: dict[str, Any]) -> TrainConfig:
         """A copy with some keys changed: ``config.replace(run={"num_envs": 64})``."""
-        data = self._derivable()
+        data = self._without_derived()
         for name, changes in sections.items():
             data.setdefault(name, {}).update(changes)
         return TrainConfig.from_dict(data, "replace()")
@@ -326,7 +328,7 @@ def with_overrides(config: TrainConfig, overrides: tuple[str, ...] | list[str]) 
     """``config`` with ``overrides`` applied and validated (the identity without overrides)."""
     if not overrides:
         return config
-    return TrainConfig.from_dict(apply_overrides(config._derivable(), overrides), f"--set {' '.join(overrides)}")
+    return TrainConfig.from_dict(apply_overrides(config._without_derived(), overrides), f"--set {' '.join(overrides)}")
 
 
 def describe_config() -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from eqc.domains.hanabi.config.agent import AgentSpec, GameConfig, NetworkConfig
@@ -91,6 +93,14 @@ def test_a_head_against_the_algorithm_is_refused_and_a_change_of_algorithm_deriv
     ippo = TrainConfig().replace(run={"algorithm": "ippo"})
     assert ippo.network.head == "policy" and ippo.replace(run={"algorithm": "pqn"}).network.head == "q"
     assert with_overrides(TrainConfig(), ["run.algorithm=ippo"]).network.head == "policy"
+
+
+def test_a_config_file_eqc_writes_leaves_the_derived_head_out(tmp_path: Path) -> None:
+    """``to_toml`` writes what a user edits: without the head, so ``--set run.algorithm=ippo`` on it takes IPPO's."""
+    path = tmp_path / "config.toml"
+    path.write_text(TrainConfig().to_toml())
+    assert "head" not in path.read_text() and load_config(path) == TrainConfig()
+    assert load_config(path, ["run.algorithm=ippo"]).network.head == "policy"
 
 
 def test_every_shipped_config_loads_with_its_algorithms_head() -> None:

@@ -14,8 +14,10 @@ Version 2 spread the agent's own keys over three sections; version 3 holds them 
 (:data:`MOVED_KEYS`): ``[rule] symmetrize`` and ``hidden_scheme``, ``[run] precision`` (where a record has
 none, its run trained in fp32, from before eqc recorded precisions).
 
-Version 4 records what the agent's outputs are, ``[network] head`` (:data:`~.agent.HEADS`); an earlier record's
-is its ``[run] algorithm``'s (:data:`RECORDED_HEADS`; a record without one trained with the default, "pqn").
+Version 4 records what the agent's outputs are, ``[network] head`` (:data:`~.agent.HEADS`), and the section of its
+algorithm alone. An earlier record's head is its ``[run] algorithm``'s (:data:`RECORDED_HEADS`; a record without one
+trained with the default, "pqn"), and the other algorithms' sections it held, which its run never read, are dropped
+(:data:`RECORDED_SECTIONS`).
 
 The upgrade changes nothing else, so the agent a version-1 file describes is the agent it loads as.
 """
@@ -28,7 +30,7 @@ from typing import Any
 from eqc.domains.hanabi.config.schema import ConfigError
 from eqc.domains.hanabi.rules import SHAPE_FIELDS
 
-__all__ = ["CONFIG_VERSIONS", "MOVED_KEYS", "RECORDED_HEADS", "upgrade_config"]
+__all__ = ["CONFIG_VERSIONS", "MOVED_KEYS", "RECORDED_HEADS", "RECORDED_SECTIONS", "upgrade_config"]
 
 #: The file versions whose recorded config :func:`upgrade_config` reads; the last is today's.
 CONFIG_VERSIONS = (1, 2, 3, 4)
@@ -37,6 +39,8 @@ MOVED_KEYS = {("rule", "symmetrize"): "network", ("rule", "hidden_scheme"): "net
 #: ``[network] head`` of a record of version 1-3, by its ``[run] algorithm``: the algorithms eqc had then, written out
 #: here so that reading a record never imports training (tests check it against each algorithm's ``policy``).
 RECORDED_HEADS = {"pqn": "q", "r2d2": "q", "ippo": "policy"}
+#: The own section of each algorithm a record of version 1-3 may name (tests check it against each ``section``).
+RECORDED_SECTIONS = {"pqn": "pqn", "r2d2": "r2d2", "ippo": "ppo"}
 
 
 def upgrade_config(config: object, version: int, where: str) -> dict[str, Any]:
@@ -69,4 +73,6 @@ def upgrade_config(config: object, version: int, where: str) -> dict[str, Any]:
             raise ConfigError(f"{where}: [run] algorithm {algorithm!r} is not one a version-{version} file records "
                               f"({sorted(RECORDED_HEADS)}), so its [network] head is unknown")
         config.setdefault("network", {})["head"] = RECORDED_HEADS[algorithm]
+        for other in RECORDED_SECTIONS.keys() - {algorithm}:
+            config.pop(RECORDED_SECTIONS[other], None)
     return config

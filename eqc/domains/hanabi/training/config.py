@@ -13,7 +13,8 @@ trained policy carries, and a policy's training record (``TrainedPolicy.trained_
 :meth:`TrainConfig.from_dict`. Each learning algorithm's own section (``[pqn]``, ``[r2d2]``, ``[ppo]``) is declared,
 with its rules and its learner, by the algorithm's module, and comes from the table
 :data:`~eqc.domains.hanabi.training.algorithms.ALGORITHMS` (which this module imports; those modules name
-``TrainConfig`` for types alone); :meth:`TrainConfig.settings` reads one.
+``TrainConfig`` for types alone); :meth:`TrainConfig.settings` reads one. A config holds the chosen algorithm's
+section alone: another's (inherited through ``base``, say) is checked, then not kept, and a run records none.
 
 ``[network] head`` (what the agent's outputs are, :data:`~eqc.domains.hanabi.config.agent.HEADS`) follows
 ``[run] algorithm`` (:func:`algorithm_head`): left out, it is the algorithm's; given, it must be.
@@ -130,8 +131,13 @@ def _default_settings() -> tuple[Any, ...]:
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """A validated training config: its sections, and every algorithm's own in ``algorithm_settings`` (one per entry of
-    :data:`~eqc.domains.hanabi.training.algorithms.ALGORITHMS`, in its order; read one with :meth:`settings`)."""
+    """A validated training config: its sections, and its algorithm's own section in ``algorithm_settings``.
+
+    ``algorithm_settings`` has one entry per algorithm of :data:`~eqc.domains.hanabi.training.algorithms.ALGORITHMS`, in
+    its order (read one with :meth:`settings`), but the config holds the chosen algorithm's section alone: another
+    algorithm's section given (inherited through ``base``, or left from a change of algorithm) is checked, then reset
+    to its defaults, and :meth:`sections` and :meth:`to_dict` (what a run records) leave it out.
+    """
 
     run: RunConfig = field(default_factory=RunConfig)
     game: GameConfig = field(default_factory=GameConfig)
@@ -146,6 +152,8 @@ class TrainConfig:
         if isinstance(run, RunConfig) and isinstance(network, NetworkConfig) and network.head is None and run.algorithm in ALGORITHMS:
             object.__setattr__(self, "network", dataclasses.replace(network, head=algorithm_head(ALGORITHMS[run.algorithm])))
         _validate(self)
+        pairs = zip(ALGORITHMS.values(), self.algorithm_settings, strict=True)
+        object.__setattr__(self, "algorithm_settings", tuple(s if a.name == self.run.algorithm else a.settings() for a, s in pairs))
 
     @property
     def algorithm(self) -> Algorithm[Any]:
@@ -157,9 +165,9 @@ class TrainConfig:
         return self.algorithm_settings[list(ALGORITHMS).index(algorithm.name)]
 
     def sections(self) -> dict[str, Any]:
-        """Every section by name, in the order of :func:`config_sections`."""
-        own = dict(zip((a.section for a in ALGORITHMS.values()), self.algorithm_settings, strict=True))
-        return {name: own[name] if name in own else getattr(self, name) for name in config_sections()}
+        """The sections it holds by name, in the order of :func:`config_sections`: the common ones and its algorithm's."""
+        others = {a.section for a in ALGORITHMS.values() if a.name != self.run.algorithm}
+        return {name: section for name, section in _every_section(self).items() if name not in others}
 
     @property
     def agent(self) -> AgentSpec:
@@ -236,13 +244,19 @@ def config_sections() -> dict[str, type]:
     return sections
 
 
+def _every_section(c: TrainConfig) -> dict[str, Any]:
+    """Every section by name, every algorithm's included, in the order of :func:`config_sections`."""
+    own = dict(zip((a.section for a in ALGORITHMS.values()), c.algorithm_settings, strict=True))
+    return {name: own[name] if name in own else getattr(c, name) for name in config_sections()}
+
+
 def _validate(c: TrainConfig) -> None:
     """The rules of the common sections, then every algorithm's section, then what the chosen algorithm needs."""
     r, g, ru, n, o, b = c.run, c.game, c.rule, c.network, c.optim, c.bootstrap
     expected = tuple(a.settings for a in ALGORITHMS.values())
     held = f"must hold one section per algorithm, {[t.__name__ for t in expected]}, got {c.algorithm_settings}"
     require(tuple(map(type, c.algorithm_settings)) == expected, "TrainConfig.algorithm_settings", held)
-    for sec, obj in c.sections().items():
+    for sec, obj in _every_section(c).items():
         if sec not in ("game", "network"):  # the agent's sections: check_agent_sections
             check_section(sec, obj)
     require(r.algorithm in ALGORITHMS, "[run] algorithm", f"must be one of {tuple(ALGORITHMS)}, got {r.algorithm!r}")

@@ -1,6 +1,7 @@
 """Recorded configs of earlier file versions read as today's: version 1's sentinels become left-out keys and
 ``max_moves`` moves to ``[r2d2]``; version 2's agent keys move to ``[network]``; versions 1-3 gain ``[network] head``
-from their algorithm; the agent an old file describes is the agent it loads as."""
+from their algorithm and lose the other algorithms' sections; the agent an old file describes is the agent it loads
+as."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import torch
 
 from eqc.domains.hanabi import load_policy
 from eqc.domains.hanabi.agent.files import POLICY_JSON, POLICY_WEIGHTS, export_policy, load_checkpoint, read_policy, seal_record
-from eqc.domains.hanabi.config.schema import ConfigError
-from eqc.domains.hanabi.config.upgrade import CONFIG_VERSIONS, MOVED_KEYS, RECORDED_HEADS, upgrade_config
+from eqc.domains.hanabi.config.schema import ConfigError, section_dict
+from eqc.domains.hanabi.config.upgrade import CONFIG_VERSIONS, MOVED_KEYS, RECORDED_HEADS, RECORDED_SECTIONS, upgrade_config
 from eqc.domains.hanabi.training.algorithms import ALGORITHMS
 from eqc.domains.hanabi.training.config import TrainConfig, load_config
 from eqc.domains.hanabi.training.run import train
@@ -36,7 +37,8 @@ def test_version_1_sentinels_become_left_out_keys() -> None:
     assert upgraded["game"] == {"preset": "mini", "hand_size": 3}  # a shape key that was given stays
     assert upgraded["rule"] == {"objective": "sp"}
     assert upgraded["network"] == {"hidden_scheme": "average", "precision": "fp32", "head": "q"} and upgraded["run"] == {"algorithm": "pqn"}
-    assert upgraded["r2d2"] == {"batch_size": 128, "max_moves": 80}
+    assert "r2d2" not in upgraded  # a PQN run's: another algorithm's section, which it never read
+    assert upgrade_config({"run": {"algorithm": "r2d2"}, "game": {"max_moves": 80}}, 1, "old")["r2d2"] == {"max_moves": 80}
     config = TrainConfig.from_dict(upgraded)
     assert config.game.rules().num_colours == 3 and config.rule.group is None and config.agent.network.symmetrize is None
 
@@ -75,6 +77,15 @@ def test_the_recorded_heads_are_the_algorithms_own() -> None:
     assert set(RECORDED_HEADS) <= set(ALGORITHMS)
     for name, head in RECORDED_HEADS.items():
         assert head == algorithm_head(ALGORITHMS[name]) and (head == "policy") == ALGORITHMS[name].policy
+    assert RECORDED_SECTIONS == {name: ALGORITHMS[name].section for name in RECORDED_HEADS}
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_versions_before_4_keep_their_algorithms_section_alone(version: int) -> None:
+    old = {"run": {"algorithm": "ippo"}, "pqn": {"epochs": 2}, "r2d2": {"n_step": 3}, "ppo": {"clip": 0.3}, "optim": {"lr": 0.1}}
+    upgraded = upgrade_config(old, version, "old")
+    assert upgraded["ppo"] == {"clip": 0.3} and upgraded["optim"] == {"lr": 0.1} and not {"pqn", "r2d2"} & set(upgraded)
+    assert upgrade_config({"pqn": {}, "ppo": {}}, 4, "new") == {"pqn": {}, "ppo": {}}  # today's is read as it is
 
 
 @pytest.mark.parametrize("algorithm", ["toy", ["pqn"]])
@@ -104,9 +115,11 @@ def test_what_cannot_be_upgraded_is_refused(config: object, version: int, messag
 
 
 def _as_version_3(config: dict) -> dict:
-    """``config`` (today's) written as version 3 wrote it: no ``[network] head``."""
+    """``config`` (today's) written as version 3 wrote it: no ``[network] head``, and every algorithm's section."""
     old = copy.deepcopy(config)
     del old["network"]["head"]
+    for algorithm in ALGORITHMS.values():
+        old.setdefault(algorithm.section, section_dict(algorithm.settings()))
     return old
 
 
@@ -181,8 +194,9 @@ def test_the_shipped_agents_load_with_the_head_of_their_algorithm(folder: Path) 
     record = json.loads((folder / POLICY_JSON).read_text())
     assert record["format_version"] in (1, 2, 3) and "head" not in record["config"]["network"]
     policy = load_policy(folder)
-    head = RECORDED_HEADS[record["config"]["run"]["algorithm"]]
-    assert policy.spec.network.head == policy.trained_with["network"]["head"] == head
+    algorithm = record["config"]["run"]["algorithm"]
+    assert policy.spec.network.head == policy.trained_with["network"]["head"] == RECORDED_HEADS[algorithm]
+    assert set(RECORDED_SECTIONS.values()) & set(policy.trained_with) == {RECORDED_SECTIONS[algorithm]}
     assert TrainConfig.from_dict(policy.trained_with).agent == policy.spec
 
 

@@ -23,7 +23,7 @@ import torch
 from _machine import cpu_model
 
 from eqc.domains.hanabi.agent.precision import cpu_features, resolve_precision
-from eqc.domains.hanabi.config.train import load_config
+from eqc.domains.hanabi.training.config import load_config
 from eqc.domains.hanabi.training.learners import make_learner
 from eqc.domains.hanabi.training.probe import training_step_ms
 

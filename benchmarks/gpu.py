@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 import torch
 
 if TYPE_CHECKING:
-    from eqc.domains.hanabi.config.train import TrainConfig
+    from eqc.domains.hanabi.training.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -131,8 +131,8 @@ def _jaxmarl_rows(sizes: list[int], seconds: float) -> list[str]:
 
 def learner_rows(device: torch.device, num_envs: int, seconds: float, compile: bool) -> list[str]:
     """Each learner, and with ``compile`` PQN self-play compiled (``[run] compile``) beside it."""
-    from eqc.domains.hanabi.config.train import load_config
     from eqc.domains.hanabi.reproduce.specs import SCALES, pool_config
+    from eqc.domains.hanabi.training.config import load_config
 
     base = load_config("vdn_cpu").replace(run={"num_envs": num_envs}, network={"precision": "fp32"})
     variants = {

@@ -28,7 +28,7 @@ from _machine import cpu_model
 
 from eqc.cli import common as flags
 from eqc.domains.hanabi.agent.precision import cpu_features
-from eqc.domains.hanabi.config.train import load_config
+from eqc.domains.hanabi.training.config import load_config
 from eqc.domains.hanabi.training.learners import make_learner
 from eqc.domains.hanabi.training.pqn import PQNLearner
 from eqc.domains.hanabi.training.seeds import StackedSeeds, check_stackable

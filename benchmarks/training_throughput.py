@@ -25,8 +25,8 @@ from pathlib import Path
 import torch
 
 from eqc._checks import check_device
-from eqc.domains.hanabi.config.train import TrainConfig, load_config
 from eqc.domains.hanabi.reproduce.specs import SCALES, pool_config
+from eqc.domains.hanabi.training.config import TrainConfig, load_config
 from eqc.domains.hanabi.training.learners import make_learner
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -45,6 +45,7 @@ from eqc.domains.hanabi.agent.policy import load_policy
 from eqc.domains.hanabi.play.self_play import greedy_games
 from eqc.domains.hanabi.reproduce.specs import INDUCED_BOOTSTRAP, INDUCED_POOLS, INDUCED_SLOTS, SCALES, describe_pool
 from eqc.domains.hanabi.training.bootstrap import colour_slot_maps
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.xp import (
     breaks_colour_symmetry,
     cross_play_games,
@@ -127,7 +128,7 @@ def measure_agent(path: Path, games: int) -> tuple[dict, object]:
            "loss_share": relabelled.loss / relabelled.self_play if relabelled.self_play > 0 else float("nan"),
            "hint_slot_counts": counts.tolist(), "colour_hints_answered": hints,
            "slot_dependence": slot_dependence(counts)}
-    training = policy.training
+    training = TrainConfig.from_dict(policy.trained_with, f"{path} training record") if policy.trained_with else None
     if training is not None and training.bootstrap.convention != "none":
         pi = torch.tensor(training.bootstrap.slots)
         taught = counts[torch.arange(rules.num_colours), pi].sum()

@@ -16,7 +16,7 @@ from pathlib import Path
 from safetensors.torch import load
 
 from eqc.domains.hanabi.agent.files import POLICY_JSON, POLICY_WEIGHTS, network_from_weights, read_policy, seal_record
-from eqc.domains.hanabi.config.train import TrainConfig
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.io import write_json_atomic
 
 

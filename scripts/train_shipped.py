@@ -24,7 +24,6 @@ from pathlib import Path
 import torch
 
 from eqc.domains.hanabi.agent.files import export_policy
-from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.reproduce.specs import (
     COLOUR_POOLS,
     ENTROPY_POOLS,
@@ -39,6 +38,7 @@ from eqc.domains.hanabi.reproduce.specs import (
     touched_agent_config,
 )
 from eqc.domains.hanabi.training.bootstrap import colour_slot_maps
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.run import train
 
 #: The colour testbed's training order: the pools the tables need most first.

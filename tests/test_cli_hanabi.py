@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from eqc.cli import main
-from eqc.domains.hanabi.config.train import TrainConfig
+from eqc.domains.hanabi.training.config import TrainConfig
 
 TINY = TrainConfig().replace(  # fp32 on every processor: xp --verify-hle replays batched games move for move
     run={"num_envs": 32, "total_moves": 1024, "eval_every_moves": 1024, "eval_games": 16},

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from eqc.cli import main
-from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.training.config import TrainConfig
 
 TINY = TrainConfig().replace(
     run={"num_envs": 32, "total_moves": 2048, "eval_every_moves": 1024, "eval_games": 16},

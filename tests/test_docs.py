@@ -297,7 +297,7 @@ def test_the_config_reference_names_every_key() -> None:
     pytest.importorskip("torch")
     import dataclasses
 
-    from eqc.domains.hanabi.config.train import config_sections
+    from eqc.domains.hanabi.training.config import config_sections
 
     reference = _hook("reference")
     page = reference.config_page()

@@ -1,5 +1,7 @@
 """The package's layering, read from the source with ``ast``: no import cycles, and what is shipped and
-played (``agent/``, ``play/``, ``xp/``, ``reproduce/``) never imports what trains (``training/``).
+played (``agent/``, ``play/``, ``xp/``, ``reproduce/``) never imports what trains (``training/``); ``agent/``,
+``play/`` and ``xp/`` not even through other modules (``config/`` among them): checked on the transitive closure of
+the module-level graph, and by importing one module of each in a fresh interpreter and reading ``sys.modules``.
 
 An edge ``a -> b`` is an ``import`` or ``from ... import`` in module ``a`` naming eqc module ``b``
 (``from pkg import name`` counts as ``pkg.name`` when that is a module, else ``pkg``). Imports at
@@ -11,6 +13,10 @@ Imports under ``if TYPE_CHECKING:`` never run and are not counted.
 from __future__ import annotations
 
 import ast
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import networkx as nx
@@ -20,8 +26,13 @@ import eqc
 
 ROOT = Path(eqc.__file__).parent
 HANABI = "eqc.domains.hanabi"
+TRAINING = f"{HANABI}.training"
 #: Packages of the Hanabi domain that must not import ``training``, and the training modules each may import.
-NO_TRAINING = {"agent": set(), "play": set(), "xp": set(), "reproduce": {"pool"}}
+NO_TRAINING = {"agent": set(), "play": set(), "xp": set(), "reproduce": {"pool", "config"}}
+#: Packages of the Hanabi domain that must not reach ``training`` through any chain of module-level imports.
+NEVER_REACH_TRAINING = ("agent", "play", "xp")
+#: One module of each of them, imported in a fresh interpreter: none may load a training module.
+IMPORTED_ALONE = (f"{HANABI}.agent.policy", f"{HANABI}.play.self_play", f"{HANABI}.xp.pools")
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -95,6 +106,34 @@ def training_imports(graph: nx.DiGraph) -> list[tuple[str, str]]:
     return bad
 
 
+def is_training(module: str) -> bool:
+    """Whether ``module`` is ``training`` or a module under it."""
+    return module == TRAINING or module.startswith(f"{TRAINING}.")
+
+
+def reached_training(graph: nx.DiGraph) -> dict[str, list[str]]:
+    """Each module of :data:`NEVER_REACH_TRAINING` that reaches training through ``graph``'s imports, however many
+    hops, and the training modules it reaches."""
+    reached = {}
+    for module in graph:
+        if any(module == f"{HANABI}.{p}" or module.startswith(f"{HANABI}.{p}.") for p in NEVER_REACH_TRAINING):
+            bad = sorted(m for m in nx.descendants(graph, module) if is_training(m))
+            if bad:
+                reached[module] = bad
+    return reached
+
+
+def training_loaded_by(module: str) -> list[str]:
+    """The training modules in ``sys.modules`` after ``import module`` in a fresh interpreter (this checkout's eqc)."""
+    code = ("import importlib, json, sys\n"
+            f"importlib.import_module({module!r})\n"
+            "print(json.dumps(sorted(sys.modules)))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT.parent), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    return [m for m in json.loads(done.stdout.splitlines()[-1]) if is_training(m)]
+
+
 def test_module_level_imports_have_no_cycle() -> None:
     top, _ = eqc_graphs()
     assert top.number_of_nodes() > 100 and top.number_of_edges() > 200  # the walk found the package
@@ -137,3 +176,41 @@ def test_the_checks_catch_a_bad_graph() -> None:
     assert {frozenset(c) for c in cycles(nx.compose(top, inner))} == {frozenset({"eqc.a", "eqc.b"}), frozenset({"eqc.c", "eqc.d"})}
     assert top.has_edge(f"{HANABI}.training.config", f"{HANABI}.training.run")  # relative imports resolve
     assert not top.has_edge("eqc.e", "eqc.f") and not inner.has_edge("eqc.e", "eqc.f")  # type-only imports never run
+
+
+def test_what_is_played_never_reaches_training_through_other_modules() -> None:
+    """Static: no module of ``agent/``, ``play/``, ``xp/`` reaches training through module-level imports, ``config/``
+    and every other package included (a direct edge is not needed: ``agent -> config -> training`` counts)."""
+    top, _ = eqc_graphs()
+    assert any(m.startswith(f"{HANABI}.agent.") for m in top) and any(is_training(m) for m in top)  # the walk found both
+    assert reached_training(top) == {}
+
+
+@pytest.mark.parametrize("module", IMPORTED_ALONE)
+def test_importing_what_is_played_loads_no_training_module(module: str) -> None:
+    """Dynamic: what the import really loads, whatever the source says (lazy loaders, ``__init__`` files included)."""
+    assert training_loaded_by(module) == []
+
+
+def test_the_transitive_checks_catch_a_violation() -> None:
+    """Negative control: an agent module reaching training in two hops (through ``config``) is reported with what it
+    reaches, as is a play module importing one directly; reproduce (allowed to train) and a function-level import
+    are not; and a fresh interpreter importing a training module reports it."""
+    fake = {
+        "eqc": ("", True),
+        f"{HANABI}.agent.precision": (f"from {HANABI}.config.train import PRECISIONS\n", False),
+        f"{HANABI}.config.train": (f"from {HANABI}.training.algorithms import ALGORITHMS\n", False),
+        f"{HANABI}.training.algorithms": ("from .pqn import PQN\n", False),
+        f"{HANABI}.training.pqn": ("", False),
+        f"{HANABI}.play.hle": (f"import {HANABI}.training.pqn\n", False),
+        f"{HANABI}.xp.pools": (f"def f():\n    from {HANABI}.training import pqn\n", False),
+        f"{HANABI}.reproduce.run": (f"from {HANABI}.training import config\n", False),
+        f"{HANABI}.training.config": ("from . import pqn\n", False),
+    }
+    top, _ = import_edges(fake)
+    assert training_imports(top) == [(f"{HANABI}.play.hle", f"{HANABI}.training.pqn")]  # the direct check misses the agent
+    assert reached_training(top) == {
+        f"{HANABI}.agent.precision": [f"{HANABI}.training.algorithms", f"{HANABI}.training.pqn"],
+        f"{HANABI}.play.hle": [f"{HANABI}.training.pqn"],
+    }
+    assert training_loaded_by(f"{TRAINING}.config") != []  # the dynamic check sees a training import

@@ -127,7 +127,7 @@ def config_page() -> str:
     """The Markdown of ``reference/config.md``."""
     from eqc.domains.hanabi.config.files import shipped_configs
     from eqc.domains.hanabi.config.schema import toml_value
-    from eqc.domains.hanabi.config.train import config_sections
+    from eqc.domains.hanabi.training.config import config_sections
 
     shipped = shipped_configs()
     lines = ["# Config keys", "",

@@ -58,7 +58,7 @@ def _lazy(obj: Any) -> dict[str, str]:
 
 def _resolve(pkg: griffe.Module, obj: griffe.Object, name: str) -> str | None:
     """The full path of ``name`` as seen from ``obj``'s docstring, or None."""
-    if name.startswith("."):  # relative to obj's package: ``.files`` from config.train
+    if name.startswith("."):  # relative to obj's package: ``.schema`` from config.agent
         module = obj if obj.is_module else obj.module
         package = module if module.is_init_module else module.parent
         path = f"{package.path}{name}" if package is not None else name[1:]

@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 
 from eqc._checks import check_device, check_float
-from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS
+from eqc.domains.hanabi.config.agent import REQUESTED_PRECISIONS
 
 __all__ = [
     "MAX_SEED",

@@ -10,7 +10,7 @@ from typing import Any
 from eqc.cli import common as flags
 from eqc.domains.hanabi.config.files import check_overrides, shipped_configs
 from eqc.domains.hanabi.config.schema import ConfigError, toml_value
-from eqc.domains.hanabi.config.train import TrainConfig, load_config
+from eqc.domains.hanabi.training.config import TrainConfig, load_config
 
 __all__ = ["add_set_flag", "config_source", "load_config_flags"]
 

@@ -32,8 +32,8 @@ from eqc.cli import common as flags
 from eqc.cli.config_flags import add_set_flag, config_source, load_config_flags
 from eqc.cli.reproduce import add_reproduce_parsers
 from eqc.domains.hanabi.config.agent import HIDDEN_SCHEMES
-from eqc.domains.hanabi.config.train import RunConfig, TrainConfig
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES
+from eqc.domains.hanabi.training.config import RunConfig, TrainConfig
 
 #: ``xp --symmetrize``'s value for a pool played as trained (plain, or over its training group).
 AS_TRAINED = "trained"
@@ -123,11 +123,10 @@ def _eval(args: argparse.Namespace) -> int:
             raise flags.FlagError("--deck-seed", "the agent's recorded training config has no [run] deck_seed "
                                   "(it predates the name): pass --deck-seed")
         args.deck_seed = RunConfig().deck_seed if run is None else run["deck_seed"]
-    training = policy.training
-    if args.sampled and (args.hle or training is None or not training.algorithm.policy):
-        why = "plays in HanabiBatch only (not with --hle)" if args.hle else "plays IPPO agents (their policy is stochastic)"
-        by = "'another program'" if training is None else repr(training.run.algorithm)
-        raise flags.FlagError("--sampled", f"{why}; {args.checkpoint} was trained by {by}")
+    head = policy.spec.network.head
+    if args.sampled and (args.hle or head != "policy"):
+        why = "plays in HanabiBatch only (not with --hle)" if args.hle else "plays agents whose logits are a policy (trained by IPPO)"
+        raise flags.FlagError("--sampled", f"{why}; {args.checkpoint} has [network] head {head!r}")
     if args.hle:
         from eqc.domains.hanabi.play.self_play import evaluate_in_hle
 
@@ -329,7 +328,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.config.train import describe_config
+    from eqc.domains.hanabi.training.config import describe_config
 
     print(describe_config())
     return 0

@@ -175,8 +175,8 @@ def _reproduce(args: argparse.Namespace) -> int:
                               "(shipped agents are fixed)")
     if args.overrides:
         from eqc.domains.hanabi.config.schema import ConfigError
-        from eqc.domains.hanabi.config.train import with_overrides
         from eqc.domains.hanabi.reproduce.specs import pool_config
+        from eqc.domains.hanabi.training.config import with_overrides
 
         try:
             overridden = with_overrides(pool_config(spec.cells[0].pool, scale, scale.seeds[0]), args.overrides)

@@ -8,7 +8,8 @@ conventions), ``symmetry`` (``colour_symmetry``), ``dealing`` (decks), ``hle``
 (``HanabiEnv`` on HLE), ``batched`` (``HanabiBatch``); ``agent`` (what is shipped and played: spec,
 network, policy, file formats), ``play`` (self-play and cross-play loops, HLE and batched),
 ``training`` (only what makes an agent), ``xp`` (cross-play of shipped agents) and ``reproduce``
-(the paper's tables); ``xp`` and ``reproduce`` never import ``training``, but for the pool trainer.
+(the paper's tables); ``agent``, ``play`` and ``xp`` never load ``training``, even through other modules;
+``reproduce`` loads only the pool trainer and the training config.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import torch
 
-from eqc.domains.hanabi.config.train import TrainConfig
+from eqc.domains.hanabi.training.config import TrainConfig
 
 
 @pytest.fixture

@@ -13,9 +13,9 @@ import pytest
 import torch
 
 from eqc.domains.hanabi import load_policy
-from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.play.hle import common_decks
 from eqc.domains.hanabi.play.self_play import greedy_games
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.run import train
 from eqc.domains.hanabi.xp import (
     HLEMismatchError,

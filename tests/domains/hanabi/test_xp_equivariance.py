@@ -61,5 +61,5 @@ def test_the_policy_distance_of_an_ippo_agent_is_zero_once_symmetrized(tmp_path:
     assert symmetrized.distance < 1e-6 and max(symmetrized.per_element) < 1e-6 and len(symmetrized.per_element) == 4  # float32 sums
     assert plain.distance > 1e-3 and plain.states > 8 and plain.group == "C5"
     assert 0 < plain.entropy <= math.log(20)  # 20 moves in two-player Hanabi
-    with pytest.raises(ValueError, match=r"trained by 'pqn'.*greedy_equivariance"):
+    with pytest.raises(ValueError, match=r"head is 'q'.*greedy_equivariance"):
         sampled_equivariance(load_policy(SHIPPED), games=2)

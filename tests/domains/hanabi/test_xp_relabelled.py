@@ -9,8 +9,8 @@ import torch
 
 from eqc.domains.hanabi.agent.network import Agent, QNetwork
 from eqc.domains.hanabi.agent.policy import TrainedPolicy
-from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.setup import make_batch
 from eqc.domains.hanabi.xp import RelabelledAgent, relabelled_self_play
 from eqc.domains.hanabi.xp.relabelled import _colour_hint_share

@@ -6,7 +6,8 @@ Modules: ``precision`` (requested and used precisions, and how "auto" chooses fr
 checkpoints to resume training, shipped policy directories of ``policy.safetensors`` and a sealed
 ``policy.json``), ``obl`` (importing the public OBL agents), ``policy`` (:func:`load_policy`:
 any of those files as a :class:`TrainedPolicy` ready to play) and ``rule_agent`` (``RuleAgent``, the
-rule-based baseline). Nothing here imports training (``eqc.domains.hanabi.training`` makes agents,
-``eqc.domains.hanabi.play`` plays them); the config that reads a training record loads the table of algorithms
-(:mod:`eqc.domains.hanabi.training.algorithms`: each algorithm's section is declared beside its learner).
+rule-based baseline). Nothing here imports training, not even through another module
+(``eqc.domains.hanabi.training`` makes agents, ``eqc.domains.hanabi.play`` plays them): a policy keeps its training
+record as the recorded dict (``TrainedPolicy.trained_with``) and its spec says what its outputs are
+(``[network] head``).
 """

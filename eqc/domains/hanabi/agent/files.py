@@ -55,8 +55,7 @@ from eqc import __version__
 from eqc._checks import check_float, check_int
 from eqc.domains.hanabi.agent.network import QNetwork
 from eqc.domains.hanabi.agent.precision import Precision
-from eqc.domains.hanabi.config.agent import AgentSpec
-from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS
+from eqc.domains.hanabi.config.agent import REQUESTED_PRECISIONS, AgentSpec
 from eqc.domains.hanabi.config.upgrade import CONFIG_VERSIONS, upgrade_config
 from eqc.io import atomic_write, recorded_path, write_json_atomic
 

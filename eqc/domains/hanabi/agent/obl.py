@@ -159,7 +159,7 @@ def load_obl_network(
             weights[rename[prefix] + key[len(prefix) :]] = value
     trunk = ff["publ_net"] if kind == "PublicLSTMNet" else ff["net"]
     config = NetworkConfig(hidden_size=hid, mlp_layers=trunk, lstm_layers=lstm_layers, layer_norm=False, dueling=True,
-                           dueling_centre="all", precision="fp32")
+                           dueling_centre="all", head="q", precision="fp32")
     if kind == "PublicLSTMNet":
         private = ff["priv_net"]
         network: QNetwork = PublicQNetwork(

@@ -9,7 +9,6 @@ through ``HanabiEnv``.
 
 from __future__ import annotations
 
-from functools import cached_property
 from pathlib import Path
 
 import torch
@@ -27,8 +26,7 @@ from eqc.domains.hanabi.agent.files import (
 from eqc.domains.hanabi.agent.network import ActingAgent, QNetwork, State, make_agent
 from eqc.domains.hanabi.agent.obl import load_obl_network, obl_spec
 from eqc.domains.hanabi.agent.precision import resolve_precision
-from eqc.domains.hanabi.config.agent import DEFAULT_HIDDEN_SCHEME, HIDDEN_SCHEMES, AgentSpec
-from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS, TrainConfig
+from eqc.domains.hanabi.config.agent import DEFAULT_HIDDEN_SCHEME, HIDDEN_SCHEMES, REQUESTED_PRECISIONS, AgentSpec
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import ACTS_ON, COLOUR_GROUP_NAMES, colour_group
 from eqc.groups import PermutationGroup
@@ -37,19 +35,19 @@ __all__ = ["TrainedPolicy", "load_policy"]
 
 
 class TrainedPolicy:
-    """A trained Q-agent acting greedily on one observation at a time (see the module docstring).
+    """A trained agent acting greedily on one observation at a time (see the module docstring).
 
     Attributes:
         agent: the (symmetrized) :class:`~.network.Agent`, or a wrapper acting as one (:class:`~.network.ActingAgent`), for
             batched use.
-        spec: what the agent is (``spec.game`` is the observation variant; ``spec.network.symmetrize`` the group
-            it was trained symmetrized over).
+        spec: what the agent is (``spec.game`` is the observation variant; ``spec.network.head`` what its outputs
+            are, Q-values or a policy's logits; ``spec.network.symmetrize`` the group it was trained symmetrized over).
         trained_moves: moves (summed over games) the agent was trained for.
         trained_with: the training config it was trained with, as recorded (a nested dict; empty for an
             agent eqc did not train, such as OBL's), as today's eqc writes it (:mod:`~eqc.domains.hanabi.config.upgrade`):
-            its ``[network] precision`` the one it was trained in.
-
-    Read the record's keys through :attr:`training`, typed.
+            its ``[network] precision`` the one it was trained in. What the agent is, ``spec``, is read from its
+            ``[game]`` and ``[network]`` alone; training reads the whole record back as a config
+            (``TrainConfig.from_dict(policy.trained_with)``, :mod:`eqc.domains.hanabi.training.config`).
     """
 
     def __init__(self, agent: ActingAgent, spec: AgentSpec, trained_moves: int, device: torch.device,
@@ -59,13 +57,6 @@ class TrainedPolicy:
         self.obs_dim = agent.network.obs_dim
         self.num_moves = agent.network.num_actions - 1
         self._state: State = None
-
-    @cached_property
-    def training(self) -> TrainConfig | None:
-        """:attr:`trained_with` read as today's :class:`~eqc.domains.hanabi.config.train.TrainConfig` (None for an agent
-        eqc did not train), e.g. ``policy.training.algorithm.policy``; ``ConfigError`` for a record this eqc cannot read
-        (an agent loads and plays without it: its spec is read from the record's agent sections alone)."""
-        return TrainConfig.from_dict(self.trained_with, "the training record") if self.trained_with else None
 
     @property
     def rules(self) -> HanabiRules:

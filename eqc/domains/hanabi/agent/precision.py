@@ -36,8 +36,7 @@ from pathlib import Path
 import torch
 
 from eqc._checks import check_choice
-from eqc.domains.hanabi.config.agent import PRECISIONS
-from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS
+from eqc.domains.hanabi.config.agent import PRECISIONS, REQUESTED_PRECISIONS
 
 __all__ = [
     "Bf16SlowWarning", "Bf16Support", "Precision", "bf16_support", "cpu_bf16_support", "cpu_features", "cpu_flags",

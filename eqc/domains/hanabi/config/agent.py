@@ -1,11 +1,12 @@
 """The agent's sections of a config, and :class:`AgentSpec`: everything playing a trained agent needs.
 
 An :class:`AgentSpec` is the game an agent plays (``[game]``: the rules and the observation variant) and
-its network (``[network]``: its shape, the colour group it was trained symmetrized over, the recurrent
-symmetrizer's hidden-state scheme and the precision it runs in, one of :data:`PRECISIONS`). It is what a
-loaded policy carries; the training config (:mod:`.train`) holds the same two sections beside those that
-only training reads, and gives its spec as ``config.agent``. The sections are validated here, once
-(:mod:`.schema`); the training config's validation calls the same checks.
+its network (``[network]``: its shape, what its outputs are (``head``, one of :data:`HEADS`), the colour group it
+was trained symmetrized over, the recurrent symmetrizer's hidden-state scheme and the precision it runs in, one of
+:data:`PRECISIONS`). It is what a loaded policy carries; the training config
+(:mod:`eqc.domains.hanabi.training.config`) holds the same two sections beside those that only training reads, and
+gives its spec as ``config.agent``. The sections are validated here, once (:mod:`.schema`); the training config's
+validation calls the same checks.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from eqc.symmetrize.recurrent import DEFAULT_HIDDEN_SCHEME, HIDDEN_SCHEMES
 
 __all__ = [
     "DEFAULT_HIDDEN_SCHEME",
+    "HEADS",
     "HIDDEN_SCHEMES",
     "PRECISIONS",
     "REQUESTED_PRECISIONS",
@@ -35,6 +37,9 @@ PRECISIONS = ("fp32", "bf16")
 #: trains, when the run starts; the run records the precision used).
 REQUESTED_PRECISIONS = ("auto", *PRECISIONS)
 DUELING_CENTRES = ("legal", "all")
+#: What an agent's outputs are (``[network] head``): "q", Q-values (it acts greedily on them), or "policy", the logits
+#: of a stochastic policy (it may also play by sampling them).
+HEADS = ("q", "policy")
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,9 @@ class NetworkConfig:
     dueling: bool = config_field("dueling heads: Q = V + A - mean of A (see dueling_centre)", True)
     dueling_centre: str = config_field("dueling mean: 'legal' (over legal moves) or 'all' (hanabi_SAD/OBL: A*legal over all actions)",
                                        "legal")
+    head: str | None = config_field("what the outputs are: 'q' (Q-values, acted on greedily) or 'policy' (the logits of a "
+                                    "stochastic policy); a training config leaves it out: its algorithm's ('policy' for "
+                                    "ippo, 'q' for pqn and r2d2)", None)
     aux_weight: float = config_field("weight of the SAD-AUX own-hand head (playable/dead/later per slot); 0 = no aux head", 0.0)
     symmetrize: str | None = config_field("train the network symmetrized over this colour group of the game's colours, e.g. C5, "
                                           "D10, S5 (left out: a plain network)", None)
@@ -118,7 +126,8 @@ def _check_network(n: NetworkConfig) -> None:
 
 def check_agent_sections(game: GameConfig, network: NetworkConfig, precisions: tuple[str, ...]) -> HanabiRules:
     """Validate the agent's sections, ``[game]`` and ``[network]``, its precision one of ``precisions``
-    (:data:`PRECISIONS` for an agent, :data:`REQUESTED_PRECISIONS` for a training config); the game's rules."""
+    (:data:`PRECISIONS` for an agent, :data:`REQUESTED_PRECISIONS` for a training config) and its head one of
+    :data:`HEADS` (a training config's is its algorithm's by then); the game's rules."""
     require(isinstance(game, GameConfig), "[game]", f"must be a GameConfig, got {type(game).__name__}")
     require(isinstance(network, NetworkConfig), "[network]", f"must be a NetworkConfig, got {type(network).__name__}")
     rules = _check_game(game)
@@ -129,6 +138,7 @@ def check_agent_sections(game: GameConfig, network: NetworkConfig, precisions: t
     require(network.hidden_scheme in HIDDEN_SCHEMES, "[network] hidden_scheme",
             f"must be one of {HIDDEN_SCHEMES}, got {network.hidden_scheme!r}")
     require(network.precision in precisions, "[network] precision", f"must be one of {precisions}, got {network.precision!r}")
+    require(network.head in HEADS, "[network] head", f"must be one of {HEADS}, got {network.head!r}")
     return rules
 
 
@@ -138,14 +148,14 @@ class AgentSpec:
 
     Attributes:
         game: the game and observation variant (``[game]``).
-        network: the network (``[network]``): its shape, ``symmetrize`` (the colour group, a name of
+        network: the network (``[network]``): its shape, ``head`` (one of :data:`HEADS`), ``symmetrize`` (the colour group, a name of
             ``colour_group_names`` of the game's colours, it was trained symmetrized over; None: plain),
             ``hidden_scheme`` and ``precision`` (one of :data:`PRECISIONS`: a training config's "auto" is
             resolved when it trains, and its run records the precision used).
     """
 
     game: GameConfig = field(default_factory=GameConfig)
-    network: NetworkConfig = field(default_factory=lambda: NetworkConfig(precision="fp32"))
+    network: NetworkConfig = field(default_factory=lambda: NetworkConfig(head="q", precision="fp32"))
 
     def __post_init__(self) -> None:
         check_agent_sections(self.game, self.network, PRECISIONS)

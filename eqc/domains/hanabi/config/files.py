@@ -1,5 +1,5 @@
 """Config files: shipped configs by name, ``base`` derivation, and ``section.key=value`` overrides, as
-nested dicts (``eqc.domains.hanabi.config.train.load_config`` validates them into a ``TrainConfig``).
+nested dicts (``eqc.domains.hanabi.training.config.load_config`` validates them into a ``TrainConfig``).
 
 - A config is a TOML file, or the name of a config shipped with eqc (``paper``, ``vdn_cpu``, ...:
   ``shipped_configs()``; package data, so an installed wheel has them too; ``configs/hanabi`` in

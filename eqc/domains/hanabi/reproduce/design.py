@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from eqc.domains.hanabi.agent.files import CheckpointError, read_policy
-from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.reproduce.specs import Design, Scale, Table
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.xp import PoolError
 
 __all__ = ["DesignError", "check_design"]

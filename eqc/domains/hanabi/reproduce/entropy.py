@@ -96,8 +96,9 @@ def entropy_report(runs: dict[str, list[Path]], *, games: int = 1000, device: st
 
 def _check_ippo(names: list[tuple[str, Path]], policies: list[TrainedPolicy]) -> None:
     for (pool, run), policy in zip(names, policies, strict=True):
-        if policy.training is None or not policy.training.algorithm.policy:
-            raise ValueError(f"{run} (pool {pool!r}) was not trained by IPPO: the entropy report plays agents whose logits are a policy")
+        if policy.spec.network.head != "policy":
+            raise ValueError(f"{run} (pool {pool!r}) has [network] head {policy.spec.network.head!r}, not 'policy' (trained by IPPO): "
+                             f"the entropy report plays agents whose logits are a policy")
         if policy.agent.recurrent:
             raise ValueError(f"{run} (pool {pool!r}) is recurrent: the entropy report measures how equivariant feed-forward agents are")
 

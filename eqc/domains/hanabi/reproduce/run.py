@@ -32,7 +32,7 @@ import torch
 from eqc._checks import check_choice
 from eqc.domains.hanabi.agent.files import versions
 from eqc.domains.hanabi.agent.policy import load_policy
-from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS, TrainConfig, with_overrides
+from eqc.domains.hanabi.config.agent import REQUESTED_PRECISIONS
 from eqc.domains.hanabi.reproduce.between import form, play_between
 from eqc.domains.hanabi.reproduce.comparisons import table_tests
 from eqc.domains.hanabi.reproduce.design import check_design
@@ -40,6 +40,7 @@ from eqc.domains.hanabi.reproduce.loaded import LoadedPolicies
 from eqc.domains.hanabi.reproduce.render import format_number, render_markdown
 from eqc.domains.hanabi.reproduce.reuse import ReuseError, agent_digests, check_result_path, load_result, range_problem, save_result
 from eqc.domains.hanabi.reproduce.specs import SCALES, Cell, Scale, Table, describe_pool, paper_numbers, pool_config, table_spec
+from eqc.domains.hanabi.training.config import TrainConfig, with_overrides
 from eqc.domains.hanabi.training.pool import seed_dir, train_pool
 from eqc.domains.hanabi.xp import PoolError, cross_play_games, describe_policy, pool_runs, relabelled_self_play, write_xp
 from eqc.domains.hanabi.xp.equivariance import greedy_equivariance

@@ -34,7 +34,7 @@ from functools import partial
 from typing import Any
 
 from eqc.domains.hanabi.config.agent import DEFAULT_HIDDEN_SCHEME
-from eqc.domains.hanabi.config.train import TrainConfig, load_config
+from eqc.domains.hanabi.training.config import TrainConfig, load_config
 
 __all__ = [
     "COLOUR_POOLS",

@@ -2,7 +2,7 @@
 
 Each algorithm is one module of this package that declares, together, its section's dataclass, that section's rules,
 its learner and its :class:`~eqc.domains.hanabi.training.learner.Algorithm` (:mod:`.pqn`, :mod:`.ippo`, :mod:`.r2d2`).
-The training config takes its algorithms' sections from this table (``TrainConfig``, :mod:`eqc.domains.hanabi.config.train`)
+The training config takes its algorithms' sections from this table (``TrainConfig``, :mod:`eqc.domains.hanabi.training.config`)
 and ``make_learner`` (:mod:`.learners`) the learner. Adding an algorithm: its module, and its declaration here.
 """
 

@@ -30,7 +30,7 @@ from eqc.symmetrize import CandidatePlay, CandidateRelabelling, OtherPlay
 from eqc.symmetrize.other_play import Relabelling
 
 if TYPE_CHECKING:  # the training config imports the learners (:mod:`.algorithms`)
-    from eqc.domains.hanabi.config.train import BootstrapConfig, RuleConfig
+    from eqc.domains.hanabi.training.config import BootstrapConfig, RuleConfig
 
 __all__ = ["AnyRelabelling", "Step", "TrainingGames", "candidates_of", "draw_relabellings", "relabelling_of"]
 

@@ -47,7 +47,7 @@ from eqc.domains.hanabi.training.learner import Algorithm, LearnerSetup
 from eqc.domains.hanabi.training.rollout import RolloutLearner, RolloutSettings, View, check_rollout_keys, check_rollout_use
 
 if TYPE_CHECKING:
-    from eqc.domains.hanabi.config.train import TrainConfig
+    from eqc.domains.hanabi.training.config import TrainConfig
 
 __all__ = ["IPPO", "IPPOLearner", "PPOConfig", "gae", "ppo_loss"]
 

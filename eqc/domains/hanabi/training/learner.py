@@ -31,7 +31,7 @@ from eqc.domains.hanabi.training.games import TrainingGames
 from eqc.domains.hanabi.training.resume import games_state, restore_games, restore_generators
 
 if TYPE_CHECKING:  # the training config is composed from the algorithms: it imports their modules
-    from eqc.domains.hanabi.config.train import BootstrapConfig, OptimConfig, RuleConfig, TrainConfig
+    from eqc.domains.hanabi.training.config import BootstrapConfig, OptimConfig, RuleConfig, TrainConfig
 
 __all__ = ["Algorithm", "Learner", "LearnerSetup"]
 

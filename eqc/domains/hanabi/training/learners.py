@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from eqc._compile import check_compilable
-from eqc.domains.hanabi.config.train import TrainConfig
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.learner import Learner, LearnerSetup
 
 __all__ = ["make_learner"]

@@ -37,7 +37,7 @@ from typing import Any
 
 from eqc._checks import check_float
 from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, CheckpointError, load_checkpoint, versions
-from eqc.domains.hanabi.config.train import TrainConfig
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.io import json_safe, write_json_atomic
 
 __all__ = ["check_ray_address", "pool_status", "ray_task_device", "seed_dir", "train_pool", "write_pool_record"]

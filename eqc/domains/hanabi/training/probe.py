@@ -17,7 +17,7 @@ import time
 import torch
 
 from eqc.domains.hanabi.agent.network import QNetwork, spec_agent
-from eqc.domains.hanabi.config.train import TrainConfig
+from eqc.domains.hanabi.training.config import TrainConfig
 
 __all__ = ["PROBE_BATCH", "PROBE_ROUNDS", "training_step_ms"]
 

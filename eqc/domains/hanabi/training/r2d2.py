@@ -57,7 +57,7 @@ from eqc.domains.hanabi.training.learner import Algorithm, Learner, LearnerSetup
 from eqc.domains.hanabi.training.replay import EpisodeBatch, EpisodeReplay, sequence_priority
 
 if TYPE_CHECKING:
-    from eqc.domains.hanabi.config.train import TrainConfig
+    from eqc.domains.hanabi.training.config import TrainConfig
 
 __all__ = ["R2D2", "R2D2Config", "R2D2Learner", "ape_x_epsilons", "nstep_targets", "own_hand_labels", "q_learning_loss"]
 

@@ -40,7 +40,7 @@ from eqc.domains.hanabi.training.learner import Learner, LearnerSetup
 from eqc.domains.hanabi.training.resume import lstm_state_dict, restore_lstm_state
 
 if TYPE_CHECKING:
-    from eqc.domains.hanabi.config.train import TrainConfig
+    from eqc.domains.hanabi.training.config import TrainConfig
 
 __all__ = ["Choose", "Minibatch", "RolloutLearner", "RolloutSettings", "View", "check_rollout_keys", "check_rollout_use", "zero_ended"]
 

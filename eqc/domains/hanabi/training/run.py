@@ -72,8 +72,8 @@ from eqc.domains.hanabi.agent.files import (
 )
 from eqc.domains.hanabi.agent.precision import Precision, resolve_precision
 from eqc.domains.hanabi.config.schema import ConfigError
-from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.play.self_play import evaluate_agent
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.learner import Learner
 from eqc.domains.hanabi.training.learners import make_learner
 from eqc.domains.hanabi.training.probe import training_step_ms

@@ -38,7 +38,7 @@ from torch.func import functional_call
 
 from eqc.domains.hanabi.agent.network import Agent, QNetwork, spec_agent
 from eqc.domains.hanabi.config.schema import require
-from eqc.domains.hanabi.config.train import TrainConfig
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.pqn import PQN, PQNLearner, exploration_epsilon, td_loss
 from eqc.domains.hanabi.training.rollout import View
 

@@ -33,8 +33,8 @@ from eqc._checks import check_device, check_float, check_int
 from eqc._compile import check_compilable
 from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, POLICY_JSON, load_checkpoint
 from eqc.domains.hanabi.agent.precision import Precision
-from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.training import run as single  # train's own steps: each seed's directory is written as train writes it
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.learners import make_learner
 from eqc.domains.hanabi.training.pool import seed_dir, write_pool_record
 from eqc.domains.hanabi.training.pqn import PQNLearner

@@ -164,16 +164,15 @@ def _move_distribution(values: torch.Tensor, legal: torch.Tensor) -> torch.Tenso
 @torch.no_grad()
 def sampled_equivariance(policy: TrainedPolicy, *, group: str | None = None, games: int = 200, deck_seed: int = 1,
                          max_states: int = 20_000) -> SampledEquivariance:
-    """The policy distance of ``policy`` (an agent trained by IPPO, ``[run] algorithm = "ippo"``, whose logits are its
-    policy) over the colour group ``group`` (default every permutation of its game's colours), on the states of
+    """The policy distance of ``policy`` (an agent whose logits are a policy, ``[network] head = "policy"``: trained by
+    IPPO) over the colour group ``group`` (default every permutation of its game's colours), on the states of
     its greedy self-play as in :func:`greedy_equivariance`."""
     if not isinstance(policy, TrainedPolicy):
         raise TypeError(f"policy must be a TrainedPolicy (from load_policy), got {type(policy).__name__}")
-    training = policy.training
-    if training is None or not training.algorithm.policy:
-        by = "another program" if training is None else repr(training.run.algorithm)
-        raise ValueError(f"sampled_equivariance measures agents whose logits are a policy (trained by IPPO); this one was trained "
-                         f"by {by}, a learner of Q-values that acts greedily: measure it with greedy_equivariance")
+    head = policy.spec.network.head
+    if head != "policy":
+        raise ValueError(f"sampled_equivariance measures agents whose logits are a policy ([network] head 'policy', trained by IPPO); "
+                         f"this one's head is {head!r}: Q-values it acts on greedily: measure it with greedy_equivariance")
     if policy.agent.recurrent:
         raise ValueError("the policy distance is measured on feed-forward agents: a recurrent agent's move depends on its "
                          "history (greedy_equivariance measures recurrent agents greedily)")

@@ -17,8 +17,7 @@ from eqc._checks import check_choice, check_list
 from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, POLICY_JSON, CheckpointError, is_policy_dir
 from eqc.domains.hanabi.agent.network import Agent, AgentWrapper
 from eqc.domains.hanabi.agent.policy import TrainedPolicy, load_policy
-from eqc.domains.hanabi.config.agent import HIDDEN_SCHEMES
-from eqc.domains.hanabi.config.train import REQUESTED_PRECISIONS
+from eqc.domains.hanabi.config.agent import HIDDEN_SCHEMES, REQUESTED_PRECISIONS
 from eqc.domains.hanabi.symmetry import COLOUR_GROUP_NAMES, colour_group_name
 from eqc.io import recorded_path
 
@@ -141,7 +140,7 @@ def describe_policy(policy: TrainedPolicy, path: str | Path | None = None, symme
         agent = agent.agent
     if not isinstance(agent, Agent):
         raise TypeError(f"policy must hold an Agent (as load_policy builds), or wrappers of one, got {type(agent).__name__}")
-    spec, group, training = policy.spec, agent.group, policy.training
+    spec, group, trained_with = policy.spec, agent.group, policy.trained_with
     return {
         "path": None if path is None else recorded_path(path),
         "symmetrize": symmetrize if symmetrize is not None else spec.network.symmetrize,
@@ -150,8 +149,8 @@ def describe_policy(policy: TrainedPolicy, path: str | Path | None = None, symme
         "hidden_scheme": agent.hidden_scheme if group is not None and agent.recurrent else None,
         "moves": policy.trained_moves,
         "precision": agent.precision,
-        "algorithm": None if training is None else training.run.algorithm,
-        "objective": None if training is None else training.rule.objective,
+        "algorithm": trained_with.get("run", {}).get("algorithm"),
+        "objective": trained_with.get("rule", {}).get("objective"),
         "knowledge": spec.game.knowledge,
         "sad": spec.game.sad,
         "network": {k: getattr(spec.network, k) for k in ("hidden_size", "mlp_layers", "lstm_layers")},

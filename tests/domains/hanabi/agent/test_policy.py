@@ -117,7 +117,7 @@ def test_a_policy_appends_the_no_op_on_its_own_device(host_traffic) -> None:
     from eqc.domains.hanabi.agent.policy import TrainedPolicy
     from eqc.domains.hanabi.config.agent import AgentSpec, NetworkConfig
 
-    spec = AgentSpec(network=NetworkConfig(hidden_size=16, mlp_layers=1, precision="fp32"))
+    spec = AgentSpec(network=NetworkConfig(hidden_size=16, mlp_layers=1, head="q", precision="fp32"))
     policy = TrainedPolicy(Agent(QNetwork(658, 21, spec.network)), spec, 0, torch.device("cpu"))
     legal = torch.zeros(20, dtype=torch.bool)
     legal[3] = True

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from eqc.domains.hanabi.config.agent import AgentSpec, GameConfig, NetworkConfig
 from eqc.domains.hanabi.config.schema import ConfigError
-from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.training.config import TrainConfig, algorithm_head, load_config, with_overrides
 
 
 def test_a_training_config_gives_the_spec_of_its_agent() -> None:
@@ -44,6 +46,7 @@ def test_an_auto_precision_is_resolved_before_a_spec_is_made() -> None:
     ({"network": {"symmetrize": "C5"}, "game": {"preset": "mini"}}, r"\[network\] symmetrize must be one of"),
     ({"network": {"hidden_scheme": "mean"}}, r"\[network\] hidden_scheme must be one of"),
     ({"network": {"precision": "fp16"}}, r"\[network\] precision must be one of"),
+    ({"network": {"precision": "fp32", "head": "logits"}}, r"\[network\] head must be one of \('q', 'policy'\), got 'logits'"),
 ])
 def test_bad_agent_sections_name_the_key(change: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
@@ -64,3 +67,45 @@ def test_a_spec_built_directly_is_checked() -> None:
 def test_the_default_game_is_hanabi_rules_default_game() -> None:
     """``GameConfig`` restates no default of ``HanabiRules``: the keys they share default alike."""
     assert GameConfig().rules() == HanabiRules()
+
+
+def test_a_spec_says_what_its_outputs_are() -> None:
+    """``[network] head``: a spec without one is refused (a record of today's version always has it)."""
+    assert AgentSpec().network.head == "q"
+    with pytest.raises(ConfigError, match=r"policy.json config: \[network\] head must be one of \('q', 'policy'\), got None"):
+        AgentSpec.from_config({"network": {"precision": "fp32"}}, "policy.json config")
+
+
+@pytest.mark.parametrize(("algorithm", "head"), [("pqn", "q"), ("r2d2", "q"), ("ippo", "policy")])
+def test_a_training_config_derives_the_head_from_its_algorithm(algorithm: str, head: str) -> None:
+    lstm = {"lstm_layers": 1} if algorithm == "r2d2" else {}
+    config = TrainConfig.from_dict({"run": {"algorithm": algorithm}, "network": lstm})
+    assert config.network.head == head and config.to_dict()["network"]["head"] == head
+    assert TrainConfig.from_dict({"run": {"algorithm": algorithm}, "network": {**lstm, "head": head}}) == config  # given, it must agree
+    assert TrainConfig.from_dict(config.to_dict()) == config  # what a run records reads back
+
+
+def test_a_head_against_the_algorithm_is_refused_and_a_change_of_algorithm_derives_it_again() -> None:
+    with pytest.raises(ConfigError, match=r"\[network\] head must be 'policy' for algorithm 'ippo' .*leave the key out.*got 'q'"):
+        TrainConfig.from_dict({"run": {"algorithm": "ippo"}, "network": {"head": "q"}})
+    with pytest.raises(ConfigError, match=r"\[network\] head must be 'q' for algorithm 'pqn'"):
+        TrainConfig().replace(network={"head": "policy"})
+    ippo = TrainConfig().replace(run={"algorithm": "ippo"})
+    assert ippo.network.head == "policy" and ippo.replace(run={"algorithm": "pqn"}).network.head == "q"
+    assert with_overrides(TrainConfig(), ["run.algorithm=ippo"]).network.head == "policy"
+
+
+def test_a_config_file_eqc_writes_leaves_the_derived_head_out(tmp_path: Path) -> None:
+    """``to_toml`` writes what a user edits: without the head, so ``--set run.algorithm=ippo`` on it takes IPPO's."""
+    path = tmp_path / "config.toml"
+    path.write_text(TrainConfig().to_toml())
+    assert "head" not in path.read_text() and load_config(path) == TrainConfig()
+    assert load_config(path, ["run.algorithm=ippo"]).network.head == "policy"
+
+
+def test_every_shipped_config_loads_with_its_algorithms_head() -> None:
+    from eqc.domains.hanabi.config.files import shipped_configs
+
+    for name in shipped_configs():
+        config = load_config(name)
+        assert config.network.head == algorithm_head(config.algorithm), name

@@ -8,11 +8,11 @@ import pytest
 import torch
 
 from eqc.domains.hanabi.agent.network import Agent, QNetwork
-from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.play.batched import SYNC_EVERY, play_seats
 from eqc.domains.hanabi.play.hle import common_decks
 from eqc.domains.hanabi.rules import HanabiRules
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.xp import RelabelledAgent
 
 CPU = torch.device("cpu")

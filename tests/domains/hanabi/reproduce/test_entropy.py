@@ -70,7 +70,7 @@ def test_the_cli_refuses_what_does_not_apply(pools: Path, tmp_path: Path, capsys
     (tmp_path / "q" / "ippo_c001" / "seed_0").symlink_to(Path(__file__).resolve().parents[4] / "results/induced/agents/sp/seed_0")
     with pytest.raises(SystemExit):
         main([*argv, "--scale", "entropy", "--agents", str(tmp_path / "q")])
-    assert "was not trained by IPPO" in capsys.readouterr().err and not (tmp_path / "out").exists()  # refused before --out
+    assert "has [network] head 'q', not 'policy'" in capsys.readouterr().err and not (tmp_path / "out").exists()  # refused before --out
 
 
 def test_recurrent_agents_are_refused_before_any_game(tmp_path: Path) -> None:

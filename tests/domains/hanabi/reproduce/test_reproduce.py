@@ -195,10 +195,10 @@ def test_pools_are_the_configs_their_shipped_agents_were_trained_by(scale_name: 
     """``--retrain`` (or ``scripts/train_shipped.py``) trains exactly what was shipped (apart from the seed), whatever
     ``vdn_cpu.toml`` says now and whichever file version recorded it."""
     from eqc.domains.hanabi.agent.policy import load_policy
-    from eqc.domains.hanabi.config.train import TrainConfig
     from eqc.domains.hanabi.reproduce import SCALES
     from eqc.domains.hanabi.reproduce.run import pool_agents, shipped_agents
     from eqc.domains.hanabi.reproduce.specs import colour_agent_config, pool_config, touched_agent_config
+    from eqc.domains.hanabi.training.config import TrainConfig
 
     scale = SCALES[scale_name]
     pools = [p for p in scale.pools if p != "sp_streams"]  # sp_streams: the sp and sp_stream1 agents again

@@ -17,8 +17,8 @@ from eqc.dec_pomdp import CandidateMap, CandidateSet, LearnedMap, NeuralMapOptio
 from eqc.domains.hanabi.agent.files import SYMMETRIES_FILE, SYMMETRIES_WEIGHTS, export_policy, load_checkpoint
 from eqc.domains.hanabi.agent.policy import load_policy
 from eqc.domains.hanabi.config.schema import ConfigError
-from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.rules import HanabiRules
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.games import TrainingGames
 from eqc.domains.hanabi.training.run import train
 from eqc.domains.hanabi.xp.neural_maps import slot_transposition

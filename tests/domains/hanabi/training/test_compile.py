@@ -16,7 +16,7 @@ import torch
 
 from eqc.domains.hanabi.agent.files import load_checkpoint
 from eqc.domains.hanabi.config.schema import ConfigError
-from eqc.domains.hanabi.config.train import TrainConfig
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.learners import make_learner
 from eqc.domains.hanabi.training.run import train
 

@@ -19,8 +19,8 @@ import pytest
 import torch
 
 from eqc.domains.hanabi.agent.files import load_checkpoint, save_checkpoint
-from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.training import run as run_module
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.learner import LearnerSetup
 from eqc.domains.hanabi.training.resume import games_state, restore_games
 from eqc.domains.hanabi.training.run import train

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from eqc.domains.hanabi.config.train import BootstrapConfig, RuleConfig
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
+from eqc.domains.hanabi.training.config import BootstrapConfig, RuleConfig
 from eqc.domains.hanabi.training.games import TrainingGames
 
 CPU = torch.device("cpu")

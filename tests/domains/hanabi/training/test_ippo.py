@@ -13,8 +13,8 @@ from eqc.domains.hanabi.agent.files import export_policy
 from eqc.domains.hanabi.agent.policy import load_policy
 from eqc.domains.hanabi.agent.sampled import SampledAgent, policy_logits, sample_moves
 from eqc.domains.hanabi.config.schema import ConfigError
-from eqc.domains.hanabi.config.train import load_config
 from eqc.domains.hanabi.play.self_play import greedy_games
+from eqc.domains.hanabi.training.config import load_config
 from eqc.domains.hanabi.training.ippo import IPPO, IPPOLearner, gae
 from eqc.domains.hanabi.training.learners import make_learner
 from eqc.domains.hanabi.training.run import train
@@ -81,7 +81,7 @@ def test_sampled_evaluation_is_refused_where_it_means_nothing(tmp_path: Path, ti
     train(tiny_config(), tmp_path / "pqn", seed=0, **QUIET)
     with pytest.raises(SystemExit) as info:
         main(["hanabi", "eval", "--checkpoint", str(tmp_path / "pqn"), "--games", "4", "--sampled"])
-    assert info.value.code == 2 and "--sampled: plays IPPO agents (their policy is stochastic); " in capsys.readouterr().err
+    assert info.value.code == 2 and "--sampled: plays agents whose logits are a policy (trained by IPPO); " in capsys.readouterr().err
 
 
 def test_ippo_configs_are_checked(tiny_config) -> None:

@@ -15,10 +15,12 @@ from torch import nn
 
 import eqc
 from eqc.domains.hanabi.config.schema import ConfigError, config_field, require
-from eqc.domains.hanabi.config.train import TrainConfig, config_sections, load_config
 from eqc.domains.hanabi.training.algorithms import ALGORITHMS
+from eqc.domains.hanabi.training.config import TrainConfig, config_sections, load_config
+from eqc.domains.hanabi.training.ippo import IPPO
 from eqc.domains.hanabi.training.learner import Algorithm, Learner, LearnerSetup
 from eqc.domains.hanabi.training.learners import make_learner
+from eqc.domains.hanabi.training.pqn import PQN, PQNConfig
 
 CPU = torch.device("cpu")
 TRAINING = Path(eqc.__file__).parent / "domains" / "hanabi" / "training"
@@ -43,15 +45,27 @@ def test_the_configs_algorithm_sections_are_the_table() -> None:
     assert set(sections) - set(own) == {"run", "game", "rule", "network", "optim", "bootstrap"}
     config = TrainConfig()
     assert all(isinstance(config.settings(a), a.settings) for a in ALGORITHMS.values())
-    assert list(config.to_dict()) == list(sections)
+    assert list(config.to_dict()) == [name for name in sections if name not in own or name == config.algorithm.section]
 
 
-@pytest.mark.parametrize(("name", "key", "value"), [("pqn", "td_lambda", 0.5), ("r2d2", "n_step", 5), ("ippo", "clip", 0.3)])
-def test_the_sections_are_the_contracts(name: str, key: str, value: float) -> None:
+def test_a_config_holds_its_algorithms_section_alone(tiny_config) -> None:
+    """Another algorithm's section (here tiny_config's ``[pqn]``, left from a change of algorithm) is checked, then not
+    kept: the config and its record hold the chosen algorithm's alone, and read back equal."""
+    config = tiny_config(run={"algorithm": "ippo"}, ppo={"clip": 0.3})
+    assert tiny_config().settings(PQN).epochs == 1 and config.settings(PQN) == PQNConfig()
+    assert config.settings(IPPO).clip == 0.3 and "pqn" not in config.to_dict() and "ppo" in config.to_dict()
+    assert TrainConfig.from_dict(config.to_dict()) == config and "[pqn]" not in config.to_toml()
+    with pytest.raises(ConfigError, match=r"\[pqn\]"):  # checked all the same
+        tiny_config(run={"algorithm": "ippo"}, pqn={"epochs": 0})
+
+
+@pytest.mark.parametrize(("name", "file", "key", "value"), [("pqn", "vdn_cpu", "td_lambda", 0.5), ("r2d2", "paper", "n_step", 5),
+                                                        ("ippo", "ippo_cpu", "clip", 0.3)])
+def test_the_sections_are_the_contracts(name: str, file: str, key: str, value: float) -> None:
     """The TOML contract: ``[pqn]``, ``[r2d2]``, ``[ppo]`` and ``--set section.key=value`` reach the algorithm's section."""
     algorithm = ALGORITHMS[name]
     assert algorithm.section == {"pqn": "pqn", "r2d2": "r2d2", "ippo": "ppo"}[name]
-    config = load_config("vdn_cpu", [f"{algorithm.section}.{key}={value}"])
+    config = load_config(file, [f"{algorithm.section}.{key}={value}"])
     assert getattr(config.settings(algorithm), key) == value == config.to_dict()[algorithm.section][key]
 
 

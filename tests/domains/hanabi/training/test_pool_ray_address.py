@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import eqc.domains.hanabi.training.pool as pool
-from eqc.domains.hanabi.config.train import TrainConfig
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.pool import check_ray_address, train_pool
 
 START = "start one with `ray start --head` or leave out --ray"

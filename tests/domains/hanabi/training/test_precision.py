@@ -22,9 +22,9 @@ from eqc.domains.hanabi.agent.network import Agent, QNetwork
 from eqc.domains.hanabi.agent.policy import load_policy
 from eqc.domains.hanabi.agent.precision import Bf16SlowWarning
 from eqc.domains.hanabi.config.schema import ConfigError
-from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.play.self_play import precision_difference
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.learners import make_learner
 from eqc.domains.hanabi.training.run import RunDirectoryError, train
 

@@ -7,8 +7,8 @@ import io
 import pytest
 import torch
 
-from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.play.self_play import evaluate_agent
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.learner import LearnerSetup
 from eqc.domains.hanabi.training.r2d2 import R2D2, R2D2Learner, ape_x_epsilons, nstep_targets, own_hand_labels, q_learning_loss
 from eqc.domains.hanabi.training.replay import EpisodeBatch

@@ -26,8 +26,8 @@ import torch
 
 from eqc.domains.hanabi.agent.files import export_policy, load_checkpoint
 from eqc.domains.hanabi.config.schema import ConfigError
-from eqc.domains.hanabi.config.train import TrainConfig
 from eqc.domains.hanabi.training import run_log
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.learners import make_learner
 from eqc.domains.hanabi.training.pqn import PQN, td_loss
 from eqc.domains.hanabi.training.run import RunDirectoryError, train

@@ -15,7 +15,7 @@ import torch
 
 from eqc.cli import main
 from eqc.domains.hanabi.agent.files import load_checkpoint, save_checkpoint
-from eqc.domains.hanabi.config.train import TrainConfig
+from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.r2d2 import R2D2Learner
 from eqc.domains.hanabi.training.run import METRICS, RunClock, SegmentTooShort, TrainingDiverged, train
 from eqc.domains.hanabi.training.run_log import RunLog

@@ -1,21 +1,29 @@
-"""Training configuration: every key written once, with its default and meaning.
+"""The training config: every key written once, with its default and meaning.
 
 A config is a TOML file with the sections below (the shipped ones: ``configs/hanabi/*.toml``, read
-by :mod:`.files`, which also resolves ``base`` and ``--set`` overrides); a key left out takes the
-default written here. Unknown sections or keys, wrong types and impossible values are refused with a
-message naming the key (:class:`~.schema.ConfigError`, a ``ValueError``). Each field's ``help`` is the
-one-line documentation of the key (``eqc hanabi config`` prints them all).
+by :mod:`eqc.domains.hanabi.config.files`, which also resolves ``base`` and ``--set`` overrides); a key left out
+takes the default written here. Unknown sections or keys, wrong types and impossible values are refused with a
+message naming the key (:class:`~eqc.domains.hanabi.config.schema.ConfigError`, a ``ValueError``). Each field's
+``help`` is the one-line documentation of the key (``eqc hanabi config`` prints them all).
 
-The agent's sections (``[game]`` and ``[network]``) are defined and validated in :mod:`.agent`;
-``config.agent`` is the :class:`~.agent.AgentSpec` a trained policy carries. Each learning algorithm's own
-section (``[pqn]``, ``[r2d2]``, ``[ppo]``) is declared, with its rules and its learner, by the algorithm's
-module, and comes from the table
+It lives with training, beside the table of algorithms it reads; :mod:`eqc.domains.hanabi.config` keeps what an agent
+needs. The agent's sections (``[game]`` and ``[network]``) are defined and validated in
+:mod:`eqc.domains.hanabi.config.agent`; ``config.agent`` is the :class:`~eqc.domains.hanabi.config.agent.AgentSpec` a
+trained policy carries, and a policy's training record (``TrainedPolicy.trained_with``) reads back as a config with
+:meth:`TrainConfig.from_dict`. Each learning algorithm's own section (``[pqn]``, ``[r2d2]``, ``[ppo]``) is declared,
+with its rules and its learner, by the algorithm's module, and comes from the table
 :data:`~eqc.domains.hanabi.training.algorithms.ALGORITHMS` (which this module imports; those modules name
-``TrainConfig`` for types alone); :meth:`TrainConfig.settings` reads one.
+``TrainConfig`` for types alone); :meth:`TrainConfig.settings` reads one. A config holds the chosen algorithm's
+section alone: another's (inherited through ``base``, say) is checked, then not kept, and a run records none.
 
-``[network] precision`` is a requested precision (:data:`~.agent.REQUESTED_PRECISIONS`); "auto" is resolved on the device
-that trains (:func:`~eqc.domains.hanabi.agent.precision.resolve_precision`), and the config a run stores holds
-the precision it used.
+``[network] head`` (what the agent's outputs are, :data:`~eqc.domains.hanabi.config.agent.HEADS`) follows
+``[run] algorithm`` (:func:`algorithm_head`): left out, it is the algorithm's; given, it must be.
+:meth:`TrainConfig.replace` and :func:`with_overrides` derive it again unless the change names it, so a change of
+algorithm carries its head along.
+
+``[network] precision`` is a requested precision (:data:`~eqc.domains.hanabi.config.agent.REQUESTED_PRECISIONS`);
+"auto" is resolved on the device that trains (:func:`~eqc.domains.hanabi.agent.precision.resolve_precision`), and the
+config a run stores holds the precision it used.
 
 Counting convention: a *move* is one action in one game; a *step* is one batched step, a move in
 each of the ``num_envs`` games at once. Keys ending in ``_moves`` count moves (summed over games),
@@ -56,6 +64,7 @@ __all__ = [
     "RuleConfig",
     "RunConfig",
     "TrainConfig",
+    "algorithm_head",
     "config_sections",
     "describe_config",
     "load_config",
@@ -114,14 +123,24 @@ class BootstrapConfig:
     moves: int = config_field("moves (summed over games) the shaping lasts; then the game's reward alone trains", 0)
 
 
+def algorithm_head(algorithm: Algorithm[Any]) -> str:
+    """``[network] head`` of the agents ``algorithm`` trains: "policy" where its logits are a policy, else "q"."""
+    return "policy" if algorithm.policy else "q"
+
+
 def _default_settings() -> tuple[Any, ...]:
     return tuple(a.settings() for a in ALGORITHMS.values())
 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """A validated training config: its sections, and every algorithm's own in ``algorithm_settings`` (one per entry of
-    :data:`~eqc.domains.hanabi.training.algorithms.ALGORITHMS`, in its order; read one with :meth:`settings`)."""
+    """A validated training config: its sections, and its algorithm's own section in ``algorithm_settings``.
+
+    ``algorithm_settings`` has one entry per algorithm of :data:`~eqc.domains.hanabi.training.algorithms.ALGORITHMS`, in
+    its order (read one with :meth:`settings`), but the config holds the chosen algorithm's section alone: another
+    algorithm's section given (inherited through ``base``, or left from a change of algorithm) is checked, then reset
+    to its defaults, and :meth:`sections` and :meth:`to_dict` (what a run records) leave it out.
+    """
 
     run: RunConfig = field(default_factory=RunConfig)
     game: GameConfig = field(default_factory=GameConfig)
@@ -132,7 +151,12 @@ class TrainConfig:
     bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
 
     def __post_init__(self) -> None:
+        run, network = self.run, self.network
+        if isinstance(run, RunConfig) and isinstance(network, NetworkConfig) and network.head is None and run.algorithm in ALGORITHMS:
+            object.__setattr__(self, "network", dataclasses.replace(network, head=algorithm_head(ALGORITHMS[run.algorithm])))
         _validate(self)
+        pairs = zip(ALGORITHMS.values(), self.algorithm_settings, strict=True)
+        object.__setattr__(self, "algorithm_settings", tuple(s if a.name == self.run.algorithm else a.settings() for a, s in pairs))
 
     @property
     def algorithm(self) -> Algorithm[Any]:
@@ -144,9 +168,9 @@ class TrainConfig:
         return self.algorithm_settings[list(ALGORITHMS).index(algorithm.name)]
 
     def sections(self) -> dict[str, Any]:
-        """Every section by name, in the order of :func:`config_sections`."""
-        own = dict(zip((a.section for a in ALGORITHMS.values()), self.algorithm_settings, strict=True))
-        return {name: own[name] if name in own else getattr(self, name) for name in config_sections()}
+        """The sections it holds by name, in the order of :func:`config_sections`: the common ones and its algorithm's."""
+        others = {a.section for a in ALGORITHMS.values() if a.name != self.run.algorithm}
+        return {name: section for name, section in _every_section(self).items() if name not in others}
 
     @property
     def agent(self) -> AgentSpec:
@@ -185,10 +209,18 @@ class TrainConfig:
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
 
+    def _without_derived(self) -> dict[str, dict[str, Any]]:
+        """:meth:`to_dict` without what follows from other keys (``[network] head``): what a change or a file starts from,
+        so that the key is derived again."""
+        data = self.to_dict()
+        data["network"].pop("head", None)
+        return data
+
     def to_toml(self) -> str:
-        """The config as TOML text (every key), readable by :func:`load_config`."""
+        """The config as TOML text, readable by :func:`load_config`: every key but the derived ``[network] head``, so that
+        a file edited or ``--set`` to another algorithm takes that algorithm's head."""
         lines = []
-        for section, values in self.to_dict().items():
+        for section, values in self._without_derived().items():
             lines.append(f"[{section}]")
             lines += [f"{key} = {toml_value(value)}" for key, value in values.items()]
             lines.append("")
@@ -196,7 +228,7 @@ class TrainConfig:
 
     def replace(self, **sections: dict[str, Any]) -> TrainConfig:
         """A copy with some keys changed: ``config.replace(run={"num_envs": 64})``."""
-        data = self.to_dict()
+        data = self._without_derived()
         for name, changes in sections.items():
             data.setdefault(name, {}).update(changes)
         return TrainConfig.from_dict(data, "replace()")
@@ -215,13 +247,19 @@ def config_sections() -> dict[str, type]:
     return sections
 
 
+def _every_section(c: TrainConfig) -> dict[str, Any]:
+    """Every section by name, every algorithm's included, in the order of :func:`config_sections`."""
+    own = dict(zip((a.section for a in ALGORITHMS.values()), c.algorithm_settings, strict=True))
+    return {name: own[name] if name in own else getattr(c, name) for name in config_sections()}
+
+
 def _validate(c: TrainConfig) -> None:
     """The rules of the common sections, then every algorithm's section, then what the chosen algorithm needs."""
     r, g, ru, n, o, b = c.run, c.game, c.rule, c.network, c.optim, c.bootstrap
     expected = tuple(a.settings for a in ALGORITHMS.values())
     held = f"must hold one section per algorithm, {[t.__name__ for t in expected]}, got {c.algorithm_settings}"
     require(tuple(map(type, c.algorithm_settings)) == expected, "TrainConfig.algorithm_settings", held)
-    for sec, obj in c.sections().items():
+    for sec, obj in _every_section(c).items():
         if sec not in ("game", "network"):  # the agent's sections: check_agent_sections
             check_section(sec, obj)
     require(r.algorithm in ALGORITHMS, "[run] algorithm", f"must be one of {tuple(ALGORITHMS)}, got {r.algorithm!r}")
@@ -281,12 +319,16 @@ def _check_candidate_set(ru: RuleConfig, path: str, rules: HanabiRules) -> None:
 
 
 def _check_algorithm(c: TrainConfig, algorithm: Algorithm[Any]) -> None:
-    """The network forms and heads the chosen algorithm trains (``Algorithm.forms``, ``aux``)."""
+    """The network forms and heads the chosen algorithm trains (``Algorithm.forms``, ``policy``, ``aux``)."""
     n = c.network
     recurrent = algorithm.forms == (True,)
     kind = "recurrent" if recurrent else "feed-forward"
     form = f"must be {'>= 1' if recurrent else '0'} for algorithm {algorithm.name!r} (a {kind} agent)"
     require((n.lstm_layers >= 1) in algorithm.forms, "[network] lstm_layers", f"{form}, got {n.lstm_layers}")
+    head = algorithm_head(algorithm)
+    outputs = "the logits of its policy" if algorithm.policy else "Q-values"
+    require(n.head == head, "[network] head", f"must be {head!r} for algorithm {algorithm.name!r} (its agents output {outputs}; "
+                                              f"leave the key out to take the algorithm's), got {n.head!r}")
     with_aux = " or ".join(repr(a.name) for a in ALGORITHMS.values() if a.aux)
     require(n.aux_weight == 0 or algorithm.aux, "[network] aux_weight", f"is only supported by algorithm {with_aux}")
 
@@ -308,7 +350,8 @@ def _check_bootstrap(b: BootstrapConfig, rules: HanabiRules, players: int) -> No
 
 
 def load_config(source: str | Path, overrides: tuple[str, ...] | list[str] = ()) -> TrainConfig:
-    """The validated config of ``source`` (a TOML file or a shipped name, :mod:`.files`) with ``overrides`` applied."""
+    """The validated config of ``source`` (a TOML file or a shipped name, :mod:`eqc.domains.hanabi.config.files`) with
+    ``overrides`` applied."""
     data = apply_overrides(read_config_file(source), overrides)
     where = str(source) + (f" with --set {' '.join(overrides)}" if overrides else "")
     return TrainConfig.from_dict(data, where)
@@ -318,7 +361,7 @@ def with_overrides(config: TrainConfig, overrides: tuple[str, ...] | list[str]) 
     """``config`` with ``overrides`` applied and validated (the identity without overrides)."""
     if not overrides:
         return config
-    return TrainConfig.from_dict(apply_overrides(config.to_dict(), overrides), f"--set {' '.join(overrides)}")
+    return TrainConfig.from_dict(apply_overrides(config._without_derived(), overrides), f"--set {' '.join(overrides)}")
 
 
 def describe_config() -> str:

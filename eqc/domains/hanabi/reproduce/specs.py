@@ -191,8 +191,8 @@ def touched_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
 
 #: The expected-return experiment (scale ``ers``, ``results/ers/PREREGISTRATION.md`` and ``ADDENDUM.md``): the learned
 #: group files, and pool -> its sections' keys. The registered search learned colour S3 alone (``ERS_GROUP``), so the
-#: registered ER-OP pool is OP and is not trained (the registration's rule); ``erop_035`` (exploratory, the addendum)
-#: is Other-Play over the group the same measurements give at tolerance 0.35. ``op`` and ``gop_c3`` are ``touched``'s
+#: registered ER-OP pool is OP and is not trained (the registration's rule); ``erop_035`` (exploratory, the addendum;
+#: streams 2 and 3 by ``ADDENDUM-2.md``) is Other-Play over the group the same measurements give at tolerance 0.35. ``op`` and ``gop_c3`` are ``touched``'s
 #: rules. Every agent has the ``touched`` recipe; agent k of every pool has stream ``k // 6`` and pi
 #: ``colour_slot_maps(3, 3)[k % 6]``.
 ERS_GROUP = "results/ers/learned_group.json"
@@ -203,7 +203,7 @@ ERS_POOLS: dict[str, dict[str, dict[str, str]]] = {
     "erop_035": {"rule": {"objective": "op", "symmetries": ERS_GROUP_035}},
 }
 #: The streams each ``ers`` pool trains (streams 0 and 1 of ``op`` and ``gop_c3`` are ``touched``'s shipped agents).
-ERS_NEW_STREAMS = {"op": (2, 3), "gop_c3": (2, 3), "erop_035": (0, 1)}
+ERS_NEW_STREAMS = {"op": (2, 3), "gop_c3": (2, 3), "erop_035": (0, 1, 2, 3)}
 
 
 def ers_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
@@ -244,17 +244,17 @@ TOUCHED_DESIGN = Design(tuple(slots_name(pi) for pi in itertools.permutations(ra
 
 def _ers_design_config(pool: str, agent: str) -> TrainConfig:
     slots = tuple(int(digit) for digit in agent.removeprefix("slots_"))
-    if pool in ERS_POOLS:
-        return ers_agent_config(pool, slots)
-    return touched_agent_config(pool.removesuffix("_streams01"), slots)
+    base = pool.removesuffix("_streams01")  # a pool of another pool's agents of streams 0 and 1
+    return ers_agent_config(base, slots) if base in ERS_POOLS else touched_agent_config(base, slots)
 
 
-#: The registered design of the expected-return experiment (``results/ers/PREREGISTRATION.md``, ``ADDENDUM.md``): one
-#: agent per pi on each stream of its pool, ``op`` and ``gop_c3`` on streams 0-3 (0 and 1 are ``touched``'s agents),
-#: ``sp`` and the addendum's ``erop_035`` (and the ``touched`` agents matched to it) on streams 0 and 1.
+#: The registered design of the expected-return experiment (``results/ers/PREREGISTRATION.md``, ``ADDENDUM.md``,
+#: ``ADDENDUM-2.md``): one agent per pi on each stream of its pool, ``op``, ``gop_c3`` and the addendums' ``erop_035`` on
+#: streams 0-3 (0 and 1 of ``op`` and ``gop_c3`` are ``touched``'s agents), ``sp`` on streams 0 and 1, and the first
+#: addendum's matched cells (``*_streams01``: the agents of streams 0 and 1) on those.
 ERS_DESIGN = Design(TOUCHED_DESIGN.agents,
-                    {"op": (0, 1, 2, 3), "gop_c3": (0, 1, 2, 3), "sp": (0, 1), "erop_035": (0, 1), "op_streams01": (0, 1),
-                     "gop_c3_streams01": (0, 1), "erop": (0, 1, 2, 3)},
+                    {"op": (0, 1, 2, 3), "gop_c3": (0, 1, 2, 3), "sp": (0, 1), "erop_035": (0, 1, 2, 3), "op_streams01": (0, 1),
+                     "gop_c3_streams01": (0, 1), "erop_035_streams01": (0, 1), "erop": (0, 1, 2, 3)},
                     _ers_design_config)
 
 
@@ -527,17 +527,21 @@ ERS_TABLES = {
         "stream and pi (XP; pre-registered)",
         (Cell("ER-OP", "erop"), Cell("OP", "op"), Cell("G-OP C3", "gop_c3", "C3"), Cell("ER-OP S3-symmetrized", "erop", "S3"),
          Cell("SP C3-symmetrized", "sp", "C3"), Cell("SP subset-averaged", "sp", average_over=ERS_SUBSET),
-         Cell("ER-OP 0.35", "erop_035"), Cell("OP streams 0-1", "op_streams01"), Cell("G-OP C3 streams 0-1", "gop_c3_streams01", "C3")),
+         Cell("ER-OP 0.35", "erop_035"), Cell("ER-OP 0.35 streams 0-1", "erop_035_streams01"), Cell("OP streams 0-1", "op_streams01"),
+         Cell("G-OP C3 streams 0-1", "gop_c3_streams01", "C3")),
         (("ER-OP", "OP"), ("ER-OP", "G-OP C3"), ("G-OP C3", "OP"), ("ER-OP S3-symmetrized", "ER-OP"),
-         ("SP C3-symmetrized", "SP subset-averaged"), ("ER-OP 0.35", "OP streams 0-1"), ("ER-OP 0.35", "G-OP C3 streams 0-1")),
+         ("SP C3-symmetrized", "SP subset-averaged"), ("ER-OP 0.35", "OP"), ("ER-OP 0.35", "G-OP C3"),
+         ("ER-OP 0.35 streams 0-1", "OP streams 0-1"), ("ER-OP 0.35 streams 0-1", "G-OP C3 streams 0-1")),
         primary=(("ER-OP", "OP"), ("ER-OP", "G-OP C3"), ("G-OP C3", "OP")),
-        two_sided=(("ER-OP 0.35", "OP streams 0-1"), ("ER-OP 0.35", "G-OP C3 streams 0-1")),
+        two_sided=(("ER-OP 0.35", "OP"), ("ER-OP 0.35", "G-OP C3"), ("ER-OP 0.35 streams 0-1", "OP streams 0-1"),
+                   ("ER-OP 0.35 streams 0-1", "G-OP C3 streams 0-1")),
         registered="results/ers/PREREGISTRATION.md",
     ),
 }
 """The table at scale ``ers``: the registered tests P1-P3 (one Holm family of three), S1 and S2; ER-OP's pool is not
 trained when the learned group moves no slot (the registration's rule), and its tests are then listed as not run;
-``ER-OP 0.35`` is the addendum's exploratory pool, matched to ``touched``'s OP and G-OP C3 agents of streams 0 and 1."""
+``ER-OP 0.35`` is the addendums' exploratory pool (streams 0-3, matched to OP and G-OP C3; its streams 0 and 1, the first
+addendum's 12 agents, also against ``touched``'s OP and G-OP C3 agents of those streams)."""
 
 ENTROPY_TABLES = {
     "table1": Table(
@@ -623,9 +627,11 @@ SCALES = {
         **{p: Pool(_touched_description(p).replace("stream seeds 0 and 1 x the six pi (12", "stream seeds 0-3 x the six pi (24"))
            for p in ("op", "gop_c3")},
         "sp": Pool(_touched_description("sp")),
-        "erop_035": Pool("Mini-Hanabi, the induced recipe in fp32, stream seeds 0 and 1 x the six pi (12 agents, matched by stream "
+        "erop_035": Pool("Mini-Hanabi, the induced recipe in fp32, stream seeds 0-3 x the six pi (24 agents, matched by stream "
                          "and pi), the touched convention, Other-Play over the addendum's group (colour S3 x slots 0 <-> 1, "
-                         "results/ers/learned_group_035.json), 8,000,000 moves per agent (exploratory)"),
+                         "results/ers/learned_group_035.json), 8,000,000 moves per agent (exploratory; streams 2 and 3: "
+                         "ADDENDUM-2.md)"),
+        "erop_035_streams01": Pool("`erop_035`'s agents of streams 0 and 1 (the first addendum's), matched to `op_streams01`"),
         "op_streams01": Pool("`op`'s agents of streams 0 and 1 (touched's), matched to `erop_035`"),
         "gop_c3_streams01": Pool("`gop_c3`'s agents of streams 0 and 1 (touched's), matched to `erop_035`"),
     }, ERS_TABLES, seeds=(), games=1000, relabel_elements=5, shipped="results/ers/agents",
@@ -633,7 +639,8 @@ SCALES = {
                       **{p: (f"../../touched/agents/{p}/stream_0", f"../../touched/agents/{p}/stream_1", f"{p}/stream_2", f"{p}/stream_3")
                          for p in ("op", "gop_c3")},
                       "sp": ("../../colour/agents/touched", "../../touched/agents/sp/stream_1"),
-                      "erop_035": ("erop_035/stream_0", "erop_035/stream_1"),
+                      "erop_035": tuple(f"erop_035/stream_{s}" for s in range(4)),
+                      "erop_035_streams01": ("erop_035/stream_0", "erop_035/stream_1"),
                       **{f"{p}_streams01": (f"../../touched/agents/{p}/stream_0", f"../../touched/agents/{p}/stream_1")
                          for p in ("op", "gop_c3")}},
         trained_by="scripts/train_shipped.py --scale ers", design=ERS_DESIGN,

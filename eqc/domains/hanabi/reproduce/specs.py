@@ -192,8 +192,8 @@ def touched_agent_config(pool: str, slots: tuple[int, ...]) -> TrainConfig:
 #: The expected-return experiment (scale ``ers``, ``results/ers/PREREGISTRATION.md`` and ``ADDENDUM.md``): the learned
 #: group files, and pool -> its sections' keys. The registered search learned colour S3 alone (``ERS_GROUP``), so the
 #: registered ER-OP pool is OP and is not trained (the registration's rule); ``erop_035`` (exploratory, the addendum;
-#: streams 2 and 3 by ``ADDENDUM-2.md``) is Other-Play over the group the same measurements give at tolerance 0.35. ``op`` and ``gop_c3`` are ``touched``'s
-#: rules. Every agent has the ``touched`` recipe; agent k of every pool has stream ``k // 6`` and pi
+#: streams 2 and 3 by ``ADDENDUM-2.md``) is Other-Play over the group the same measurements give at tolerance 0.35.
+#: ``op`` and ``gop_c3`` are ``touched``'s rules. Every agent has the ``touched`` recipe; agent k of every pool has stream ``k // 6`` and pi
 #: ``colour_slot_maps(3, 3)[k % 6]``.
 ERS_GROUP = "results/ers/learned_group.json"
 ERS_GROUP_035 = "results/ers/learned_group_035.json"

@@ -249,10 +249,10 @@ def _train_locked(
     config = config.replace(network={"precision": precision.used})
     check_run_dir(out, config, seed, checkpoint)
     segment = check_segment(checkpoint, config, max_minutes, device)  # a resumed run that cannot get past its warm-up: refused
+    log(f"precision {precision.used}{', as the run started' if checkpoint is not None else ''}: {precision.reason}")
     learner = make_learner(config, seed, device)
     rows, wall_before = restore_run(learner, checkpoint, out, log)  # a checkpoint it cannot resume: refused, nothing written
     write_run_config(out, config, seed, precision)
-    log(f"precision {precision.used}{', as the run started' if checkpoint is not None else ''}: {precision.reason}")
     if segment is not None:
         log(segment)
     clock = RunClock(wall_before, max_minutes)

@@ -124,7 +124,8 @@ to record (the CLI passes its own).
             results[cell.label], _ = _cross_play(cell, obl, sc.games, device, precision, where, policies)
     tests = table_tests(spec, results, _between_cells(spec.tests, cells, runs, results, sc.games, loaded, out / "xp" / "between", log,
                                                       reuse), sc.not_trained)
-    relabelled = {p: _relabelled(runs[p], sc, device, precision, out / "relabelled" / p, log, reuse) for p in pools if runs[p]}
+    relabelled = {p: _relabelled(loaded.of(Cell(p, p), runs[p]), runs[p], sc, out / "relabelled" / p, log, reuse)
+                  for p in pools if runs[p]}
     record = {
         "table": table, "title": spec.title, "scale": scale, "games_per_pair": sc.games, "precision": precision,
         "agents_per_pool": {p: len(r) for p, r in runs.items()},
@@ -322,14 +323,13 @@ def _cell_result(cell: Cell, mean: torch.Tensor, bomb_out: torch.Tensor, perfect
     }
 
 
-def _relabelled(runs: list[Path], scale, device: str, precision: str, where: Path, log: Callable[[str], None],
-                reuse: bool) -> dict[str, Any]:
+def _relabelled(policies: list, runs: list[Path], scale, where: Path, log: Callable[[str], None], reuse: bool) -> dict[str, Any]:
     """Relabelled self-play of every plain agent of a pool, with its greedy disagreement over every colour permutation
     (:func:`~eqc.domains.hanabi.xp.equivariance.greedy_equivariance`, :data:`EQUIVARIANCE_GAMES` self-play games): per-agent
-    results and the pool's mean loss ± SEM over agents."""
+    results and the pool's mean loss ± SEM over agents. ``policies``: the agents of ``runs`` as trained, from the
+    reproduction's one cache (:class:`~.loaded.LoadedPolicies`), so that no agent is loaded twice."""
     rows = []
-    for run, digest in zip(runs, agent_digests(runs), strict=True):
-        policy = load_policy(run, device=device, precision=precision)
+    for policy, run, digest in zip(policies, runs, agent_digests(runs), strict=True):
         key = {"elements": scale.relabel_elements, "games": scale.relabel_games, "agent": digest, **_precision_key([policy])}
         path, what = where / f"{digest[:16]}.json", f"relabelled self-play of {recorded_path(run)}"
         check_result_path(path)

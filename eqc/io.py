@@ -46,6 +46,18 @@ def write_text_atomic(path: str | Path, text: str, *, mode: int = 0o644) -> Path
     return atomic_write(path, lambda f: f.write(text.encode("utf-8")), mode=mode)
 
 
+def read_json(path: str | Path, what: str) -> object:
+    """The JSON value in the file at ``path``, a ``what`` (e.g. "candidate-set record"): ``FileNotFoundError`` when there
+    is none, ``ValueError`` naming the file when it cannot be read or is not JSON."""
+    p = Path(path)
+    try:
+        return json.loads(p.read_text())
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no {what} at {p}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{p} is not a readable JSON {what}: {e}") from None
+
+
 def write_json_atomic(path: str | Path, data: object, *, mode: int = 0o644) -> Path:
     """Write ``data`` as indented JSON atomically. Strict JSON: NaN and infinities are refused
     (``ValueError``) rather than written as non-standard tokens; pass :func:`json_safe` data to

@@ -29,7 +29,7 @@ import torch
 from eqc._checks import check_int
 from eqc.dec_pomdp.neural_maps import CandidateMap, LearnedMap, NeuralMapOptions, SeatPolicy, transform_logits
 from eqc.groups.permutations import as_permutations
-from eqc.io import atomic_write, write_json_atomic
+from eqc.io import atomic_write, read_json, write_json_atomic
 
 __all__ = [
     "CANDIDATE_SET_KIND", "NOT_A_GROUP", "CandidateSet", "copy_candidate_set", "is_candidate_set_file", "load_candidate_set",
@@ -176,12 +176,7 @@ def load_candidate_set(path: str | Path) -> CandidateSet:
     from safetensors.torch import load
 
     p = Path(path)
-    try:
-        record = json.loads(p.read_text())
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no candidate-set file at {p}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{p} is not a readable JSON candidate-set record: {e}") from None
+    record = read_json(p, "candidate-set record")
     if not isinstance(record, dict) or record.get("kind") != CANDIDATE_SET_KIND:
         got = record.get("kind") if isinstance(record, dict) else type(record).__name__
         raise _bad(p, "kind", f"must be {CANDIDATE_SET_KIND!r} (written by CandidateSet.save), got {got!r}")

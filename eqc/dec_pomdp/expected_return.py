@@ -40,6 +40,7 @@ from eqc._checks import check_float
 from eqc.dec_pomdp.layout import Labels, Layout
 from eqc.dec_pomdp.symmetry import Symmetry
 from eqc.groups import PermutationGroup
+from eqc.io import read_json
 
 __all__ = ["FILE_KIND", "ElementLoss", "ExpectedReturnGroup", "load_group_symmetry", "read_group_file", "search_label_permutations"]
 
@@ -128,12 +129,7 @@ class ExpectedReturnGroup:
 def read_group_file(path: str | Path) -> dict[str, Any]:
     """The record of an expected-return group file, checked: ValueError naming the file and the key that is wrong."""
     p = Path(path)
-    try:
-        data = json.loads(p.read_text())
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no expected-return group file at {p}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{p} is not a readable JSON expected-return group file: {e}") from None
+    data = read_json(p, "expected-return group file")
     if not isinstance(data, dict) or data.get("kind") != FILE_KIND:
         raise ValueError(f"{p}: 'kind' must be {FILE_KIND!r} (written by ExpectedReturnGroup.save), got "
                          f"{data.get('kind') if isinstance(data, dict) else type(data).__name__!r}")

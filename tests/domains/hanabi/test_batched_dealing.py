@@ -55,7 +55,7 @@ def test_auto_reset_deals_are_uniform_at_every_position() -> None:
     t = tables_for(HanabiRules(), CPU)
     gen = torch.Generator().manual_seed(0)
     pool = pad_decks(t.initial_deck.repeat(b, 1), t)  # sorted: any bias would show
-    shuffle_front(pool, 10, t.deck_size, gen)
+    shuffle_front(pool, 10, t.deck_size, torch.rand(b, 10, generator=gen))
     s = new_state(b, t)
     restart(s, t, torch.ones(b, dtype=torch.bool), pool, shuffle_draws=True)
     active = torch.ones(b, dtype=torch.bool)
@@ -105,7 +105,7 @@ def test_a_saved_batch_continues_move_for_move_in_another() -> None:
     copy.load_state_dict(source.state_dict())
     control.reset()
     for env in (copy, control):
-        env.generator.set_state(source.generator.get_state())
+        env.generators[0].set_state(source.generators[0].get_state())  # type: ignore[union-attr]  # on the CPU
     ended = 0
     for _ in range(120):
         move = _random_legal(source, moves)
@@ -114,6 +114,43 @@ def test_a_saved_batch_continues_move_for_move_in_another() -> None:
         ended += int(source.ended.sum())
     assert ended > 300  # the games were re-dealt from the spare decks, many times
     assert not torch.equal(control.observations(), source.observations())
+
+
+@pytest.mark.parametrize("games", [4, 300])  # < 256 games: the pool re-drawn whole; >= 256: its front by Fisher-Yates
+def test_joined_batches_play_each_batch_games_bit_for_bit(games: int) -> None:
+    """K batches joined into one ``K * B`` batch (each block dealt from its batch's generator) play, given the same moves,
+    exactly the games the K batches play on their own, through re-deals and spare-deck refreshes; joined in the other
+    order (negative control) the blocks differ."""
+    rules = HanabiRules(knowledge="v0_belief", sad="greedy_last_action")
+    alone, parts = ([HanabiBatch(games, rules, seed=seed, auto_reset=True, check=False) for seed in (3, 5)] for _ in range(2))
+    for env in (*alone, *parts):
+        env.reset()
+    joined = HanabiBatch.joined(parts)
+    moves = torch.Generator().manual_seed(0)
+    ended = 0
+    for _ in range(60):
+        move = [_random_legal(env, moves) for env in alone]
+        assert torch.equal(joined.observations(), torch.cat([env.observations() for env in alone]))
+        assert torch.equal(joined.step(torch.cat(move)), torch.cat([env.step(m) for env, m in zip(alone, move, strict=True)]))
+        ended += int(joined.ended.sum())
+    assert ended > 2 * games  # re-dealt many times
+    for k, env in enumerate(alone):
+        state, want = joined.block_state_dict(k), env.state_dict()
+        assert state.keys() == want.keys() and all(torch.equal(state[n], want[n]) for n in want)
+    assert not torch.equal(joined.block_state_dict(0)["deck"], alone[1].state_dict()["deck"])
+
+
+def test_joined_refuses_batches_that_differ() -> None:
+    a, b = HanabiBatch(4, seed=1, auto_reset=True, check=False), HanabiBatch(8, seed=2, auto_reset=True, check=False)
+    a.reset()
+    b.reset()
+    with pytest.raises(ValueError, match="share rules, num_envs"):
+        HanabiBatch.joined([a, b])
+    c = HanabiBatch(4, seed=3, auto_reset=True, check=False)
+    c.reset()
+    c.step(_random_legal(c, torch.Generator().manual_seed(0)))
+    with pytest.raises(ValueError, match="same number of steps"):
+        HanabiBatch.joined([a, c])
 
 
 def test_load_state_dict_refuses_another_batch() -> None:

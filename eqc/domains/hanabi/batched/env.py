@@ -10,7 +10,7 @@ and player numbering: :mod:`eqc.domains.hanabi.rules`.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import fields
 
 import torch
@@ -20,7 +20,7 @@ from eqc._compile import check_compilable, compiled, mark_static
 from eqc.domains.hanabi.batched.checks import check_decks, check_legal, check_moves, check_out
 from eqc.domains.hanabi.batched.dynamics import apply_moves, last_action_codes, legal_moves
 from eqc.domains.hanabi.batched.encoding import EncodingScratch, encode
-from eqc.domains.hanabi.batched.state import BatchState, new_state, pad_decks, restart, sample_decks, shuffle_front
+from eqc.domains.hanabi.batched.state import BatchState, new_state, pad_decks, restart, shuffle_front, shuffled_decks
 from eqc.domains.hanabi.batched.tables import HanabiTables, tables_for
 from eqc.domains.hanabi.batched.variants import sad_block, v0_belief
 from eqc.domains.hanabi.rules import HanabiRules, check_rules
@@ -40,7 +40,8 @@ class HanabiBatch:
         rules: the game and observation variant (``HanabiRules``, any deck shape; default:
             2 players, standard game, canonical "full" observation).
         device: torch device of every tensor ("cpu", "cuda", ...).
-        seed: seeds the ``torch.Generator`` that shuffles decks (the global RNG is never used).
+        seed: seeds the ``torch.Generator`` that shuffles decks (the global RNG is never used; :meth:`joined` joins
+            the games of several batches, each block dealt from its own batch's generator).
         auto_reset: same-step reset. A game that ends on a ``step`` is re-dealt within that
             call: ``step`` returns the reward of the move made (the ending move included),
             ``ended`` marks those games and ``final_score`` gives their final score (-1 elsewhere);
@@ -53,7 +54,7 @@ class HanabiBatch:
         compile: run the tensor work of ``step``, ``observations`` and ``legal_move_mask`` compiled
             (:func:`eqc._compile.compiled`: ``torch.compile``, mode "reduce-overhead", i.e. CUDA graphs, on CUDA; plain
             inductor on a CPU); the games are the same bit for bit. The spare-deck refresh and the random draws of
-            ``auto_reset`` stay outside (eager, on ``generator``). The first calls compile (seconds).
+            ``auto_reset`` stay outside (eager, on the deck generator). The first calls compile (seconds).
 
     Usage::
 
@@ -75,7 +76,7 @@ class HanabiBatch:
     by CUDA graphs; ``compile=True`` does that for the tensor work of ``step`` and the views (with ``auto_reset`` the
     spare-deck refresh every few steps and the draws stay eager, outside the captured graphs).
     ``state_dict()``/``load_state_dict()`` save the games in progress and continue them in another
-    batch of the same games, on any device (exact resume of training; the deck ``generator`` is saved beside).
+    batch of the same games, on any device (exact resume of training; the deck generator is saved beside).
     In checked mode a ``step`` when every game is over raises ValueError, as ``HanabiEnv`` does
     for a move after the end; a ``step`` or view before ``reset`` raises RuntimeError.
     On the "meta" device (shape-only tracing) sampling uses no generator.
@@ -108,9 +109,10 @@ class HanabiBatch:
         self.num_moves, self.obs_dim, self.canonical_dim = r.num_moves, r.obs_dim, r.canonical_dim
         # The meta device (shape-only tracing; the tests use it to prove the fast path never reads a
         # tensor value) has no random generator.
-        self.generator: torch.Generator | None = None
-        if self.device.type != "meta":
-            self.generator = torch.Generator(device=self.device).manual_seed(seed)
+        generator = None if self.device.type == "meta" else torch.Generator(device=self.device).manual_seed(seed)
+        #: The deck generators, one per block of :attr:`block_envs` games (one block unless :meth:`joined`).
+        self.generators: tuple[torch.Generator | None, ...] = (generator,)
+        self.block_envs = num_envs
         self._state = new_state(num_envs, self.tables)
         # SAD: the last actor's seat (-1: none) and greedy move uid (greedy_onehot) or last-action code (greedy_last_action).
         self._sad_player = torch.full((num_envs,), -1, dtype=torch.long, device=self.device)
@@ -137,7 +139,7 @@ class HanabiBatch:
     def reset(self, decks: torch.Tensor | None = None) -> None:
         """Deal new games in every environment: from ``decks`` (long [B, rules.deck_size], card ids in dealing order) or shuffled decks."""
         if decks is None:
-            decks = sample_decks(self.num_envs, self.tables, self.generator)
+            decks = shuffled_decks(self._noise(self.rules.deck_size), self.tables)
         else:
             if self.check:
                 decks = check_decks(decks, self.num_envs, self.tables)
@@ -175,15 +177,57 @@ class HanabiBatch:
         noise = None
         if self.auto_reset:
             if self._steps % self._pool_period == 0:
-                if self.num_envs >= _FRONT_SHUFFLE_MIN_ENVS:
-                    shuffle_front(self._pool, self.num_players * self.hand_size, t.deck_size, self.generator)
+                if self.block_envs >= _FRONT_SHUFFLE_MIN_ENVS:
+                    count = self.num_players * self.hand_size
+                    shuffle_front(self._pool, count, t.deck_size, self._noise(count))
                 else:
-                    self._pool.copy_(sample_decks(self.num_envs, t, self.generator))  # keep the storage (CUDA graphs)
-            noise = torch.rand(self.num_envs, generator=self.generator, device=self.device)
+                    self._pool.copy_(shuffled_decks(self._noise(t.deck_size), t))  # keep the storage (CUDA graphs)
+            noise = self._noise()
         self._advance(s, t, self.rules.sad, moves, moves if greedy is None else greedy, noise, self._pool, self._sad_player,
                       self._sad_value)
         self._steps += 1
         return s.reward.clone()
+
+    def _noise(self, *shape: int) -> torch.Tensor:
+        """Uniform noise ``[num_envs, *shape]``, each block's rows from its own generator (:attr:`generators`): what a
+        batch of that block's games alone would draw."""
+        draws = [torch.rand(self.block_envs, *shape, generator=g, device=self.device) for g in self.generators]
+        return draws[0] if len(draws) == 1 else torch.cat(draws)
+
+    @classmethod
+    def joined(cls, batches: Sequence[HanabiBatch]) -> HanabiBatch:
+        """One batch of the games of ``batches`` (each started; one rules, size, device, ``auto_reset``, ``check`` and
+        ``compile``), in their order: block ``k`` continues batch ``k``'s games and draws its deals from batch ``k``'s
+        generator (the same object, so it advances there too). Given the same moves, block ``k`` plays batch ``k``'s games
+        bit for bit (:meth:`block_state_dict`): K runs' games stepped as one ``K * B`` batch."""
+        if not batches:
+            raise ValueError("batches must hold at least one HanabiBatch")
+        first = batches[0]
+        shape = (first.rules, first.num_envs, first.device, first.auto_reset, first.check, first.compile)
+        for batch in batches:
+            if (batch.rules, batch.num_envs, batch.device, batch.auto_reset, batch.check, batch.compile) != shape:
+                raise ValueError("the batches must share rules, num_envs, device, auto_reset, check and compile to be joined")
+            if batch.generators[0] is None or len(batch.generators) != 1:
+                raise ValueError("each batch must be an unjoined batch with a deck generator (not on the meta device)")
+            batch._require_started()
+        joined = cls(first.num_envs * len(batches), first.rules, first.device, auto_reset=first.auto_reset, check=first.check,
+                     compile=first.compile)
+        joined.generators, joined.block_envs = tuple(batch.generators[0] for batch in batches), first.num_envs
+        states = [batch.state_dict() for batch in batches]
+        steps = {int(state["steps"]) for state in states}
+        if len(steps) > 1:
+            raise ValueError(f"the batches must have made the same number of steps to be joined (their spare decks refresh "
+                             f"together), got {sorted(steps)}")
+        joined.load_state_dict({name: torch.cat([state[name] for state in states]) if name != "steps" else states[0][name]
+                                for name in states[0]})
+        return joined
+
+    def block_state_dict(self, block: int) -> dict[str, torch.Tensor]:
+        """The :meth:`state_dict` of block ``block``'s games (:meth:`joined`): that of the batch it continues, after the
+        same moves."""
+        check_int(block, "block", low=0, high=len(self.generators) - 1)
+        rows = slice(block * self.block_envs, (block + 1) * self.block_envs)
+        return {name: tensor.clone() if name == "steps" else tensor[rows].clone() for name, tensor in self.state_dict().items()}
 
     # ---------------------------------------------------------------- views
     def observations(self, out: torch.Tensor | None = None) -> torch.Tensor:
@@ -306,7 +350,7 @@ class HanabiBatch:
     def state_dict(self) -> dict[str, torch.Tensor]:
         """Everything a later ``step`` or view reads, as tensors (copies): the ``BatchState`` fields, the SAD block's
         last actor and move, the spare decks of ``auto_reset`` and the step count that times their refresh.
-        The deck ``generator`` is not in it: its owner saves it beside (``generator.get_state()``)."""
+        The deck generators are not in it: their owner saves them beside (``get_state()``)."""
         self._require_started()
         return {name: tensor.clone() for name, tensor in self._saved_tensors().items()}
 

@@ -19,7 +19,7 @@ import torch
 
 from eqc.domains.hanabi.batched.tables import HanabiTables
 
-__all__ = ["BatchState", "new_state", "pad_decks", "restart", "sample_decks", "shuffle_front"]
+__all__ = ["BatchState", "new_state", "pad_decks", "restart", "shuffle_front", "shuffled_decks"]
 
 
 @dataclass
@@ -139,22 +139,21 @@ def pad_decks(decks: torch.Tensor, tables: HanabiTables) -> torch.Tensor:
     return out
 
 
-def sample_decks(num: int, tables: HanabiTables, generator: torch.Generator | None) -> torch.Tensor:
-    """``num`` uniformly shuffled, padded decks (``pad_decks``) drawn with ``generator`` (on the tables' device)."""
-    d = tables.deck_size
-    keys = torch.rand(num, d, generator=generator, device=tables.device)
+def shuffled_decks(keys: torch.Tensor, tables: HanabiTables) -> torch.Tensor:
+    """Padded decks (``pad_decks``), row ``n`` the tables' deck in the order that sorts ``keys[n]`` (uniform ``[N, D]``
+    noise: uniformly shuffled decks)."""
+    num, d = keys.shape
     return pad_decks(tables.initial_deck.index_select(0, keys.argsort(dim=1).view(-1)).view(num, d), tables)
 
 
-def shuffle_front(decks: torch.Tensor, count: int, deck_size: int, generator: torch.Generator | None) -> None:
-    """Fisher-Yates steps 0..count-1 on every row of ``decks`` ([N, >= deck_size]; columns 0..deck_size-1), in place.
+def shuffle_front(decks: torch.Tensor, count: int, deck_size: int, noise: torch.Tensor) -> None:
+    """Fisher-Yates steps 0..count-1 on every row of ``decks`` ([N, >= deck_size]; columns 0..deck_size-1), in place,
+    step ``k`` of row ``n`` choosing by ``noise[n, k]`` (uniform ``[N, count]``).
 
     Afterwards ``decks[:, :count]`` is a uniform ordered sample of each row's cards, whatever the
     rows held before, and the other positions hold the rest of the row's cards.
     """
-    n = decks.shape[0]
     steps = torch.arange(count, device=decks.device)
-    noise = torch.rand(n, count, generator=generator, device=decks.device)
     chosen = steps + ((deck_size - steps) * noise).long().clamp(max=deck_size - 1 - steps)
     for k in range(count):
         j, column = chosen[:, k : k + 1], decks[:, k : k + 1]

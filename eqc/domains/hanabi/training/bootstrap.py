@@ -42,12 +42,13 @@ def colour_slot_maps(num_colours: int, hand_size: int) -> list[tuple[int, ...]]:
 def touched_hint(rules: HanabiRules, slot_of_colour: torch.Tensor, hands: torch.Tensor, current: torch.Tensor,
                  move: torch.Tensor) -> torch.Tensor:
     """``[B]`` bool: ``move`` (env uids, about to be played by player ``current``) reveals a colour ``c`` whose
-    hint touches the receiver's slot ``slot_of_colour[c]`` (``hands [B, P, h]`` card ids before the move). Two players."""
+    hint touches the receiver's slot ``slot_of_colour[b, c]`` (each game's map ``[B, colours]``; ``hands [B, P, h]`` card
+    ids before the move). Two players."""
     h, colours, ranks = rules.hand_size, rules.num_colours, rules.num_ranks
     is_colour_hint = (move >= 2 * h) & (move < 2 * h + colours)
     colour = (move - 2 * h).clamp(0, colours - 1)
     rows = torch.arange(move.shape[0], device=move.device)
-    card = hands[rows, 1 - current, slot_of_colour[colour]]
+    card = hands[rows, 1 - current, slot_of_colour[rows, colour]]
     return is_colour_hint & (card < colours * ranks) & (card // ranks == colour)
 
 
@@ -59,13 +60,13 @@ def convention_bonus(
     next ``hinted`` colour (:data:`NO_HINT` after any other move and when a game ended).
 
     ``bonus`` is paid where the previous move revealed colour ``c = hinted`` to the mover, ``move`` plays
-    slot ``slot_of_colour[c]`` and the play scored (a play is the only move with a positive reward).
+    slot ``slot_of_colour[b, c]`` (each game's map ``[B, colours]``) and the play scored (a play is the only move with a positive reward).
     ``pays`` (``[B]`` bool, None: every colour hint): which of this move's colour hints can pay the next
     move (``colour_to_touched_slot``: those that touched slot ``pi(c)``, :func:`touched_hint`).
     """
     h, colours = rules.hand_size, rules.num_colours
     played_slot = torch.where((move >= h) & (move < 2 * h), move - h, -1)
-    asked_slot = slot_of_colour[hinted.clamp(min=0)]
+    asked_slot = slot_of_colour[torch.arange(move.shape[0], device=move.device), hinted.clamp(min=0)]
     paid = (hinted != NO_HINT) & (played_slot == asked_slot) & (reward > 0)
     revealed = torch.where((move >= 2 * h) & (move < 2 * h + colours), move - 2 * h, NO_HINT)
     if pays is not None:

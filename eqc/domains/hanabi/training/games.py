@@ -8,11 +8,19 @@ the set: :class:`~eqc.symmetrize.CandidatePlay`), the ``[bootstrap]`` convention
 episodes. :meth:`TrainingGames.step` plays the acting players' moves and returns what happened
 (:class:`Step`); nothing outside this object advances its state. Moves are indexed as network
 actions: the game's ``num_moves`` move uids, then the waiting players' no-op.
+
+Blocks. The games of several learners (K seeds trained in one process) can be stepped as one ``K * B`` batch:
+:meth:`TrainingGames.joined` joins their games into blocks, block ``k`` drawing its deals and relabellings from seed
+``k``'s own generators and counting its own episodes, so that given the same moves it plays what seed ``k``'s games
+alone would, bit for bit. Per-seed reads take the block (:meth:`~TrainingGames.generators`,
+:meth:`~TrainingGames.take_episode_stats`, :func:`~eqc.domains.hanabi.training.resume.games_state`); games built by
+the constructor are one block, ``0``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -66,10 +74,13 @@ class TrainingGames:
         self.num_envs, self.num_players, self.device = num_envs, rules.num_players, device
         self.rows = torch.arange(num_envs, device=device)  # [B]: one index per game
         self.bootstrap = bootstrap
-        self.slot_of_colour = (torch.tensor(bootstrap.slots, dtype=torch.long, device=device)
+        #: Each game's colour-to-slot map ``[B, colours]`` (``[bootstrap] slots``), or None without a convention.
+        self.slot_of_colour = (torch.tensor(bootstrap.slots, dtype=torch.long, device=device).expand(num_envs, -1)
                                if bootstrap.convention != "none" else None)
         self.hinted = torch.full((num_envs,), NO_HINT, dtype=torch.long, device=device)
-        self.relabel_generator = torch.Generator(device=device).manual_seed(seed + 3_000_017)
+        #: The relabellings' generators, one per block of :attr:`block_envs` games (one block unless :meth:`joined`).
+        self.relabel_generators: tuple[torch.Generator, ...] = (torch.Generator(device=device).manual_seed(seed + 3_000_017),)
+        self.block_envs = num_envs
         self.keep_identity = keep_identity
         self.other_play: OtherPlay | None = None
         #: Other-Play over a candidate set of learned maps (``[rule] symmetries`` naming one); then other_play is None.
@@ -82,10 +93,51 @@ class TrainingGames:
                 self.candidate_play = CandidatePlay(candidates, device)
             else:
                 sym = relabelling_of(rule, self.env.rules)
-                self.other_play = OtherPlay(sym.group, sym.observation_rep, sym.action_rep, self.relabel_generator, device)
+                self.other_play = OtherPlay(sym.group, sym.observation_rep, sym.action_rep, self.relabel_generators[0], device)
             self.element_indices = self._draw_elements()
-        self.episodes = torch.zeros((), dtype=torch.long, device=device)
-        self.score_sum = torch.zeros((), dtype=torch.long, device=device)
+        #: Episodes finished and their total score since the last :meth:`take_episode_stats`, per block ``[K]``.
+        self.episodes = torch.zeros(1, dtype=torch.long, device=device)
+        self.score_sum = torch.zeros(1, dtype=torch.long, device=device)
+
+    @classmethod
+    def joined(cls, games: Sequence[TrainingGames]) -> TrainingGames:
+        """The games of ``games`` (one per seed: one rules, ``[rule]``, ``num_envs``, device and ``keep_identity``, one
+        ``[bootstrap]`` but for its ``slots``) as one batch of blocks, in their order (see the module docstring): block
+        ``k`` continues ``games[k]``'s games and draws from its generators (the same objects). ``games[k]`` itself is not
+        stepped any more: its learner reads block ``k`` of the joined games."""
+        if not games or any(g.blocks != 1 for g in games):
+            raise ValueError("games must hold at least one TrainingGames, none of them joined already")
+        first = games[0]
+        bootstrap = dataclasses.replace(first.bootstrap, slots=())
+        for g in games:
+            if (g.num_envs, g.device, g.keep_identity, g.relabelling_order, dataclasses.replace(g.bootstrap, slots=())) != \
+                    (first.num_envs, first.device, first.keep_identity, first.relabelling_order, bootstrap):
+                raise ValueError("the games must share num_envs, device, keep_identity, [rule] and [bootstrap] (but for its "
+                                 "slots) to be joined")
+        joined = object.__new__(cls)
+        joined.env = HanabiBatch.joined([g.env for g in games])
+        joined.num_envs, joined.num_players, joined.device = first.num_envs * len(games), first.num_players, first.device
+        joined.rows = torch.arange(joined.num_envs, device=first.device)
+        joined.bootstrap, joined.keep_identity = first.bootstrap, first.keep_identity
+        joined.slot_of_colour = None if first.slot_of_colour is None else torch.cat([g.slot_of_colour for g in games])  # type: ignore[misc]
+        joined.hinted = torch.cat([g.hinted for g in games])
+        joined.relabel_generators = tuple(g.relabel_generators[0] for g in games)
+        joined.block_envs = first.num_envs
+        joined.other_play, joined.candidate_play = first.other_play, first.candidate_play
+        joined.element_indices = None if first.element_indices is None else torch.cat([g.element_indices for g in games])  # type: ignore[misc]
+        joined.episodes, joined.score_sum = torch.cat([g.episodes for g in games]), torch.cat([g.score_sum for g in games])
+        return joined
+
+    @property
+    def blocks(self) -> int:
+        """How many blocks of :attr:`block_envs` games the batch holds (1 unless :meth:`joined`)."""
+        return len(self.relabel_generators)
+
+    def block_rows(self, block: int) -> slice:
+        """The rows of block ``block``'s games."""
+        if not 0 <= block < self.blocks:
+            raise ValueError(f"block must be in 0..{self.blocks - 1}, got {block}")
+        return slice(block * self.block_envs, (block + 1) * self.block_envs)
 
     # ---------------------------------------------------------------- relabelling
     @property
@@ -99,7 +151,8 @@ class TrainingGames:
     def _draw_elements(self) -> torch.Tensor:
         order = self.relabelling_order
         assert order is not None, "drawn only under Other-Play / G-OP"
-        return draw_relabellings(order, self.num_envs, self.num_players, self.relabel_generator, self.keep_identity)
+        draws = [draw_relabellings(order, self.block_envs, self.num_players, g, self.keep_identity) for g in self.relabel_generators]
+        return draws[0] if len(draws) == 1 else torch.cat(draws)
 
     def _relabelling(self, indices: torch.Tensor) -> AnyRelabelling:
         if self.candidate_play is not None:
@@ -177,8 +230,8 @@ class TrainingGames:
             bonus, self.hinted = convention_bonus(self.env.rules, slots, self.hinted, move, reward, ended,
                                                   self.bootstrap.bonus, pays)
             reward = reward + bonus
-        self.episodes += ended.sum()
-        self.score_sum += torch.where(ended, self.env.state.final_score, 0).sum()
+        self.episodes += ended.view(self.blocks, -1).sum(1)
+        self.score_sum += torch.where(ended, self.env.state.final_score, 0).view(self.blocks, -1).sum(1)
         if self.element_indices is not None:
             self.element_indices = torch.where(ended.view(-1, 1), self._draw_elements(), self.element_indices)
         return Step(reward, ended)
@@ -189,15 +242,18 @@ class TrainingGames:
         if self.element_indices is not None:
             self.element_indices = self._draw_elements()
 
-    def generators(self) -> dict[str, torch.Generator]:
-        """The seeded generators a checkpoint saves: ``relabel`` and the games' ``env``."""
-        return {"relabel": self.relabel_generator, **({"env": self.env.generator} if self.env.generator is not None else {})}
+    def generators(self, block: int) -> dict[str, torch.Generator]:
+        """The seeded generators of block ``block`` that its seed's checkpoint saves: ``relabel`` and the deals' ``env``."""
+        self.block_rows(block)
+        env = self.env.generators[block]
+        return {"relabel": self.relabel_generators[block], **({"env": env} if env is not None else {})}
 
-    def take_episode_stats(self) -> tuple[int, float]:
-        """(episodes finished, their mean score) since the last call (reads the device once)."""
-        n, total = int(self.episodes), int(self.score_sum)
-        self.episodes.zero_()
-        self.score_sum.zero_()
+    def take_episode_stats(self, block: int) -> tuple[int, float]:
+        """(episodes finished, their mean score) of block ``block`` since its last call (reads the device once)."""
+        self.block_rows(block)
+        n, total = int(self.episodes[block]), int(self.score_sum[block])
+        self.episodes[block] = 0
+        self.score_sum[block] = 0
         return n, (total / n if n else float("nan"))
 
 

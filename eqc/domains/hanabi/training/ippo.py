@@ -125,7 +125,8 @@ class IPPOLearner(RolloutLearner):
     def __init__(self, setup: LearnerSetup, ppo: PPOConfig) -> None:
         super().__init__(setup, ppo)
         self.ppo = ppo
-        self._buf_log_prob = torch.empty(ppo.rollout_steps, self.num_envs, device=self.device)
+        #: The acting players' log-probabilities of their moves in the last rollout ``[T, B]``.
+        self.log_prob = torch.empty(ppo.rollout_steps, self.num_envs, device=self.device)
 
     def heads(self, obs: torch.Tensor, legal: torch.Tensor, state: State = None) -> tuple[torch.Tensor, torch.Tensor, State]:
         return policy_logits(self.agent, obs, legal, state)
@@ -133,19 +134,19 @@ class IPPOLearner(RolloutLearner):
     def _sample(self, t: int, view: View) -> torch.Tensor:
         """The acting players' moves drawn from their policy, recording their log-probabilities and values."""
         action = sample_moves(view.scores, self.explore_generator)
-        self._buf_log_prob[t] = torch.log_softmax(view.scores, -1).gather(1, action.unsqueeze(1)).squeeze(1)
+        self.log_prob[t] = torch.log_softmax(view.scores, -1).gather(1, action.unsqueeze(1)).squeeze(1)
         assert view.value is not None  # heads gives values
-        self._buf_value[t] = view.value
+        self.rollout.value[t] = view.value
         return action
 
     def iteration(self) -> dict[str, torch.Tensor | float]:
         p = self.ppo
-        last = self.rollout(self._sample)
+        last, r = self.collect(self._sample), self.rollout
         assert last.value is not None
-        advantages = gae(self._buf_reward, self._buf_ended, self._buf_value, last.value, p.gamma, p.gae_lambda)
-        returns = advantages + self._buf_value
+        advantages = gae(r.reward, r.ended, r.value, last.value, p.gamma, p.gae_lambda)
+        returns = advantages + r.value
         losses, entropies = [], []
-        for batch in self.minibatches(self._buf_log_prob, advantages, returns):
+        for batch in self.minibatches(self.log_prob, advantages, returns):
             assert batch.value is not None
             old_log_prob, advantages_b, returns_b = batch.decisions
             loss, entropy = ppo_loss(batch.scores, batch.value, batch.legal, batch.action, old_log_prob, advantages_b, returns_b, p)

@@ -130,6 +130,9 @@ class Learner(ABC):
         self.optimizer = optimizer(list(self.network.parameters()), lr=optim.lr, eps=optim.adam_eps)
         self.moves_played = 0
         self.updates = 0
+        #: Which block of :attr:`games` is this learner's (0; another where its games were joined with other seeds':
+        #: :meth:`play_in`).
+        self.block = 0
 
     # ---------------------------------------------------------------- to implement
     @abstractmethod
@@ -159,6 +162,14 @@ class Learner(ABC):
         """Whether every weight of :meth:`modules` is finite (one read from the device)."""
         flags = [torch.isfinite(p).all() for m in self.modules().values() for p in m.parameters()]
         return bool(torch.stack(flags).all()) if flags else True
+
+    def play_in(self, games: TrainingGames, block: int) -> None:
+        """From now on this learner's games are block ``block`` of ``games``, joined from its own and other seeds'
+        (:meth:`TrainingGames.joined`, which continues them and draws from their generators): its checkpoints save
+        that block, its metrics count that block's episodes. The joined games are stepped by whoever joined them
+        (:mod:`~eqc.domains.hanabi.training.seeds`), not by :meth:`iteration`."""
+        games.block_rows(block)
+        self.games, self.block = games, block
 
     # ---------------------------------------------------------------- the game's sizes
     @property
@@ -208,7 +219,7 @@ class Learner(ABC):
 
     # ---------------------------------------------------------------- state
     def generators(self) -> dict[str, torch.Generator]:
-        return {"explore": self.explore_generator, "learn": self.learn_generator, **self.games.generators()}
+        return {"explore": self.explore_generator, "learn": self.learn_generator, **self.games.generators(self.block)}
 
     def state_dict(self) -> dict[str, Any]:
         state = {
@@ -219,7 +230,7 @@ class Learner(ABC):
             "device": str(self.device),
         }
         if self.resumes_games:
-            state["games"] = games_state(self.games)
+            state["games"] = games_state(self.games, self.block)
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> str | None:

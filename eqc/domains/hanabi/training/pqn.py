@@ -34,12 +34,13 @@ import torch
 from eqc.domains.hanabi.agent.network import State
 from eqc.domains.hanabi.config.schema import config_field, require, require_at_least, require_in_unit
 from eqc.domains.hanabi.training.learner import Algorithm, LearnerSetup
-from eqc.domains.hanabi.training.rollout import RolloutLearner, RolloutSettings, View, check_rollout_keys, check_rollout_use
+from eqc.domains.hanabi.training.rollout import Rollout, RolloutLearner, RolloutSettings, View, check_rollout_keys, check_rollout_use
 
 if TYPE_CHECKING:
     from eqc.domains.hanabi.training.config import TrainConfig
 
-__all__ = ["PQN", "PQNConfig", "PQNLearner", "epsilon_ladder", "epsilon_schedule", "exploration_epsilon", "lambda_returns", "td_loss"]
+__all__ = ["PQN", "PQNConfig", "PQNLearner", "epsilon_ladder", "epsilon_schedule", "exploration_epsilon",
+           "lambda_returns", "record_greedy_value", "td_loss"]
 
 EXPLORATIONS = ("decay", "ladder")
 
@@ -104,6 +105,13 @@ def exploration_epsilon(p: PQNConfig, moves: int, games: int, device: torch.devi
     return epsilon_schedule(p, moves) if p.exploration == "decay" else epsilon_ladder(p, games, device).float()
 
 
+def record_greedy_value(rollout: Rollout, t: int, view: View) -> None:
+    """The Q(lambda) target's bootstrap after move ``t``: the greedy value of ``view`` (0 where no move is legal: the
+    game is over), recorded in ``rollout.value[t]``."""
+    value = view.scores.max(-1).values
+    rollout.value[t] = torch.where(torch.isfinite(value), value, 0.0)
+
+
 def td_loss(q: torch.Tensor, legal: torch.Tensor, action: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """The minibatch's loss ``mean 0.5 (Q(o, a) - G)^2`` over its decisions (``q [n, A]``, ``legal [n, A]``, ``action [n]``,
     returns ``target [n]``); a decision without a legal move (a finished game's step) teaches nothing."""
@@ -126,23 +134,23 @@ class PQNLearner(RolloutLearner):
         return q, None, state
 
     def record_value(self, t: int, view: View) -> None:
-        """The target's bootstrap: the greedy value of the view after move ``t``."""
-        value = view.scores.max(-1).values
-        self._buf_value[t] = torch.where(torch.isfinite(value), value, 0.0)  # no legal move: game over
+        """The target's bootstrap: the greedy value of the view after move ``t`` (:func:`record_greedy_value`)."""
+        record_greedy_value(self.rollout, t, view)
 
     def returns(self) -> torch.Tensor:
         """The Q(lambda) returns ``[T, B]`` of the last rollout."""
-        return lambda_returns(self._buf_reward, self._buf_ended, self._buf_value, self.pqn.gamma, self.pqn.td_lambda)
+        r = self.rollout
+        return lambda_returns(r.reward, r.ended, r.value, self.pqn.gamma, self.pqn.td_lambda)
 
     def decisions(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """The last (feed-forward) rollout's ``T * B`` decisions: observations, legal moves, actions and returns."""
-        return (self._buf_obs.flatten(0, 1), self._buf_legal.flatten(0, 1), self._buf_action.flatten(0, 1),
-                self.returns().flatten(0, 1))
+        r = self.rollout
+        return r.obs.flatten(0, 1), r.legal.flatten(0, 1), r.action.flatten(0, 1), self.returns().flatten(0, 1)
 
     def iteration(self) -> dict[str, torch.Tensor | float]:
         p = self.pqn
         epsilon = exploration_epsilon(p, self.moves_played, self.num_envs, self.device)
-        self.rollout(lambda t, view: self.explore(view.scores, view.acting_legal, epsilon), self.record_value)
+        self.collect(lambda t, view: self.explore(view.scores, view.acting_legal, epsilon), self.record_value)
         returns = self.returns()
         losses = []
         for batch in self.minibatches(returns):

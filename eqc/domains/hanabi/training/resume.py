@@ -65,25 +65,30 @@ def restore_generators(generators: dict[str, torch.Generator], states: dict[str,
             f"(deterministic, but not the saved random streams); the games in progress continue")
 
 
-def games_state(games: TrainingGames) -> dict[str, Any]:
-    """The games in progress of ``games`` as a dict of tensors (copies): ``env`` (``HanabiBatch.state_dict``), ``hinted``,
-    ``episodes`` and ``score_sum`` (finished since the last metrics row) and, under Other-Play / G-OP, ``element_indices``
-    (group element indices, or a candidate set's draw indices)."""
-    state: dict[str, Any] = {"env": games.env.state_dict(), "hinted": games.hinted.clone(), "episodes": games.episodes.clone(),
-                             "score_sum": games.score_sum.clone()}
+def games_state(games: TrainingGames, block: int) -> dict[str, Any]:
+    """The games in progress of block ``block`` of ``games`` (a seed's: :meth:`TrainingGames.joined`; ``0`` for games
+    of one seed) as a dict of tensors (copies): ``env`` (``HanabiBatch.state_dict``), ``hinted``, ``episodes`` and
+    ``score_sum`` (finished since the last metrics row) and, under Other-Play / G-OP, ``element_indices`` (group element
+    indices, or a candidate set's draw indices)."""
+    rows = games.block_rows(block)
+    state: dict[str, Any] = {"env": games.env.block_state_dict(block), "hinted": games.hinted[rows].clone(),
+                             "episodes": games.episodes[block].clone(), "score_sum": games.score_sum[block].clone()}
     if games.element_indices is not None:
-        state["element_indices"] = games.element_indices.clone()
+        state["element_indices"] = games.element_indices[rows].clone()
     return state
 
 
 def restore_games(games: TrainingGames, state: dict[str, Any]) -> None:
-    """Continue in ``games`` the games of ``state`` (:func:`games_state` of the same run, saved on any device). ValueError
-    naming an entry that is missing or does not fit these games (another ``num_envs``, objective or game)."""
+    """Continue in ``games`` (one seed's, not joined) the games of ``state`` (:func:`games_state` of the same run, saved
+    on any device). ValueError naming an entry that is missing or does not fit these games (another ``num_envs``,
+    objective or game)."""
+    if games.blocks != 1:
+        raise ValueError("restore a seed's games before they are joined (TrainingGames.joined)")
     relabelled = games.element_indices is not None
     if relabelled != ("element_indices" in state):
         raise ValueError(f"the saved games {'lack' if relabelled else 'have'} Other-Play element indices, these games "
                          f"{'are' if relabelled else 'are not'} relabelled: the checkpoint is of another [rule] objective")
-    mine = {"hinted": games.hinted, "episodes": games.episodes, "score_sum": games.score_sum}
+    mine = {"hinted": games.hinted, "episodes": games.episodes[0], "score_sum": games.score_sum[0]}  # views: copied into
     if games.element_indices is not None:
         mine["element_indices"] = games.element_indices
     for name, tensor in mine.items():

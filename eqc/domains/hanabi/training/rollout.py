@@ -35,14 +35,15 @@ from torch import nn
 from eqc._compile import compiled
 from eqc.domains.hanabi.agent.network import LSTMState, State, as_lstm_state
 from eqc.domains.hanabi.config.schema import config_field, require, require_at_least, require_in_unit
-from eqc.domains.hanabi.training.games import AnyRelabelling
+from eqc.domains.hanabi.training.games import AnyRelabelling, TrainingGames
 from eqc.domains.hanabi.training.learner import Learner, LearnerSetup
 from eqc.domains.hanabi.training.resume import lstm_state_dict, restore_lstm_state
 
 if TYPE_CHECKING:
     from eqc.domains.hanabi.training.config import TrainConfig
 
-__all__ = ["Choose", "Minibatch", "RolloutLearner", "RolloutSettings", "View", "check_rollout_keys", "check_rollout_use", "zero_ended"]
+__all__ = ["Choose", "Heads", "Minibatch", "Rollout", "RolloutLearner", "RolloutSettings", "View",
+           "check_rollout_keys", "check_rollout_use", "zero_ended"]
 
 
 @dataclass(frozen=True)
@@ -118,30 +119,107 @@ class Minibatch:
 Choose = Callable[[int, View], torch.Tensor]
 
 
+#: The network at one step, acting: ``obs [N, D]``, ``legal [N, A]`` and the LSTM state (None feed-forward) to scores
+#: ``[N, A]``, values ``[N]`` (or None) and the next state (:meth:`RolloutLearner.heads`).
+Heads = Callable[[torch.Tensor, torch.Tensor, State], tuple[torch.Tensor, torch.Tensor | None, State]]
+
+
+class Rollout:
+    """The acting half of a rollout learner: ``steps`` moves in every game of ``games``, each acting player's view, move
+    and outcome recorded in ``[T, B, ...]`` buffers (see the module docstring for the two forms).
+
+    Args:
+        games: the games played (one seed's, or K seeds' joined: :meth:`TrainingGames.joined`).
+        steps: moves per game in a rollout (``T``).
+        heads: the acting forward (no gradient is taken; :mod:`~eqc.domains.hanabi.training.seeds` gives one that runs
+            K seeds' networks in one call).
+        num_actions: the network's outputs (the moves, then the no-op).
+        sad: whether partners see the acting player's greedy move (SAD).
+        initial_state: every player's fresh LSTM state of ``N`` rows (recurrent), or None (feed-forward).
+    """
+
+    def __init__(self, games: TrainingGames, steps: int, heads: Heads, *, num_actions: int, sad: bool,
+                 initial_state: Callable[[int], LSTMState] | None) -> None:
+        self.games, self.steps, self.heads, self.sad, self.initial_state = games, steps, heads, sad, initial_state
+        self.recurrent = initial_state is not None
+        T, B, P, D, A, device = steps, games.num_envs, games.num_players, games.env.obs_dim, num_actions, games.device
+        seen = (T, B, P) if self.recurrent else (T, B)
+        self._obs, self._legal = games.env.observations(), games.env.legal_move_mask()  # reused: [B, P, D], [B, M]
+        #: What was recorded at each step: the views (:attr:`View.obs`, :attr:`View.legal`), the acting players' legal
+        #: actions, seats, moves, rewards, whether their games ended, and the learner's values (it fills them in).
+        self.obs = torch.empty(*seen, D, device=device)
+        self.legal = torch.empty(*seen, A, dtype=torch.bool, device=device)
+        self.acting_legal = self.legal if not self.recurrent else torch.empty(T, B, A, dtype=torch.bool, device=device)
+        self.current = torch.empty(T, B, dtype=torch.long, device=device)
+        self.action = torch.empty(T, B, dtype=torch.long, device=device)
+        self.reward = torch.empty(T, B, device=device)
+        self.ended = torch.empty(T, B, dtype=torch.bool, device=device)
+        self.value = torch.empty(T, B, device=device)
+        #: Every player's LSTM state before the next move (recurrent), and at the start of the last rollout.
+        self.lstm_state: LSTMState | None = self.fresh_state()
+        self.start_state: LSTMState | None = None
+
+    def fresh_state(self) -> LSTMState | None:
+        """Every player's zero LSTM state (recurrent), or None."""
+        return None if self.initial_state is None else self.initial_state(self.games.num_envs * self.games.num_players)
+
+    def view(self) -> View:
+        """The games before the next move (:class:`View`), the acting forward run on it."""
+        games = self.games
+        if not self.recurrent:
+            obs, legal, acting = games.acting_view(self._obs, self._legal)
+            scores, value, _ = self.heads(obs, legal, None)
+            return View(obs, legal, legal, None, acting, scores, value, None)
+        B, P, rows = games.num_envs, games.num_players, games.rows
+        obs, legal, current, acting = games.player_views(self._obs, self._legal)
+        scores, value, state = self.heads(obs.reshape(B * P, -1), legal.reshape(B * P, -1), self.lstm_state)
+        return View(obs, legal, legal[rows, current], current, acting, scores.view(B, P, -1)[rows, current],
+                    None if value is None else value.view(B, P)[rows, current], as_lstm_state(state))
+
+    def collect(self, choose: Choose, stepped: Callable[[int, View], None] | None, *, shaping: bool) -> View:
+        """Play :attr:`steps` moves in every game, the acting players' moves from ``choose``, recording them;
+        ``stepped(t, view)`` sees the view after move ``t`` (PQN records the greedy value there); ``shaping``: the
+        bootstrap's bonus is paid. Returns the view after the last move (to bootstrap from)."""
+        if self.lstm_state is not None:
+            self.start_state = (self.lstm_state[0].clone(), self.lstm_state[1].clone())
+        with torch.no_grad():
+            view = self.view()
+            for t in range(self.steps):
+                self.play(t, view, choose(t, view), shaping)
+                view = self.view()
+                if stepped is not None:
+                    stepped(t, view)
+        return view
+
+    def play(self, t: int, view: View, action: torch.Tensor, shaping: bool) -> None:
+        """Record step ``t`` (``view`` and the acting players' ``action [B]``) and play it."""
+        self.obs[t], self.legal[t] = view.obs, view.legal
+        if view.current is not None:
+            self.current[t], self.acting_legal[t] = view.current, view.acting_legal
+        self.action[t] = action
+        greedy = view.scores.argmax(-1) if self.sad else None  # SAD: partners see the greedy move
+        step = self.games.step(action, view.acting, greedy, shaping=shaping)
+        self.reward[t], self.ended[t] = step.reward, step.ended
+        if view.state is not None:
+            self.lstm_state = zero_ended(view.state, step.ended, self.games.num_players)
+
+
 class RolloutLearner(Learner):
     """A learner of rollouts (see the module docstring); subclasses implement :meth:`heads` and
-    :meth:`~.learner.Learner.iteration` (:meth:`rollout`, its targets, then a loss per :meth:`minibatches`)."""
+    :meth:`~.learner.Learner.iteration` (:meth:`collect`, its targets, then a loss per :meth:`minibatches`)."""
 
     def __init__(self, setup: LearnerSetup, settings: RolloutSettings) -> None:
         super().__init__(setup)
         self.rollout_steps, self.epochs, self.num_minibatches = settings.rollout_steps, settings.epochs, settings.minibatches
         self.recurrent = setup.spec.network.lstm_layers >= 1
-        T, B, P, D, A, device = self.rollout_steps, self.num_envs, self.num_players, self.obs_dim, self.num_actions, self.device
-        seen = (T, B, P) if self.recurrent else (T, B)
-        self._obs, self._legal = self.games.env.observations(), self.games.env.legal_move_mask()  # reused: [B, P, D], [B, M]
-        self._buf_obs = torch.empty(*seen, D, device=device)
-        self._buf_legal = torch.empty(*seen, A, dtype=torch.bool, device=device)
-        self._buf_acting_legal = self._buf_legal if not self.recurrent else torch.empty(T, B, A, dtype=torch.bool, device=device)
-        self._buf_current = torch.empty(T, B, dtype=torch.long, device=device)
-        self._buf_action = torch.empty(T, B, dtype=torch.long, device=device)
-        self._buf_reward = torch.empty(T, B, device=device)
-        self._buf_ended = torch.empty(T, B, dtype=torch.bool, device=device)
-        self._buf_value = torch.empty(T, B, device=device)
-        self.lstm_state: LSTMState | None = self._fresh_state()
-        self._start_state: LSTMState | None = None
-        #: :meth:`heads` as :meth:`view` runs it (the acting forward, no gradient): compiled under ``[run] compile`` when
+        device = self.device
+        #: :meth:`heads` as the rollout runs it (the acting forward, no gradient): compiled under ``[run] compile`` when
         #: feed-forward (``torch.compile`` does not trace ``nn.LSTM``; a recurrent forward stays eager).
-        self._acting_heads = compiled(self.heads, device) if setup.compile and not self.recurrent else self.heads
+        acting = compiled(self.heads, device) if setup.compile and not self.recurrent else self.heads
+        initial = (lambda rows: as_lstm_state(self.agent.initial_state(rows, device))) if self.recurrent else None
+        #: The last rollout: its buffers, and every player's LSTM state (recurrent).
+        self.rollout = Rollout(self.games, self.rollout_steps, acting, num_actions=self.num_actions,
+                               sad=self.spec.game.uses_sad, initial_state=initial)
 
     # ---------------------------------------------------------------- to implement
     @abstractmethod
@@ -153,53 +231,11 @@ class RolloutLearner(Learner):
         return {"network": self.network}
 
     # ---------------------------------------------------------------- acting
-    def _fresh_state(self) -> LSTMState | None:
-        return as_lstm_state(self.agent.initial_state(self.num_envs * self.num_players, self.device)) if self.recurrent else None
-
-    def acting_view(self) -> tuple[torch.Tensor, torch.Tensor, AnyRelabelling | None]:
-        """Feed-forward: the acting players' view of the games before the next move (``TrainingGames.acting_view``)."""
-        return self.games.acting_view(self._obs, self._legal)
-
-    def view(self) -> View:
-        """The games before the next move (:class:`View`), the network run on it."""
-        if not self.recurrent:
-            obs, legal, acting = self.acting_view()
-            scores, value, _ = self._acting_heads(obs, legal)
-            return View(obs, legal, legal, None, acting, scores, value, None)
-        B, P, rows = self.num_envs, self.num_players, self.games.rows
-        obs, legal, current, acting = self.games.player_views(self._obs, self._legal)
-        scores, value, state = self._acting_heads(obs.reshape(B * P, -1), legal.reshape(B * P, -1), self.lstm_state)
-        return View(obs, legal, legal[rows, current], current, acting, scores.view(B, P, -1)[rows, current],
-                    None if value is None else value.view(B, P)[rows, current], as_lstm_state(state))
-
-    def rollout(self, choose: Choose, stepped: Callable[[int, View], None] | None = None) -> View:
-        """Play ``rollout_steps`` moves in every game, the acting players' moves from ``choose``, recording them;
-        ``stepped(t, view)`` sees the view after move ``t`` (PQN records the greedy value there). Returns the view
-        after the last move (to bootstrap from)."""
-        if self.lstm_state is not None:
-            self._start_state = (self.lstm_state[0].clone(), self.lstm_state[1].clone())
-        with torch.no_grad():
-            view = self.view()
-            for t in range(self.rollout_steps):
-                self.play(t, view, choose(t, view))
-                view = self.view()
-                if stepped is not None:
-                    stepped(t, view)
+    def collect(self, choose: Choose, stepped: Callable[[int, View], None] | None = None) -> View:
+        """:meth:`Rollout.collect` in this learner's games (shaped while its bootstrap lasts), counting the moves."""
+        view = self.rollout.collect(choose, stepped, shaping=self.shaping)
         self.moves_played += self.rollout_steps * self.num_envs
         return view
-
-    def play(self, t: int, view: View, action: torch.Tensor) -> None:
-        """Record rollout step ``t`` (``view`` and the acting players' ``action [B]``) and play it; the counters are
-        :meth:`rollout`'s (:mod:`~eqc.domains.hanabi.training.seeds` calls this for every seed of a batch)."""
-        self._buf_obs[t], self._buf_legal[t] = view.obs, view.legal
-        if view.current is not None:
-            self._buf_current[t], self._buf_acting_legal[t] = view.current, view.acting_legal
-        self._buf_action[t] = action
-        greedy = view.scores.argmax(-1) if self.spec.game.uses_sad else None  # SAD: partners see the greedy move
-        step = self.games.step(action, view.acting, greedy, shaping=self.shaping)
-        self._buf_reward[t], self._buf_ended[t] = step.reward, step.ended
-        if view.state is not None:
-            self.lstm_state = zero_ended(view.state, step.ended, self.num_players)
 
     # ---------------------------------------------------------------- learning
     def minibatches(self, *decisions: torch.Tensor) -> Iterator[Minibatch]:
@@ -207,7 +243,8 @@ class RolloutLearner(Learner):
         ``[T, B]`` tensors, selected with the recorded ones): random decisions (feed-forward) or random games
         replayed from the rollout's start (recurrent)."""
         T, B = self.rollout_steps, self.num_envs
-        flat = tuple(x.flatten(0, 1) for x in (self._buf_obs, self._buf_legal, self._buf_action, *decisions))
+        r = self.rollout
+        flat = tuple(x.flatten(0, 1) for x in (r.obs, r.legal, r.action, *decisions))
         for _ in range(self.epochs):
             if not self.recurrent:
                 order = torch.randperm(T * B, generator=self.learn_generator, device=self.device)
@@ -219,14 +256,15 @@ class RolloutLearner(Learner):
                 order = torch.randperm(B, generator=self.learn_generator, device=self.device)
                 for games in order.chunk(self.num_minibatches):
                     scores, value = self.replay(games)
-                    yield Minibatch(scores, value, self._buf_acting_legal[:, games], self._buf_action[:, games],
+                    yield Minibatch(scores, value, r.acting_legal[:, games], r.action[:, games],
                                     tuple(x[:, games] for x in decisions))
 
     def replay(self, games: torch.Tensor, start_state: LSTMState | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """The acting players' scores ``[T, b, A]`` and values ``[T, b]`` (or None) of ``games`` ``[b]`` over the last
         rollout, replayed through the LSTM from ``start_state`` (all games' states at the rollout's start; default the
         recorded one), zeroing where games ended."""
-        start = self._start_state if start_state is None else start_state
+        r = self.rollout
+        start = r.start_state if start_state is None else start_state
         assert start is not None, "replay follows a recurrent rollout"
         T, P, b = self.rollout_steps, self.num_players, games.numel()
         rows = (games.view(b, 1) * P + torch.arange(P, device=self.device)).reshape(-1)
@@ -234,29 +272,28 @@ class RolloutLearner(Learner):
         seat = torch.arange(b, device=self.device)
         scores, values = [], []
         for t in range(T):
-            step_scores, step_value, stepped = self.heads(self._buf_obs[t, games].flatten(0, 1), self._buf_legal[t, games].flatten(0, 1),
-                                                          state)
-            current = self._buf_current[t, games]
+            step_scores, step_value, stepped = self.heads(r.obs[t, games].flatten(0, 1), r.legal[t, games].flatten(0, 1), state)
+            current = r.current[t, games]
             scores.append(step_scores.view(b, P, -1)[seat, current])
             if step_value is not None:
                 values.append(step_value.view(b, P)[seat, current])
-            state = zero_ended(as_lstm_state(stepped), self._buf_ended[t, games], P)
+            state = zero_ended(as_lstm_state(stepped), r.ended[t, games], P)
         return torch.stack(scores), (torch.stack(values) if values else None)
 
     # ---------------------------------------------------------------- state
     def state_dict(self) -> dict[str, Any]:
         """As :class:`~.learner.Learner`'s, with every player's LSTM state (``lstm``) in the recurrent form."""
         state = super().state_dict()
-        if self.lstm_state is not None:
-            state["lstm"] = lstm_state_dict(self.lstm_state)
+        if self.rollout.lstm_state is not None:
+            state["lstm"] = lstm_state_dict(self.rollout.lstm_state)
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> str | None:
         """Restore as :class:`~.learner.Learner` does (and return its note) and, recurrent, every player's LSTM state;
         where the games restart (a checkpoint without them), every LSTM state starts from zero."""
         note = super().load_state_dict(state)
-        fresh = self._fresh_state()
+        fresh = self.rollout.fresh_state()
         if fresh is not None and "games" in state and "lstm" in state:
             fresh = restore_lstm_state(state["lstm"], fresh)
-        self.lstm_state = fresh
+        self.rollout.lstm_state = fresh
         return note

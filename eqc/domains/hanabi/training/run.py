@@ -511,7 +511,7 @@ def evaluate_run(learner: Learner, config: TrainConfig, stats: dict[str, Any], w
     learner's scalars from its last iteration's ``stats`` (NaN where it gave none, e.g. no loss before it learns); those
     outside :data:`METRICS` after its columns, by their names. Divergence is the caller's check (:func:`divergence`)."""
     result = evaluate_agent(learner.agent, learner.games.env.rules, config.run.eval_games, config.run.deck_seed, device)
-    episodes, train_score = learner.games.take_episode_stats()
+    episodes, train_score = learner.games.take_episode_stats(learner.block)
     moves_per_s, updates_per_s = window.rates(learner)
     window.reset(learner)
     nan = float("nan")

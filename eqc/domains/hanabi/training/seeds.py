@@ -1,46 +1,53 @@
 """K seeds of the feed-forward PQN learner trained as one batched learner: each seed's own games, generators and
-optimizer, the network work of all K in one call (``torch.vmap`` over the seed axis).
+optimizer, the games of all K stepped as one ``K * B`` batch and the network work of all K in one call (``torch.vmap``
+over the seed axis).
 
 :class:`StackedSeeds` holds K ordinary :class:`~eqc.domains.hanabi.training.pqn.PQNLearner` s, each built as
 ``make_learner(config, seed, device)`` builds it for a single run (its initial weights, ``TrainingGames``, exploration
-and learning generators, optimizer), and plays and learns them in lockstep:
+and learning generators, optimizer) and restored from its checkpoint where it resumes, and plays and learns them in
+lockstep:
 
+- *Games*: the K seeds' games are joined into one batch of K blocks (:meth:`TrainingGames.joined`): one step of
+  ``K * B`` games per move, block ``k`` dealing and relabelling from seed ``k``'s generators, so that given the same
+  moves it plays seed ``k``'s games bit for bit. Each learner reads its block (:meth:`~.learner.Learner.play_in`): its
+  checkpoint saves that block's games, its metrics count that block's episodes.
 - *Weights*: every parameter of the K networks is stacked into one ``[K, ...]`` tensor (:attr:`StackedSeeds.params`)
   and each seed's ``nn.Parameter`` becomes a view of its row, so the K agents, their optimizers, evaluation and
   checkpoints keep working on their own networks unchanged while the forwards read the stack.
-- *Acting*: at every rollout step the K seeds' acting views ``[K, B, D]`` go through one
-  ``torch.func.functional_call`` of the agent under ``torch.vmap``; each seed then explores on its own generator and
-  steps its own games (:meth:`~.rollout.RolloutLearner.play`). The games stay K ``TrainingGames`` stepped in turn: a
-  ``K * B`` batch would deal from one generator, not from each seed's, and exactness comes first.
+- *Acting*: the rollout skeleton the single learner uses (:class:`~.rollout.Rollout`) plays the joined games with a
+  vmapped acting forward (one ``torch.func.functional_call`` of the agent under ``torch.vmap``); each seed explores
+  its block on its own generator.
 - *Learning*: each seed draws its minibatches on its own generator; minibatch ``j`` of all K seeds is one vmapped
   :func:`~.pqn.td_loss`, its sum back-propagated into the stack (autograd outside ``vmap``: functorch's ``grad``
   inside it fails on a bf16 autocast); each seed's rows of the gradient become its parameters' ``.grad`` and its own
   optimizer steps (:meth:`~.learner.Learner.apply_gradients`: its own norm clipping, its Adam/RAdam
   state), so the update is the one its single run makes.
 
-Exact and not: generators, deals, relabellings, minibatch orders and optimizer arithmetic are each seed's own, but
-``vmap`` computes a linear layer as a batched matmul plus the bias, where a single run's ``addmm`` fuses them, so
+Exact and not: games, generators, deals, relabellings, minibatch orders and optimizer arithmetic are each seed's own,
+but ``vmap`` computes a linear layer as a batched matmul plus the bias, where a single run's ``addmm`` fuses them, so
 Q-values and gradients differ from the single run's in the last float bits (about 1e-7 relative on the CPU). A seed
 therefore equals its own run up to that rounding, as long as no greedy choice or exploration tie flips on it
 (``tests/domains/hanabi/training/test_seeds.py``). In bf16 (``[network] precision``) the rounding is bf16's (about 1e-3):
 one iteration agrees to that, but over a run flipped choices make each seed play other games than its single run
 would, so a bf16 seed is the same learner, not the same run. Recurrent networks and the other algorithms are refused
-(:func:`check_stackable`).
+(:func:`check_stackable`); the seeds' configs may differ in ``[bootstrap] slots`` only.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import torch
 from torch import nn
 from torch.func import functional_call
 
-from eqc.domains.hanabi.agent.network import Agent, QNetwork, spec_agent
+from eqc.domains.hanabi.agent.network import Agent, QNetwork, State, spec_agent
 from eqc.domains.hanabi.config.schema import require
 from eqc.domains.hanabi.training.config import TrainConfig
-from eqc.domains.hanabi.training.pqn import PQN, PQNLearner, exploration_epsilon, td_loss
-from eqc.domains.hanabi.training.rollout import View
+from eqc.domains.hanabi.training.games import TrainingGames
+from eqc.domains.hanabi.training.pqn import PQN, PQNLearner, exploration_epsilon, lambda_returns, record_greedy_value, td_loss
+from eqc.domains.hanabi.training.rollout import Rollout, View
 
 __all__ = ["StackedSeeds", "check_stackable"]
 
@@ -72,20 +79,20 @@ class StackedSeeds:
 
     Args:
         learners: the seeds' learners as :func:`~.learners.make_learner` builds them (restored from their checkpoints
-            where they resume): one agent spec, one ``[run] num_envs``, one rollout shape; their ``[pqn]``,
-            ``[optim]`` and ``[bootstrap]`` sections are their own.
+            where they resume): one agent spec, one ``[run] num_envs``, one ``[pqn]`` and one ``[bootstrap]`` but for
+            its ``slots``; their ``[optim]`` sections are their own. Their games are joined
+            (:meth:`TrainingGames.joined`): from then on only this object steps them.
     """
 
     def __init__(self, learners: Sequence[PQNLearner]) -> None:
         if not learners or not all(isinstance(learner, PQNLearner) and not learner.recurrent for learner in learners):
             raise ValueError("learners must be one or more feed-forward PQNLearners (check_stackable)")
         first = learners[0]
-        shape = (first.spec, first.num_envs, first.rollout_steps, first.epochs, first.num_minibatches, first.device)
+        shape = (first.spec, first.num_envs, first.pqn, first.device)
         for learner in learners[1:]:
-            other = (learner.spec, learner.num_envs, learner.rollout_steps, learner.epochs, learner.num_minibatches, learner.device)
-            if other != shape:
-                raise ValueError("the seeds' learners must share the agent spec, [run] num_envs, [pqn] rollout_steps, epochs, "
-                                 "minibatches and the device to be batched")
+            if (learner.spec, learner.num_envs, learner.pqn, learner.device) != shape:
+                raise ValueError("the seeds' learners must share the agent spec, [run] num_envs, [pqn] and the device to be "
+                                 "batched")
         self.learners = list(learners)
         network = first.network
         with torch.device("meta"):  # the structure functional_call runs; the weights are always the stack's
@@ -101,6 +108,12 @@ class StackedSeeds:
             for k, own in enumerate(owned):
                 own[name].data = self.params[name].detach()[k]  # the seed's parameter is now a view of its row of the stack
         self._owned = owned
+        #: The seeds' games joined (block ``k`` seed ``k``'s, which its learner now reads) and their rollout.
+        self.games = TrainingGames.joined([learner.games for learner in self.learners])
+        for k, learner in enumerate(self.learners):
+            learner.play_in(self.games, k)
+        self.rollout = Rollout(self.games, first.rollout_steps, self._heads, num_actions=first.num_actions,
+                               sad=first.spec.game.uses_sad, initial_state=None)
 
     # ---------------------------------------------------------------- the batched network
     def q_values(self, obs: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
@@ -124,35 +137,34 @@ class StackedSeeds:
             learner.optimizer.zero_grad(set_to_none=True)
         return losses.detach()
 
-    # ---------------------------------------------------------------- one iteration
-    def _views(self) -> list[View]:
-        """Every seed's acting view before its next move, the Q-values from one batched call."""
-        acting = [learner.acting_view() for learner in self.learners]
-        scores = self.q_values(torch.stack([a[0] for a in acting]), torch.stack([a[1] for a in acting]))
-        return [View(obs, legal, legal, None, relabelling, q, None, None)
-                for (obs, legal, relabelling), q in zip(acting, scores, strict=True)]
+    def _heads(self, obs: torch.Tensor, legal: torch.Tensor, state: State) -> tuple[torch.Tensor, None, None]:
+        """The acting forward of the joined games (:class:`~.rollout.Heads`): block ``k``'s rows through seed ``k``'s
+        network, all K in one vmapped call."""
+        K = len(self.learners)
+        return self.q_values(obs.view(K, -1, obs.shape[-1]), legal.view(K, -1, legal.shape[-1])).flatten(0, 1), None, None
 
+    # ---------------------------------------------------------------- one iteration
     def iteration(self) -> list[dict[str, torch.Tensor | float]]:
         """One :meth:`PQNLearner.iteration <eqc.domains.hanabi.training.pqn.PQNLearner.iteration>` of every seed, in
         lockstep; each seed's scalars to log, in the order of :attr:`learners`."""
-        learners, T = self.learners, self.learners[0].rollout_steps
-        epsilons = [exploration_epsilon(x.pqn, x.moves_played, x.num_envs, x.device) for x in learners]
-        with torch.no_grad():  # the rollout (RolloutLearner.rollout with PQNLearner's choose and stepped)
-            views = self._views()
-            for t in range(T):
-                for learner, view, epsilon in zip(learners, views, epsilons, strict=True):
-                    learner.play(t, view, learner.explore(view.scores, view.acting_legal, epsilon))
-                views = self._views()
-                for learner, view in zip(learners, views, strict=True):
-                    learner.record_value(t, view)
+        learners, first, rollout = self.learners, self.learners[0], self.rollout
+        T, B = first.rollout_steps, first.num_envs
+        blocks = [self.games.block_rows(k) for k in range(len(learners))]
+        epsilons = [exploration_epsilon(x.pqn, x.moves_played, B, x.device) for x in learners]
+
+        def choose(t: int, view: View) -> torch.Tensor:  # each seed explores its block on its own generator
+            return torch.cat([x.explore(view.scores[rows], view.acting_legal[rows], epsilon)
+                              for x, rows, epsilon in zip(learners, blocks, epsilons, strict=True)])
+
+        rollout.collect(choose, functools.partial(record_greedy_value, rollout), shaping=first.shaping)
         for learner in learners:
-            learner.moves_played += T * learner.num_envs
-        flat = [x.decisions() for x in learners]  # each seed's (obs, legal, action, returns) (RolloutLearner.minibatches)
+            learner.moves_played += T * B
+        returns = lambda_returns(rollout.reward, rollout.ended, rollout.value, first.pqn.gamma, first.pqn.td_lambda)
+        flat = [tuple(x[:, rows].flatten(0, 1) for x in (rollout.obs, rollout.legal, rollout.action, returns)) for rows in blocks]
         losses = []
-        for _ in range(learners[0].epochs):
-            orders = [torch.randperm(T * x.num_envs, generator=x.learn_generator, device=x.device).chunk(x.num_minibatches)
-                      for x in learners]
-            for j in range(learners[0].num_minibatches):
+        for _ in range(first.epochs):
+            orders = [torch.randperm(T * B, generator=x.learn_generator, device=x.device).chunk(x.num_minibatches) for x in learners]
+            for j in range(first.num_minibatches):
                 batch = [tuple(b[order[j]] for b in own) for own, order in zip(flat, orders, strict=True)]
                 losses.append(self.learn(*(torch.stack(parts) for parts in zip(*batch, strict=True))))
         loss = torch.stack(losses).mean(0)

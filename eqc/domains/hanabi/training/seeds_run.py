@@ -58,6 +58,12 @@ def check_seed_count(count: int) -> None:
                          "processes (eqc hanabi pool, or several --out directories)")
 
 
+def _shared_keys(config: TrainConfig) -> dict[str, Any]:
+    """What the seeds trained in one process share: every key but ``[bootstrap] slots``."""
+    sections = config.to_dict()
+    return {**sections, "bootstrap": {k: v for k, v in sections["bootstrap"].items() if k != "slots"}}
+
+
 def _check(configs: Mapping[int, TrainConfig], out: str | Path) -> tuple[list[int], Path]:
     """The seeds in order and the pool directory, refused (before anything is written) where they cannot be batched."""
     if not isinstance(configs, Mapping) or not configs:
@@ -71,11 +77,11 @@ def _check(configs: Mapping[int, TrainConfig], out: str | Path) -> tuple[list[in
     seeds = sorted(configs)
     first = configs[seeds[0]]
     check_stackable(first)
-    shared = {k: v for k, v in first.to_dict().items() if k != "bootstrap"}
+    shared = _shared_keys(first)
     for seed in seeds[1:]:
-        if {k: v for k, v in configs[seed].to_dict().items() if k != "bootstrap"} != shared:
-            raise ValueError(f"configs of seeds {seeds[0]} and {seed} differ outside [bootstrap]: seeds trained in one process "
-                             "share every other section")
+        if _shared_keys(configs[seed]) != shared:
+            raise ValueError(f"configs of seeds {seeds[0]} and {seed} differ outside [bootstrap] slots: seeds trained in one "
+                             "process share every other key (their games are one batch)")
     if first.run.tensorboard:
         single.tensorboard_writer_class()  # a missing package is refused before anything is written
     if not isinstance(out, (str, Path)) or not str(out).strip():
@@ -111,7 +117,7 @@ def train_seeds(
     log: Callable[[str], None] = print,
 ) -> dict[int, RunSummary]:
     """Train (or resume) every seed of ``configs`` (seed -> config, e.g. ``{s: config for s in range(8)}``; the configs
-    may differ in ``[bootstrap]`` only) in one process into ``out/seed_<n>/``; see the module docstring. Returns each
+    may differ in ``[bootstrap] slots`` only) in one process into ``out/seed_<n>/``; see the module docstring. Returns each
     seed's :class:`~.run.RunSummary`. ``max_minutes`` bounds this call (the pool resumes later where it stopped)."""
     seeds, out = _check(configs, out)
     device = check_device(device)

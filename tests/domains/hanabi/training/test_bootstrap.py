@@ -22,7 +22,7 @@ def test_colour_slot_maps_are_every_injective_map_once() -> None:
 
 
 def test_bonus_by_hand() -> None:
-    pi = torch.tensor([2, 0, 4, 1, 3])  # red -> slot 2, yellow -> slot 0, ...
+    pi = torch.tensor([2, 0, 4, 1, 3]).expand(6, 5)  # every game's map: red -> slot 2, yellow -> slot 0, ...
     hinted = torch.tensor([0, 0, 1, NO_HINT, 0, 2])
     move = torch.tensor([7, 7, 5, 5, 8, 12])  # play slot 2, 2, 0, 0, 3; reveal colour 2
     reward = torch.tensor([1.0, 0.0, 1.0, 1.0, 1.0, 0.0])
@@ -38,7 +38,7 @@ def test_bonus_by_hand() -> None:
 
 def test_a_touched_hint_pays_only_when_it_touched_the_asked_slot() -> None:
     mini = HanabiRules.preset("mini", num_players=2)  # 3 colours x 3 ranks (card id 3c + r), hand 3: reveal colour 6-8
-    pi = torch.tensor([2, 0, 1])  # colour 0 -> slot 2, colour 1 -> slot 0, colour 2 -> slot 1
+    pi = torch.tensor([2, 0, 1]).expand(5, 3)  # every game's map: colour 0 -> slot 2, colour 1 -> slot 0, colour 2 -> slot 1
     empty = mini.num_colours * mini.num_ranks
     hands = torch.tensor([
         [[0, 0, 0], [4, 5, 1]],  # player 1's slot 2 holds colour 0 (card 1): a colour-0 hint to it touches slot 2
@@ -60,11 +60,11 @@ def test_a_touched_hint_pays_only_when_it_touched_the_asked_slot() -> None:
 def test_learner_pays_the_bonus_during_the_bootstrap_only(tiny_config, convention: str) -> None:
     config = tiny_config(bootstrap={"convention": convention, "slots": [4, 3, 2, 1, 0], "bonus": 100.0, "moves": 1024})
     learner = make_learner(config, 0, torch.device("cpu"))
-    assert learner.games.slot_of_colour.tolist() == [4, 3, 2, 1, 0]
+    assert learner.games.slot_of_colour.unique(dim=0).tolist() == [[4, 3, 2, 1, 0]]  # every game's map
     paid = []
     for _ in range(8):  # 8 x 64 games x 8 moves: the bootstrap ends after the second rollout
         learner.iteration()
-        paid.append(bool((learner._buf_reward > 50).any()))
+        paid.append(bool((learner.rollout.reward > 50).any()))
     assert any(paid[:2]) and not any(paid[2:])
 
 

@@ -171,11 +171,11 @@ def test_the_games_in_progress_round_trip_and_misfits_are_refused(tiny_config) -
     source = PQNLearner(LearnerSetup.of(config, 0, cpu), config.settings(PQN))
     for _ in range(3):
         source.iteration()
-    saved = games_state(source.games)
+    saved = games_state(source.games, 0)
     target = PQNLearner(LearnerSetup.of(config, 1, cpu), config.settings(PQN))
     deck_storage = target.games.env.state.deck.data_ptr()
     restore_games(target.games, saved)
-    again = games_state(target.games)
+    again = games_state(target.games, 0)
     assert saved.keys() == again.keys() and saved["env"].keys() == again["env"].keys()
     assert all(torch.equal(saved["env"][k], again["env"][k]) for k in saved["env"])
     assert all(torch.equal(saved[k], again[k]) for k in saved if k != "env")
@@ -189,7 +189,7 @@ def test_the_games_in_progress_round_trip_and_misfits_are_refused(tiny_config) -
     with pytest.raises(ValueError, match=r"games\['hinted'\] must be a torch.int64 tensor of shape \[16\], got torch.int64 \[32\]"):
         restore_games(fewer.games, saved)
     broken = {**saved, "env": {k: v for k, v in saved["env"].items() if k != "pool"}}
-    before = games_state(target.games)
+    before = games_state(target.games, 0)
     with pytest.raises(ValueError, match=r"state\['pool'\] must be a torch.uint8 tensor"):
         restore_games(target.games, broken)
     assert all(torch.equal(before["env"][k], target.games.env.state_dict()[k]) for k in before["env"])  # nothing changed

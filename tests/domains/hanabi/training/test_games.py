@@ -79,7 +79,50 @@ def test_episodes_are_counted_once_and_unshaped_rewards_are_the_games(tiny_confi
         ended_total += int(step.ended.sum())
         score_total += int(torch.where(step.ended, games.env.state.final_score, 0).sum())
         rewards[shaping].append(step.reward)
-    episodes, mean = games.take_episode_stats()
+    episodes, mean = games.take_episode_stats(0)
     assert episodes == ended_total > 0 and mean == pytest.approx(score_total / ended_total)
-    assert games.take_episode_stats()[0] == 0  # counted once
+    assert games.take_episode_stats(0)[0] == 0  # counted once
     assert all(bool((r <= 1).all()) for r in rewards[False])  # unshaped: the game's own rewards, at most 1 per move
+
+
+def test_joined_games_play_each_seeds_games_bit_for_bit(tiny_config) -> None:
+    """Two seeds' games (Other-Play, the touched-slot convention, each seed its own slots) joined into one batch play,
+    given the same moves, what each seed's games play alone: views, rewards, relabellings, episode counts and saved
+    state (``games_state`` of a block is the seed's own, so its checkpoint is unchanged)."""
+    from eqc.domains.hanabi.training.resume import games_state
+
+    def seed_games(seed: int, slots: list[int]) -> TrainingGames:
+        return games_of(tiny_config, 8, seed=seed, rule={"objective": "op"},
+                        bootstrap={"convention": "colour_to_touched_slot", "slots": slots, "bonus": 3.0, "moves": 10**6})
+
+    slots = {0: [0, 1, 2, 3, 4], 1: [4, 3, 2, 1, 0]}
+    alone = [seed_games(seed, s) for seed, s in slots.items()]
+    joined = TrainingGames.joined([seed_games(seed, s) for seed, s in slots.items()])
+    assert joined.blocks == 2 and joined.num_envs == 16
+    buffers = [(g.env.observations(), g.env.legal_move_mask()) for g in (*alone, joined)]
+    moves = torch.Generator().manual_seed(0)
+    for _ in range(200):
+        views = [g.acting_view(*b) for g, b in zip((*alone, joined), buffers, strict=True)]
+        assert torch.equal(views[2][0], torch.cat([views[0][0], views[1][0]]))
+        action = [torch.multinomial(legal.float(), 1, generator=moves).squeeze(1) for _, legal, _ in views[:2]]
+        steps = [g.step(a, v[2], shaping=True) for g, a, v in zip(alone, action, views[:2], strict=True)]
+        step = joined.step(torch.cat(action), views[2][2], shaping=True)
+        assert torch.equal(step.reward, torch.cat([s.reward for s in steps])) and torch.equal(step.ended, torch.cat([s.ended for s in steps]))
+    for k, games in enumerate(alone):
+        state, want = games_state(joined, k), games_state(games, 0)
+        assert torch.equal(state["element_indices"], want["element_indices"]) and torch.equal(state["hinted"], want["hinted"])
+        assert all(torch.equal(state["env"][n], want["env"][n]) for n in want["env"])
+        assert joined.generators(k)["relabel"].get_state().equal(games.generators(0)["relabel"].get_state())
+        assert joined.take_episode_stats(k) == games.take_episode_stats(0) and games_state(joined, k)["episodes"] == 0
+    assert not torch.equal(games_state(joined, 0)["env"]["deck"], games_state(alone[1], 0)["env"]["deck"])  # the blocks differ
+
+
+def test_joined_games_refuse_seeds_that_differ_beyond_their_slots(tiny_config) -> None:
+    a = games_of(tiny_config, 8, seed=0, bootstrap={"convention": "colour_to_slot", "slots": [0, 1, 2, 3, 4], "bonus": 1.0})
+    b = games_of(tiny_config, 8, seed=1, bootstrap={"convention": "colour_to_slot", "slots": [0, 1, 2, 3, 4], "bonus": 2.0})
+    with pytest.raises(ValueError, match=r"\[bootstrap\] \(but for its slots\)"):
+        TrainingGames.joined([a, b])
+    with pytest.raises(ValueError, match="none of them joined already"):
+        TrainingGames.joined([TrainingGames.joined([games_of(tiny_config, 8, seed=2), games_of(tiny_config, 8, seed=3)]), a])
+    with pytest.raises(ValueError, match=r"block must be in 0\.\.0, got 1"):
+        a.take_episode_stats(1)

@@ -103,17 +103,17 @@ def test_the_recurrent_learner_replays_its_rollout_through_the_lstm_as_it_played
     assert isinstance(learner, IPPOLearner) and learner.recurrent
     learner.optimize = lambda loss: None  # no updates: the network that played is the one that replays
     learner.iteration()  # a first rollout, so that the second starts from states carried over
-    start = (learner.lstm_state[0].clone(), learner.lstm_state[1].clone())
+    start = (learner.rollout.lstm_state[0].clone(), learner.rollout.lstm_state[1].clone())
     stats = learner.iteration()
-    assert bool(learner._buf_ended.any()) and torch.isfinite(stats["loss"])  # games ended inside the rollout
+    assert bool(learner.rollout.ended.any()) and torch.isfinite(stats["loss"])  # games ended inside the rollout
     games = torch.arange(learner.num_envs)
     logits, values = learner.replay(games, start)
     assert values is not None
-    log_prob = torch.log_softmax(logits, -1).gather(2, learner._buf_action.unsqueeze(2)).squeeze(2)
-    assert torch.allclose(log_prob, learner._buf_log_prob, atol=1e-5) and torch.allclose(values, learner._buf_value, atol=1e-5)
+    log_prob = torch.log_softmax(logits, -1).gather(2, learner.rollout.action.unsqueeze(2)).squeeze(2)
+    assert torch.allclose(log_prob, learner.log_prob, atol=1e-5) and torch.allclose(values, learner.rollout.value, atol=1e-5)
     fresh = (torch.zeros_like(start[0]), torch.zeros_like(start[1]))
     fresh_values = learner.replay(games, fresh)[1]
-    assert fresh_values is not None and not torch.allclose(fresh_values, learner._buf_value, atol=1e-5)  # the start state matters
+    assert fresh_values is not None and not torch.allclose(fresh_values, learner.rollout.value, atol=1e-5)  # the start state matters
 
 
 def test_a_recurrent_ippo_agent_trains_resumes_exports_and_plays_sampled(tmp_path: Path, tiny_config) -> None:

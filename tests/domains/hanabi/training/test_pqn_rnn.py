@@ -36,15 +36,15 @@ def test_learning_pass_replays_the_q_values_of_acting(tiny_config, rule: str) ->
         seen.append(q.detach().clone())
         return q, state
 
-    start = tuple(s.clone() for s in learner.lstm_state)
+    start = tuple(s.clone() for s in learner.rollout.lstm_state)
     learner.agent.step = recording
     learner.iteration()
     del learner.agent.step
     T, B, P = 12, 32, 2
-    acting = torch.stack([q.view(B, P, -1)[torch.arange(B), learner._buf_current[t]] for t, q in enumerate(seen[:T])])
+    acting = torch.stack([q.view(B, P, -1)[torch.arange(B), learner.rollout.current[t]] for t, q in enumerate(seen[:T])])
     with torch.no_grad():
         replayed, _ = learner.replay(torch.arange(B), start)
-    assert bool(learner._buf_ended.any()), "no game ended in the rollout: the reset is untested"
+    assert bool(learner.rollout.ended.any()), "no game ended in the rollout: the reset is untested"
     torch.testing.assert_close(replayed, acting, rtol=0, atol=1e-6)
     wrong, _ = learner.replay(torch.arange(B), (torch.zeros_like(start[0]), torch.zeros_like(start[1])))
     assert (wrong - acting)[torch.isfinite(acting)].abs().max() > 1e-4  # negative control: the start state matters
@@ -71,13 +71,13 @@ def test_rules_symmetrizers_and_sad_run(tiny_config, changes: dict) -> None:
     stats = learner.iteration()
     assert torch.isfinite(stats["loss"]) and learner.moves_played == 8 * 8
     state = learner.state_dict()
-    carried = learner.lstm_state
+    carried = learner.rollout.lstm_state
     assert float(carried[0].abs().sum()) > 0.0
     learner.load_state_dict(state)
-    assert all(torch.equal(a, b) for a, b in zip(learner.lstm_state, carried, strict=True))  # the games continue, with their states
+    assert all(torch.equal(a, b) for a, b in zip(learner.rollout.lstm_state, carried, strict=True))  # the games continue, with their states
     del state["games"]
     learner.load_state_dict(state)
-    assert float(learner.lstm_state[0].abs().sum()) == 0.0  # a checkpoint without games: they restart from zero state
+    assert float(learner.rollout.lstm_state[0].abs().sum()) == 0.0  # a checkpoint without games: they restart from zero state
 
 
 @pytest.mark.parametrize("rule", ["op", "gop"])

@@ -38,7 +38,7 @@ QUIET: dict[str, Any] = {"progress": False, "log": lambda _: None}
 TIMINGS = ("wall_s", "moves_per_s", "updates_per_s")
 SMALL = {"run": {"num_envs": 32, "eval_games": 16, "total_moves": 1024, "eval_every_moves": 512}, "network": {"hidden_size": 32}}
 #: name -> section changes: self-play; G-OP over D10 with SAD, the network symmetrized over D10 and the bootstrap's
-#: shaping, each seed taught its own colour-to-slot map (seeds of one pool may differ in [bootstrap]).
+#: shaping, each seed taught its own colour-to-slot map (seeds of one pool may differ in [bootstrap] slots).
 CASES: dict[str, dict[str, Any]] = {
     "sp": {},
     "gop_sad_symmetrized_bootstrap": {"rule": {"objective": "gop", "group": "D10"}, "network": {"symmetrize": "D10"},

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import torch
 
-from eqc._compile import check_compilable
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.learner import Learner, LearnerSetup
 
@@ -16,9 +15,7 @@ def make_learner(config: TrainConfig, seed: int, device: torch.device) -> Learne
     """The learner of ``config``'s ``[run] algorithm`` (recurrent when ``[network] lstm_layers >= 1``), its precision
     resolved on ``device`` ("auto": :func:`~eqc.domains.hanabi.agent.precision.resolve_precision`, measuring one
     training step (:mod:`~eqc.domains.hanabi.training.probe`) where the hardware's report does not tell). ``[run] compile``
-    on a device it cannot compile for is refused first (:func:`~eqc._compile.check_compilable`)."""
-    if config.run.compile:
-        check_compilable(device)
+    on a device it cannot compile for is refused by the games it builds first (``HanabiBatch``)."""
     if config.network.precision == "auto":
         from eqc.domains.hanabi.agent.precision import resolve_precision
         from eqc.domains.hanabi.training.probe import training_step_ms

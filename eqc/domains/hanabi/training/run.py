@@ -47,13 +47,14 @@ then refused or runs.
 from __future__ import annotations
 
 import fcntl
+import functools
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
@@ -80,10 +81,36 @@ from eqc.domains.hanabi.training.probe import training_step_ms
 from eqc.domains.hanabi.training.run_log import METRICS, RunLog
 from eqc.io import write_json_atomic
 
-__all__ = ["METRICS", "RateWindow", "RunClock", "RunDirectoryError", "RunSummary", "SegmentTooShort", "TrainingDiverged",
-           "WarmupWatch", "check_run_dir", "check_segment", "diverged_error", "divergence", "evaluate_run", "kept_checkpoint",
-           "locked_run_dir", "metrics_columns", "restore_run", "run_precision", "save_run", "tensorboard_logger",
-           "tensorboard_writer_class", "train", "write_run_config"]
+__all__ = [
+    "METRICS",
+    "Lockstep",
+    "OneLearner",
+    "OpenRun",
+    "RateWindow",
+    "RunClock",
+    "RunDirectoryError",
+    "RunSummary",
+    "SegmentTooShort",
+    "TrainingDiverged",
+    "WarmupWatch",
+    "check_run_dir",
+    "check_segment",
+    "diverged_error",
+    "divergence",
+    "drive",
+    "evaluate_run",
+    "kept_checkpoint",
+    "locked_run_dir",
+    "metrics_columns",
+    "open_runs",
+    "restore_run",
+    "run_precision",
+    "save_run",
+    "tensorboard_logger",
+    "tensorboard_writer_class",
+    "train",
+    "write_run_config",
+]
 
 #: ``[run]`` keys that may differ when a run resumes: they do not change what is learned.
 RESUMABLE_KEYS = ("total_moves", "checkpoint_minutes", "threads", "tensorboard", "compile")
@@ -241,69 +268,183 @@ def _train_locked(
     config: TrainConfig, out: Path, seed: int, device: torch.device | str, max_minutes: float | None,
     progress: bool, log: Callable[[str], None],
 ) -> RunSummary:
-    """``train`` once the run directory is locked: iterate; evaluate when due; checkpoint when due."""
+    """``train`` once the run directory is locked: the run opened (:func:`open_runs`) and driven (:func:`drive`)."""
     device = torch.device(device)
     torch.set_num_threads(config.run.threads)
     checkpoint = load_checkpoint(out) if (out / CHECKPOINT_NAME).exists() else None
     precision = run_precision(config, checkpoint, device)
-    config = config.replace(network={"precision": precision.used})
-    check_run_dir(out, config, seed, checkpoint)
-    segment = check_segment(checkpoint, config, max_minutes, device)  # a resumed run that cannot get past its warm-up: refused
     log(f"precision {precision.used}{', as the run started' if checkpoint is not None else ''}: {precision.reason}")
-    learner = make_learner(config, seed, device)
-    rows, wall_before = restore_run(learner, checkpoint, out, log)  # a checkpoint it cannot resume: refused, nothing written
-    write_run_config(out, config, seed, precision)
-    if segment is not None:
-        log(segment)
-    clock = RunClock(wall_before, max_minutes)
-    run_log = RunLog(out, f"{config.run.algorithm} {config.rule.objective} seed {seed}", rows, progress=progress, log=log,
-                     total_moves=config.run.total_moves, start_moves=learner.moves_played, max_minutes=max_minutes,
-                     tensorboard=tensorboard_logger(out) if config.run.tensorboard else None, columns=metrics_columns(learner))
-    window = RateWindow(learner)
-    stats: dict[str, Any] = {}
-    kept = None if checkpoint is None else learner.moves_played  # the moves of the checkpoint on disk
+    (run,) = open_runs({seed: config}, {seed: out}, {seed: checkpoint}, {seed: precision}, device, max_minutes, progress, log)
+    return drive([run], OneLearner(run.learner), _save_alone, device)[seed]
 
-    def check() -> None:  # before every row and every checkpoint: none of a diverged run replaces the last good one
-        problem = divergence(learner, stats)
-        if problem is not None:
-            raise diverged_error(problem, learner, config, kept_checkpoint(out, kept))
 
-    if not rows:
-        run_log.evaluated(evaluate_run(learner, config, stats, window, clock, device))  # the untrained agent
-    warmup = WarmupWatch(learner, device, max_minutes)
-    every = config.run.eval_every_moves
-    next_eval = (learner.moves_played // every + 1) * every
-    last_save = time.monotonic()
+class Lockstep(Protocol):
+    """One or more learners advanced together, what :func:`drive` drives: one :class:`~.learner.Learner`
+    (:class:`OneLearner`), or K seeds batched (:class:`~.seeds.StackedSeeds`)."""
+
+    def iteration(self) -> list[dict[str, torch.Tensor | float]]:
+        """One iteration of every learner; each one's scalars, in order."""
+        ...
+
+    def state_dict(self, k: int) -> dict[str, Any]:
+        """Learner ``k``'s :meth:`~.learner.Learner.state_dict`, to save on its own."""
+        ...
+
+
+class OneLearner:
+    """One learner as a :class:`Lockstep`: a run of its own (``train``)."""
+
+    def __init__(self, learner: Learner) -> None:
+        self.learner = learner
+
+    def iteration(self) -> list[dict[str, torch.Tensor | float]]:
+        return [self.learner.iteration()]
+
+    def state_dict(self, k: int) -> dict[str, Any]:
+        return self.learner.state_dict()
+
+
+@dataclass
+class OpenRun:
+    """One run while it trains (:func:`open_runs`): its directory, config, learner and log, the clocks of its rows, the
+    scalars of its last iteration and how its warm-up goes."""
+
+    seed: int
+    out: Path
+    config: TrainConfig
+    precision: Precision
+    learner: Learner
+    log: RunLog
+    say: Callable[[str], None]
+    window: RateWindow
+    clock: RunClock
+    resumed: bool
+    max_minutes: float | None
+    stats: dict[str, Any] = field(default_factory=dict)
+    #: How this call's warm-up goes, timed from where the loop starts (:func:`drive`).
+    warmup: WarmupWatch | None = None
+
+    def evaluate(self, device: torch.device) -> None:
+        self.log.evaluated(evaluate_run(self.learner, self.config, self.stats, self.window, self.clock, device))
+
+    def save(self, state: dict[str, Any], file: str = CHECKPOINT_NAME) -> None:
+        warmup = None if self.warmup is None else self.warmup.record(self.learner)
+        save_run(self.out, self.config, self.seed, self.precision, state, self.log.rows, self.clock, warmup, file=file)
+
+    def summary(self, stopped: str) -> RunSummary:
+        last = self.log.rows[-1]
+        return RunSummary(last["moves"], last["updates"], last["wall_s"], last["eval_score"], last["eval_sem"], last["eval_bomb_out_rate"],
+                          self.resumed, stopped, dict(last))
+
+
+def _save_alone(runs: list[OpenRun], states: list[dict[str, Any]]) -> None:
+    runs[0].save(states[0])
+
+
+def open_runs(configs: Mapping[int, TrainConfig], dirs: Mapping[int, Path], checkpoints: Mapping[int, dict[str, Any] | None],
+              precisions: Mapping[int, Precision], device: torch.device, max_minutes: float | None, progress: bool,
+              log: Callable[[str], None]) -> list[OpenRun]:
+    """Each seed's run of ``configs`` in ``dirs`` as ``train`` opens it, from its checkpoint (or None), in its precision:
+    every one checked (:func:`check_run_dir`, :func:`check_segment`), its learner built and restored
+    (:func:`restore_run`) before anything is written; then its ``config.json`` written and its log opened. With several
+    seeds, each one's log lines are prefixed by its seed and only the first shows a progress bar."""
+    opened = []
+    for seed, config in configs.items():
+        checkpoint, precision = checkpoints[seed], precisions[seed]
+        config = config.replace(network={"precision": precision.used})
+        check_run_dir(dirs[seed], config, seed, checkpoint)
+        segment = check_segment(checkpoint, config, max_minutes, device)  # a resumed run that cannot get past its warm-up
+        learner = make_learner(config, seed, device)
+        rows, wall_before = restore_run(learner, checkpoint, dirs[seed], log)  # a checkpoint it cannot resume: refused
+        opened.append((seed, config, precision, segment, learner, rows, wall_before))
+    runs: list[OpenRun] = []
+    for seed, config, precision, segment, learner, rows, wall_before in opened:
+        out, first = dirs[seed], not runs
+        write_run_config(out, config, seed, precision)
+        say = log if len(configs) == 1 else functools.partial(_prefixed, log, f"seed {seed}: ")
+        if segment is not None:
+            say(segment)
+        run_log = RunLog(out, f"{config.run.algorithm} {config.rule.objective} seed {seed}", rows, progress=progress and first,
+                         log=say if first or not progress else _silent, total_moves=config.run.total_moves,
+                         start_moves=learner.moves_played, max_minutes=max_minutes,
+                         tensorboard=tensorboard_logger(out) if config.run.tensorboard else None, columns=metrics_columns(learner))
+        runs.append(OpenRun(seed, out, config, precision, learner, run_log, say, RateWindow(learner),
+                            RunClock(wall_before, max_minutes), checkpoints[seed] is not None, max_minutes))
+    return runs
+
+
+def _silent(line: str) -> None:
+    pass
+
+
+def _prefixed(log: Callable[[str], None], prefix: str, line: str) -> None:
+    log(prefix + line)
+
+
+def drive(runs: list[OpenRun], learners: Lockstep, save: Callable[[list[OpenRun], list[dict[str, Any]]], None],
+          device: torch.device) -> dict[int, RunSummary]:
+    """The run loop of ``runs`` (one, or K seeds in lockstep: ``learners``): the untrained agents evaluated, then
+    iterate; evaluate every ``[run] eval_every_moves``; ``save`` every ``[run] checkpoint_minutes`` and at the end (every
+    run's state, checked for divergence first: :func:`divergence`); stop at ``[run] total_moves`` or the first run's
+    deadline. Each run's :class:`RunSummary`, by seed."""
+    first, config = runs[0], runs[0].config
+    kept = first.learner.moves_played if first.resumed else None  # the moves of the checkpoints on disk
     stopped = "total_moves"
     try:
-        while learner.moves_played < config.run.total_moves:
-            if clock.past_deadline():
+        for run in runs:
+            if not run.log.rows:
+                run.evaluate(device)  # the untrained agent
+        watches = [WarmupWatch(run.learner, device, run.max_minutes) for run in runs]  # timed from here: what a resumed call redoes
+        for run, watch in zip(runs, watches, strict=True):
+            run.warmup = watch
+        every = config.run.eval_every_moves
+        next_eval = (first.learner.moves_played // every + 1) * every
+        last_save = time.monotonic()
+        while first.learner.moves_played < config.run.total_moves:
+            if first.clock.past_deadline():
                 stopped = "max_minutes"
                 break
-            stats = learner.iteration()
-            warmup.poll(learner)
-            run_log.advanced(learner.moves_played)
-            if learner.moves_played >= next_eval:
-                check()
-                run_log.evaluated(evaluate_run(learner, config, stats, window, clock, device))
-                next_eval = (learner.moves_played // every + 1) * every
+            for run, watch, stats in zip(runs, watches, learners.iteration(), strict=True):
+                run.stats = stats
+                watch.poll(run.learner)
+                run.log.advanced(run.learner.moves_played)
+            if first.learner.moves_played >= next_eval:
+                _check(runs, kept)
+                for run in runs:
+                    run.evaluate(device)
+                next_eval = (first.learner.moves_played // every + 1) * every
             if time.monotonic() - last_save >= 60 * config.run.checkpoint_minutes:
-                check()
-                save_run(out, config, seed, precision, learner.state_dict(), run_log.rows, clock, warmup.record(learner))
-                kept, last_save = learner.moves_played, time.monotonic()
-        check()
-        state = learner.state_dict()  # before the stop's own row takes the episode counts of the row in progress
-        if run_log.rows[-1]["moves"] != learner.moves_played:
-            run_log.evaluated(evaluate_run(learner, config, stats, window, clock, device))
-        save_run(out, config, seed, precision, state, run_log.rows, clock, warmup.record(learner))
-        note = warmup.stopped_in_warmup(learner)
-        if note is not None:
-            log(note)
+                _check(runs, kept)
+                save(runs, [learners.state_dict(k) for k in range(len(runs))])
+                kept, last_save = first.learner.moves_played, time.monotonic()
+        _check(runs, kept)
+        states = [learners.state_dict(k) for k in range(len(runs))]  # before the stop's own rows take the episode counts
+        for run in runs:
+            if run.log.rows[-1]["moves"] != run.learner.moves_played:
+                run.evaluate(device)
+        save(runs, states)
+        for run, watch in zip(runs, watches, strict=True):
+            note = watch.stopped_in_warmup(run.learner)
+            if note is not None:
+                run.say(note)
     finally:
-        run_log.close()
-    last = run_log.rows[-1]
-    return RunSummary(last["moves"], last["updates"], last["wall_s"], last["eval_score"], last["eval_sem"], last["eval_bomb_out_rate"],
-                      checkpoint is not None, stopped, dict(last))
+        for run in runs:
+            run.log.close()
+    return {run.seed: run.summary(stopped) for run in runs}
+
+
+def _check(runs: list[OpenRun], kept: int | None) -> None:
+    """Before every row and every checkpoint: none of a diverged run replaces the last good one (:func:`divergence`);
+    ``kept``: the moves of the checkpoints on disk, or None."""
+    for run in runs:
+        problem = divergence(run.learner, run.stats)
+        if problem is None:
+            continue
+        error = diverged_error(problem, run.learner, run.config, kept_checkpoint(run.out, kept))
+        if len(runs) == 1:
+            raise error
+        others = "every seed's stands at the same moves" if kept is not None else "nor does any other seed's directory"
+        raise TrainingDiverged(f"seed {run.seed}: {error} ({others})")
 
 
 def divergence(learner: Learner, stats: dict[str, Any]) -> str | None:

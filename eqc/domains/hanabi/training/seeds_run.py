@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import functools
 import os
-import time
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +33,8 @@ from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, POLICY_JSON, load_ch
 from eqc.domains.hanabi.agent.precision import Precision
 from eqc.domains.hanabi.training import run as single  # train's own steps: each seed's directory is written as train writes it
 from eqc.domains.hanabi.training.config import TrainConfig
-from eqc.domains.hanabi.training.learners import make_learner
 from eqc.domains.hanabi.training.pool import seed_dir, write_pool_record
-from eqc.domains.hanabi.training.pqn import PQNLearner
-from eqc.domains.hanabi.training.run import RunDirectoryError, RunSummary, TrainingDiverged
-from eqc.domains.hanabi.training.run_log import RunLog
+from eqc.domains.hanabi.training.run import RunDirectoryError, RunSummary
 from eqc.domains.hanabi.training.seeds import StackedSeeds, check_stackable
 from eqc.io import write_json_atomic
 
@@ -140,41 +135,6 @@ def train_seeds(
     return summaries
 
 
-@dataclass
-class _Seed:
-    """One seed's run while the pool trains: where it writes and what it has logged."""
-
-    seed: int
-    out: Path
-    config: TrainConfig
-    precision: Precision
-    learner: PQNLearner
-    log: RunLog
-    window: single.RateWindow
-    clock: single.RunClock
-    stats: dict[str, Any]
-    resumed: bool
-
-    def evaluate(self, device: torch.device) -> None:
-        self.log.evaluated(single.evaluate_run(self.learner, self.config, self.stats, self.window, self.clock, device))
-
-    def check(self, kept: int | None) -> None:
-        """``train``'s divergence check (:func:`~.run.divergence`); ``kept``: the moves of the seeds' checkpoints on disk."""
-        problem = single.divergence(self.learner, self.stats)
-        if problem is not None:
-            others = "every seed's stands at the same moves" if kept is not None else "nor does any other seed's directory"
-            error = single.diverged_error(problem, self.learner, self.config, single.kept_checkpoint(self.out, kept))
-            raise TrainingDiverged(f"seed {self.seed}: {error} ({others})")
-
-    def save(self, state: dict[str, Any], file: str) -> None:
-        single.save_run(self.out, self.config, self.seed, self.precision, state, self.log.rows, self.clock, file=file)
-
-    def summary(self, stopped: str) -> RunSummary:
-        last = self.log.rows[-1]
-        return RunSummary(last["moves"], last["updates"], last["wall_s"], last["eval_score"], last["eval_sem"], last["eval_bomb_out_rate"],
-                          self.resumed, stopped, dict(last))
-
-
 #: The seeds' checkpoints are written as one unit: each seed's new checkpoint goes beside its current one
 #: (:data:`NEXT_CHECKPOINT`), then :data:`COMMIT_FILE` in the pool directory marks the set complete, then each replaces its
 #: seed's checkpoint and the mark is removed. A stop at any moment leaves every old checkpoint (new ones without the
@@ -183,7 +143,7 @@ NEXT_CHECKPOINT = "checkpoint.next.pt"
 COMMIT_FILE = "checkpoints.commit.json"
 
 
-def _save_together(runs: list[_Seed], states: list[dict[str, Any]], out: Path) -> None:
+def _save_together(out: Path, runs: list[single.OpenRun], states: list[dict[str, Any]]) -> None:
     """Write every seed's checkpoint of ``states`` as one unit (:data:`NEXT_CHECKPOINT`)."""
     for run, state in zip(runs, states, strict=True):
         run.save(state, NEXT_CHECKPOINT)
@@ -240,85 +200,15 @@ def _start(configs: Mapping[int, TrainConfig], seeds: list[int], out: Path, devi
     return checkpoints, precisions
 
 
-def _silent(line: str) -> None:
-    pass
-
-
-def _prefixed(log: Callable[[str], None], prefix: str, line: str) -> None:
-    log(prefix + line)
-
-
-def _open(configs: Mapping[int, TrainConfig], seeds: list[int], out: Path, device: torch.device, max_minutes: float | None,
-          progress: bool, log: Callable[[str], None]) -> list[_Seed]:
-    """Each seed's run as ``train`` opens it: ``config.json`` written, the learner built and restored, its log opened."""
-    checkpoints, precisions = _start(configs, seeds, out, device, log)
-    restored = {}
-    for seed in seeds:  # every seed's checkpoint restored before anything is written
-        directory, precision = seed_dir(out, seed), precisions[seed]
-        config = configs[seed].replace(network={"precision": precision.used})
-        single.check_run_dir(directory, config, seed, checkpoints[seed])
-        learner = make_learner(config, seed, device)
-        assert isinstance(learner, PQNLearner)  # check_stackable: [run] algorithm "pqn"
-        restored[seed] = (config, learner, single.restore_run(learner, checkpoints[seed], directory, log))
-    runs: list[_Seed] = []
-    for seed, (config, learner, (rows, wall_before)) in restored.items():
-        directory, precision = seed_dir(out, seed), precisions[seed]
-        single.write_run_config(directory, config, seed, precision)
-        quiet = bool(runs) and runs[0].log.bar is not None  # one progress bar: the first seed's
-        run_log = RunLog(directory, f"{config.run.algorithm} {config.rule.objective} seed {seed}", rows, progress=progress and not runs,
-                         log=_silent if quiet else functools.partial(_prefixed, log, f"seed {seed}: "),
-                         total_moves=config.run.total_moves, start_moves=learner.moves_played, max_minutes=max_minutes,
-                         tensorboard=single.tensorboard_logger(directory) if config.run.tensorboard else None,
-                         columns=single.metrics_columns(learner))
-        clock = single.RunClock(wall_before, max_minutes)
-        runs.append(_Seed(seed, directory, config, precision, learner, run_log, single.RateWindow(learner), clock, {},
-                          checkpoints[seed] is not None))
-    log(f"{len(seeds)} seeds in one process on {device}, precision {runs[0].precision.used}: {runs[0].precision.reason}")
-    return runs
-
-
 def _train_locked(configs: Mapping[int, TrainConfig], seeds: list[int], out: Path, device: torch.device, max_minutes: float | None,
                   progress: bool, log: Callable[[str], None]) -> dict[int, RunSummary]:
-    """``train_seeds`` once every seed's directory is locked: ``train``'s loop with one batched iteration for all seeds."""
+    """``train_seeds`` once every seed's directory is locked: the seeds' runs opened as ``train`` opens one
+    (:func:`~.run.open_runs`) and driven by ``train``'s loop (:func:`~.run.drive`), one batched iteration for all."""
     torch.set_num_threads(configs[seeds[0]].run.threads)
-    runs = _open(configs, seeds, out, device, max_minutes, progress, log)
-    stacked = StackedSeeds([run.learner for run in runs])
-    config, first = runs[0].config, runs[0].learner
-    every = config.run.eval_every_moves
-    stopped = "total_moves"
-    kept = None if not runs[0].resumed else first.moves_played  # the moves of the seeds' checkpoints on disk
-    try:
-        for run in runs:
-            if not run.log.rows:
-                run.evaluate(device)  # the untrained agent
-        next_eval = (first.moves_played // every + 1) * every
-        last_save = time.monotonic()
-        while first.moves_played < config.run.total_moves:
-            if runs[0].clock.past_deadline():
-                stopped = "max_minutes"
-                break
-            for run, stats in zip(runs, stacked.iteration(), strict=True):
-                run.stats = stats
-                run.log.advanced(run.learner.moves_played)
-            if first.moves_played >= next_eval:
-                for run in runs:
-                    run.check(kept)
-                for run in runs:
-                    run.evaluate(device)
-                next_eval = (first.moves_played // every + 1) * every
-            if time.monotonic() - last_save >= 60 * config.run.checkpoint_minutes:
-                for run in runs:
-                    run.check(kept)
-                _save_together(runs, [stacked.state_dict(k) for k in range(len(runs))], out)
-                kept, last_save = first.moves_played, time.monotonic()
-        for run in runs:
-            run.check(kept)
-        states = [stacked.state_dict(k) for k in range(len(runs))]  # before the stop's own rows take the episode counts
-        for run in runs:
-            if run.log.rows[-1]["moves"] != run.learner.moves_played:
-                run.evaluate(device)
-        _save_together(runs, states, out)
-    finally:
-        for run in runs:
-            run.log.close()
-    return {run.seed: run.summary(stopped) for run in runs}
+    checkpoints, precisions = _start(configs, seeds, out, device, log)
+    first = precisions[seeds[0]]
+    log(f"{len(seeds)} seeds in one process on {device}, precision {first.used}: {first.reason}")
+    runs = single.open_runs({s: configs[s] for s in seeds}, {s: seed_dir(out, s) for s in seeds}, checkpoints, precisions, device,
+                            max_minutes, progress, log)
+    stacked = StackedSeeds([run.learner for run in runs])  # type: ignore[misc]  # check_stackable: PQNLearners
+    return single.drive(runs, stacked, functools.partial(_save_together, out), device)

@@ -107,7 +107,8 @@ def test_joined_games_play_each_seeds_games_bit_for_bit(tiny_config) -> None:
         action = [torch.multinomial(legal.float(), 1, generator=moves).squeeze(1) for _, legal, _ in views[:2]]
         steps = [g.step(a, v[2], shaping=True) for g, a, v in zip(alone, action, views[:2], strict=True)]
         step = joined.step(torch.cat(action), views[2][2], shaping=True)
-        assert torch.equal(step.reward, torch.cat([s.reward for s in steps])) and torch.equal(step.ended, torch.cat([s.ended for s in steps]))
+        assert torch.equal(step.reward, torch.cat([s.reward for s in steps]))
+        assert torch.equal(step.ended, torch.cat([s.ended for s in steps]))
     for k, games in enumerate(alone):
         state, want = games_state(joined, k), games_state(games, 0)
         assert torch.equal(state["element_indices"], want["element_indices"]) and torch.equal(state["hinted"], want["hinted"])

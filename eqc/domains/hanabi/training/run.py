@@ -81,36 +81,9 @@ from eqc.domains.hanabi.training.probe import training_step_ms
 from eqc.domains.hanabi.training.run_log import METRICS, RunLog
 from eqc.io import write_json_atomic
 
-__all__ = [
-    "METRICS",
-    "Lockstep",
-    "OneLearner",
-    "OpenRun",
-    "RateWindow",
-    "RunClock",
-    "RunDirectoryError",
-    "RunSummary",
-    "SegmentTooShort",
-    "TrainingDiverged",
-    "WarmupWatch",
-    "check_run_dir",
-    "check_segment",
-    "diverged_error",
-    "divergence",
-    "drive",
-    "evaluate_run",
-    "kept_checkpoint",
-    "locked_run_dir",
-    "metrics_columns",
-    "open_runs",
-    "restore_run",
-    "run_precision",
-    "save_run",
-    "tensorboard_logger",
-    "tensorboard_writer_class",
-    "train",
-    "write_run_config",
-]
+__all__ = ["METRICS", "Lockstep", "OpenRun", "RunClock", "RunDirectoryError", "RunSummary", "SegmentTooShort", "TrainingDiverged",
+           "WarmupWatch", "check_segment", "divergence", "drive", "locked_run_dir", "metrics_columns", "open_runs", "run_precision",
+           "save_run", "tensorboard_writer_class", "train"]
 
 #: ``[run]`` keys that may differ when a run resumes: they do not change what is learned.
 RESUMABLE_KEYS = ("total_moves", "checkpoint_minutes", "threads", "tensorboard", "compile")
@@ -163,7 +136,7 @@ def _config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[
 def run_precision(config: TrainConfig, checkpoint: dict[str, Any] | None, device: torch.device) -> Precision:
     """The precision the run trains in: resolved on ``device`` when it starts (measuring ``config``'s network where the
     hardware's report does not tell); a resumed run keeps the one it started with for "auto" or that same precision
-    (another one is left to :func:`check_run_dir` to refuse, as any change)."""
+    (another one is left to ``_check_run_dir`` to refuse, as any change)."""
     requested = config.network.precision
     if checkpoint is None:
         return resolve_precision(requested, device, measure=lambda: training_step_ms(config, device))
@@ -171,7 +144,7 @@ def run_precision(config: TrainConfig, checkpoint: dict[str, Any] | None, device
     return started if requested in ("auto", started.used) else Precision(requested, requested, "requested on resume")
 
 
-def check_run_dir(out: Path, config: TrainConfig, seed: int, checkpoint: dict[str, Any] | None) -> None:
+def _check_run_dir(out: Path, config: TrainConfig, seed: int, checkpoint: dict[str, Any] | None) -> None:
     """Check that ``out`` is new or holds ``checkpoint`` of this run (its seed, and ``config`` up to the keys a resumed run
     may change); writes nothing. Keys added to the schema since the checkpoint was written take their defaults."""
     if checkpoint is None:
@@ -188,10 +161,10 @@ def check_run_dir(out: Path, config: TrainConfig, seed: int, checkpoint: dict[st
         raise RunDirectoryError(f"out {str(out)!r} holds a run of another config; differences: " + "; ".join(diffs))
 
 
-def write_run_config(out: Path, config: TrainConfig, seed: int, precision: Precision) -> None:
+def _write_run_config(out: Path, config: TrainConfig, seed: int, precision: Precision) -> None:
     """Write ``config.json`` (``config`` in the precision it uses, and the seed) and, for Other-Play over a file, the
     group (``symmetries.json``) or the candidate set (``symmetries.json`` and ``symmetries.safetensors``), once the run
-    is checked (:func:`check_run_dir`) and its checkpoint restored."""
+    is checked (``_check_run_dir``) and its checkpoint restored."""
     write_json_atomic(out / "config.json", {"seed": seed, "config": config.to_dict(), "precision": precision.as_dict()})
     if config.rule.symmetries is None:
         return
@@ -275,12 +248,12 @@ def _train_locked(
     precision = run_precision(config, checkpoint, device)
     log(f"precision {precision.used}{', as the run started' if checkpoint is not None else ''}: {precision.reason}")
     (run,) = open_runs({seed: config}, {seed: out}, {seed: checkpoint}, {seed: precision}, device, max_minutes, progress, log)
-    return drive([run], OneLearner(run.learner), _save_alone, device)[seed]
+    return drive([run], _OneLearner(run.learner), _save_alone, device)[seed]
 
 
 class Lockstep(Protocol):
     """One or more learners advanced together, what :func:`drive` drives: one :class:`~.learner.Learner`
-    (:class:`OneLearner`), or K seeds batched (:class:`~.seeds.StackedSeeds`)."""
+    (``_OneLearner``), or K seeds batched (:class:`~.seeds.StackedSeeds`)."""
 
     def iteration(self) -> list[dict[str, torch.Tensor | float]]:
         """One iteration of every learner; each one's scalars, in order."""
@@ -291,7 +264,7 @@ class Lockstep(Protocol):
         ...
 
 
-class OneLearner:
+class _OneLearner:
     """One learner as a :class:`Lockstep`: a run of its own (``train``)."""
 
     def __init__(self, learner: Learner) -> None:
@@ -316,7 +289,7 @@ class OpenRun:
     learner: Learner
     log: RunLog
     say: Callable[[str], None]
-    window: RateWindow
+    window: _RateWindow
     clock: RunClock
     resumed: bool
     max_minutes: float | None
@@ -325,7 +298,7 @@ class OpenRun:
     warmup: WarmupWatch | None = None
 
     def evaluate(self, device: torch.device) -> None:
-        self.log.evaluated(evaluate_run(self.learner, self.config, self.stats, self.window, self.clock, device))
+        self.log.evaluated(_evaluate_run(self.learner, self.config, self.stats, self.window, self.clock, device))
 
     def save(self, state: dict[str, Any], file: str = CHECKPOINT_NAME) -> None:
         warmup = None if self.warmup is None else self.warmup.record(self.learner)
@@ -345,30 +318,30 @@ def open_runs(configs: Mapping[int, TrainConfig], dirs: Mapping[int, Path], chec
               precisions: Mapping[int, Precision], device: torch.device, max_minutes: float | None, progress: bool,
               log: Callable[[str], None]) -> list[OpenRun]:
     """Each seed's run of ``configs`` in ``dirs`` as ``train`` opens it, from its checkpoint (or None), in its precision:
-    every one checked (:func:`check_run_dir`, :func:`check_segment`), its learner built and restored
-    (:func:`restore_run`) before anything is written; then its ``config.json`` written and its log opened. With several
+    every one checked (``_check_run_dir``, :func:`check_segment`), its learner built and restored
+    (``_restore_run``) before anything is written; then its ``config.json`` written and its log opened. With several
     seeds, each one's log lines are prefixed by its seed and only the first shows a progress bar."""
     opened = []
     for seed, config in configs.items():
         checkpoint, precision = checkpoints[seed], precisions[seed]
         config = config.replace(network={"precision": precision.used})
-        check_run_dir(dirs[seed], config, seed, checkpoint)
+        _check_run_dir(dirs[seed], config, seed, checkpoint)
         segment = check_segment(checkpoint, config, max_minutes, device)  # a resumed run that cannot get past its warm-up
         learner = make_learner(config, seed, device)
-        rows, wall_before = restore_run(learner, checkpoint, dirs[seed], log)  # a checkpoint it cannot resume: refused
+        rows, wall_before = _restore_run(learner, checkpoint, dirs[seed], log)  # a checkpoint it cannot resume: refused
         opened.append((seed, config, precision, segment, learner, rows, wall_before))
     runs: list[OpenRun] = []
     for seed, config, precision, segment, learner, rows, wall_before in opened:
         out, first = dirs[seed], not runs
-        write_run_config(out, config, seed, precision)
+        _write_run_config(out, config, seed, precision)
         say = log if len(configs) == 1 else functools.partial(_prefixed, log, f"seed {seed}: ")
         if segment is not None:
             say(segment)
         run_log = RunLog(out, f"{config.run.algorithm} {config.rule.objective} seed {seed}", rows, progress=progress and first,
                          log=say if first or not progress else _silent, total_moves=config.run.total_moves,
                          start_moves=learner.moves_played, max_minutes=max_minutes,
-                         tensorboard=tensorboard_logger(out) if config.run.tensorboard else None, columns=metrics_columns(learner))
-        runs.append(OpenRun(seed, out, config, precision, learner, run_log, say, RateWindow(learner),
+                         tensorboard=_tensorboard_logger(out) if config.run.tensorboard else None, columns=metrics_columns(learner))
+        runs.append(OpenRun(seed, out, config, precision, learner, run_log, say, _RateWindow(learner),
                             RunClock(wall_before, max_minutes), checkpoints[seed] is not None, max_minutes))
     return runs
 
@@ -440,7 +413,7 @@ def _check(runs: list[OpenRun], kept: int | None) -> None:
         problem = divergence(run.learner, run.stats)
         if problem is None:
             continue
-        error = diverged_error(problem, run.learner, run.config, kept_checkpoint(run.out, kept))
+        error = _diverged_error(problem, run.learner, run.config, _kept_checkpoint(run.out, kept))
         if len(runs) == 1:
             raise error
         others = "every seed's stands at the same moves" if kept is not None else "nor does any other seed's directory"
@@ -462,7 +435,7 @@ def divergence(learner: Learner, stats: dict[str, Any]) -> str | None:
     return None
 
 
-def kept_checkpoint(out: Path, moves: int | None) -> str:
+def _kept_checkpoint(out: Path, moves: int | None) -> str:
     """What ``out`` holds of a run that diverged: its checkpoint at ``moves`` (the last one, written before the divergence
     was found: every checkpoint is checked first), or none (None)."""
     if moves is None:
@@ -470,9 +443,9 @@ def kept_checkpoint(out: Path, moves: int | None) -> str:
     return f"{str(out / CHECKPOINT_NAME)!r} is kept, the run at {moves:,} moves (written before the divergence was found)"
 
 
-def diverged_error(problem: str, learner: Learner, config: TrainConfig, kept: str) -> TrainingDiverged:
+def _diverged_error(problem: str, learner: Learner, config: TrainConfig, kept: str) -> TrainingDiverged:
     """The :class:`TrainingDiverged` of ``problem`` (:func:`divergence`) with what to change and what is ``kept`` on disk
-    (:func:`kept_checkpoint`)."""
+    (``_kept_checkpoint``)."""
     clip = config.optim.grad_clip
     grad = f"lower [optim] grad_clip ({clip:g})" if clip > 0 else "set [optim] grad_clip"
     return TrainingDiverged(f"{problem} at {learner.moves_played:,} moves: lower [optim] lr ({config.optim.lr:g}) or {grad}; {kept}")
@@ -578,7 +551,7 @@ class RunClock:
         return self.deadline is not None and time.monotonic() >= self.deadline
 
 
-class RateWindow:
+class _RateWindow:
     """Moves and updates since the last evaluation, for the rates of the next row."""
 
     def __init__(self, learner: Learner) -> None:
@@ -592,7 +565,7 @@ class RateWindow:
         return round((learner.moves_played - self.steps) / dt, 1), round((learner.updates - self.updates) / dt, 2)
 
 
-def restore_run(learner: Learner, checkpoint: dict[str, Any] | None, out: Path, log: Callable[[str], None]) -> tuple[list[dict], float]:
+def _restore_run(learner: Learner, checkpoint: dict[str, Any] | None, out: Path, log: Callable[[str], None]) -> tuple[list[dict], float]:
     """Load a checkpoint into ``learner``; its metrics rows and wall-clock seconds so far. ``CheckpointError`` naming the
     file and what is wrong where the learner's state cannot be resumed: counters that are not non-negative integers
     or stand behind the run's own log, weights with NaN or infinite values (a run never saves a diverged state), or
@@ -646,7 +619,7 @@ def metrics_columns(learner: Learner) -> tuple[str, ...]:
     return METRICS + tuple(name for name in learner.scalars if name not in METRICS)
 
 
-def evaluate_run(learner: Learner, config: TrainConfig, stats: dict[str, Any], window: RateWindow, clock: RunClock,
+def _evaluate_run(learner: Learner, config: TrainConfig, stats: dict[str, Any], window: _RateWindow, clock: RunClock,
               device: torch.device) -> dict[str, Any]:
     """One metrics row: greedy evaluation on the fixed decks, training episodes and rates since the last row, and the
     learner's scalars from its last iteration's ``stats`` (NaN where it gave none, e.g. no loss before it learns); those
@@ -688,6 +661,6 @@ def tensorboard_writer_class() -> type:
     return SummaryWriter
 
 
-def tensorboard_logger(out: Path) -> Any:
+def _tensorboard_logger(out: Path) -> Any:
     """A TensorBoard writer logging to ``out/tensorboard``."""
     return tensorboard_writer_class()(str(out / "tensorboard"))

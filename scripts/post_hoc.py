@@ -23,6 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 from eqc.domains.hanabi.reproduce.post_hoc import leave_one_out, leave_one_out_markdown, xp_by_code
+from eqc.domains.hanabi.reproduce.record import TableRecord, read_table
 from eqc.io import json_safe, write_json_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,19 +42,19 @@ CODES = (
     "the test-time symmetrized and rank-averaged cells are left out.")
 
 
-def _codes_section(table: dict, conventions: dict) -> tuple[list[str], dict]:
+def _codes_section(table: TableRecord, conventions: dict) -> tuple[list[str], dict]:
     lines = ["| cell | codes (agents) | XP, same code (ordered pairs) | XP, different codes (ordered pairs) | cell XP |",
              "|---|---|---:|---:|---:|"]
     record = {}
-    for label, cell in table["cells"].items():
-        maps = conventions["agents"].get(cell["pool"])
-        if cell["symmetrize"] is not None or not maps:  # the plain cells of pools with hint maps
+    for label, cell in table.cells.items():
+        maps = conventions["agents"].get(cell.pool)
+        if cell.symmetrize is not None or not maps:  # the plain cells of pools with hint maps
             continue
-        codes = [tuple(maps[key]["colour_hint_slot"]) for key in cell["matching"]]
-        split = xp_by_code(cell["matrix"], codes)
+        codes = [tuple(maps[key]["colour_hint_slot"]) for key in cell.matching or ()]
+        split = xp_by_code(cell.matrix, codes)
         counts = ", ".join(f"{list(code)} x{n}" for code, n in Counter(codes).most_common())
         lines.append(f"| {label} | {counts} | {split['same']['xp']:.2f} ({split['same']['pairs']}) | "
-                     f"{split['different']['xp']:.2f} ({split['different']['pairs']}) | {cell['xp_mean']:.2f} |")
+                     f"{split['different']['xp']:.2f} ({split['different']['pairs']}) | {cell.xp_mean:.2f} |")
         record[label] = {"codes": [list(c) for c in codes], **split}
     return lines, record
 
@@ -65,9 +66,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="the conventions report's JSON of the same agents")
     parser.add_argument("--out", type=Path, default=Path("results/touched/post_hoc"), help="writes OUT.md and OUT.json")
     args = parser.parse_args(argv)
-    table = json.loads((ROOT / args.table).read_text())
+    table = read_table(ROOT / args.table)
     conventions = json.loads((ROOT / args.conventions).read_text())
-    primary = [name for name, test in table["tests"].items() if test["role"] == "primary"]
+    primary = [name for name, test in table.tests.items() if test.role == "primary"]
     dropped = leave_one_out(table, primary)
     labels = {name: f"P{k + 1}: {name}" for k, name in enumerate(primary)}
     code_lines, codes = _codes_section(table, conventions)
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     out = ROOT / args.out
     out.with_suffix(".md").write_text(markdown)
     write_json_atomic(out.with_suffix(".json"), json_safe({"table": args.table.as_posix(), "conventions": args.conventions.as_posix(),
-                                                           "leave_one_out": dropped, "xp_by_code": codes, "command": command}))
+                                                           "leave_one_out": dropped.to_json(), "xp_by_code": codes, "command": command}))
     print(f"wrote {out.with_suffix('.md')}, {out.with_suffix('.json')}")
 
 

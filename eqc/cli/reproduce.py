@@ -2,20 +2,22 @@
 
 - ``eqc hanabi pool --config FILE --seeds 0-9 --out DIR [--ray ADDRESS] [--max-minutes M]``: one
   run per seed in ``DIR/seed_<n>/`` (see ``eqc.domains.hanabi.training.pool``).
-- ``eqc hanabi reproduce {table1,table2,table3} --scale smoke|cpu|induced|colour|touched|ers|entropy|paper --out DIR [--retrain]``: read
-  the shipped agents (cpu, induced, colour, touched, entropy) or train the table's pools, cross-play them, write ``DIR/<table>.md`` and
-  ``.json`` (see ``eqc.domains.hanabi.reproduce``); ``conventions``, ``entropy`` and ``codes``: the reports of
-  ``eqc.domains.hanabi.reproduce.conventions``, ``.entropy`` and ``.codes``.
+- ``eqc hanabi reproduce TABLE --scale SCALE --out DIR [--retrain]`` (the tables and scales of
+  ``eqc.domains.hanabi.reproduce.specs.SCALES``): read the shipped agents or train the table's pools, cross-play them,
+  write ``DIR/<table>.md`` and ``.json`` (see ``eqc.domains.hanabi.reproduce``); ``conventions``, ``entropy`` and
+  ``codes``: the reports of ``eqc.domains.hanabi.reproduce.conventions``, ``.entropy`` and ``.codes``. The arguments'
+  rules are the library's: its :class:`~eqc.domains.hanabi.reproduce.specs.ReproduceError` becomes a usage error.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from eqc.cli import common as flags
 from eqc.cli.config_flags import add_set_flag, config_source, load_config_flags
+from eqc.domains.hanabi.reproduce.specs import SCALES, ReproduceError
 
 __all__ = ["add_reproduce_parsers"]
 
@@ -80,15 +82,26 @@ def _check_pool_device(args: argparse.Namespace, address: str | None, use_ray: b
         raise flags.FlagError("--gpus-per-seed", "shares GPUs between Ray tasks: it needs --device cuda and Ray (not --no-ray)")
 
 
+#: The flag of each argument a :class:`~eqc.domains.hanabi.reproduce.specs.ReproduceError` names.
+FLAGS = {"table": "table", "scale": "--scale", "agents": "--agents", "retrain": "--retrain", "obl": "--obl", "overrides": "--set",
+         "out": "--out"}
+
+
+def _usage(exc: ReproduceError) -> flags.FlagError:
+    """The usage error of the library's :class:`~eqc.domains.hanabi.reproduce.specs.ReproduceError`, naming its flag."""
+    return flags.FlagError(FLAGS[exc.argument], str(exc))
+
+
 def _conventions(args: argparse.Namespace) -> int:
     """``eqc hanabi reproduce conventions --scale induced|colour|touched``: what explains cross-play (hint maps, best-aligned
     cross-play, the symmetrization ceiling, shared-factor cross-play)."""
-    from eqc.domains.hanabi.reproduce.conventions import ALIGNED_POOLS, reproduce_conventions
+    from eqc.domains.hanabi.reproduce.conventions import convention_pools, reproduce_conventions
 
-    if args.scale not in ALIGNED_POOLS:
-        raise flags.FlagError("--scale", f"conventions are reported at the scales with induced conventions {sorted(ALIGNED_POOLS)}, "
-                              f"not {args.scale!r}")
     _check_report_flags(args, "conventions")
+    try:
+        convention_pools(args.scale, args.agents)
+    except ReproduceError as exc:
+        raise _usage(exc) from None
     flags.prepare_output_dir(args.out)
     reproduce_conventions(args.scale, args.out, agents=args.agents, device=args.device, precision=args.precision,
                           command=args.command_line)
@@ -101,24 +114,18 @@ def _check_report_flags(args: argparse.Namespace, report: str) -> None:
     for flag, given in (("--retrain", args.retrain), ("--obl", args.obl), ("--set", args.overrides), ("--reuse", args.reuse)):
         if given:
             raise flags.FlagError(flag, f"does not apply to {report} (it reads the shipped agents or --agents)")
-    if args.agents is not None and not args.agents.is_dir():
-        raise flags.FlagError("--agents", f"{str(args.agents)!r} is not a directory of pools")
 
 
 def _entropy(args: argparse.Namespace) -> int:
     """``eqc hanabi reproduce entropy --scale entropy|colour``: IPPO pools played greedily and as sampled, and how
     equivariant each agent is (:mod:`eqc.domains.hanabi.reproduce.entropy`)."""
-    from eqc.domains.hanabi.agent.files import CheckpointError
     from eqc.domains.hanabi.reproduce.entropy import check_entropy_pools, ippo_pools, reproduce_entropy
-    from eqc.domains.hanabi.xp import PoolError
 
-    if args.scale not in ("entropy", "colour"):
-        raise flags.FlagError("--scale", f"the entropy report reads the IPPO pools of --scale entropy or colour, not {args.scale!r}")
     _check_report_flags(args, "the entropy report")
     try:  # before --out is created: every agent loads and is an IPPO agent
         check_entropy_pools(ippo_pools(args.scale, args.agents), args.device)
-    except (PoolError, CheckpointError, ValueError) as exc:
-        raise flags.FlagError("--agents", str(exc)) from None
+    except ReproduceError as exc:
+        raise _usage(exc) from None
     flags.prepare_output_dir(args.out)
     reproduce_entropy(args.scale, args.out, agents=args.agents, device=args.device, precision=args.precision, command=args.command_line)
     print((args.out / "entropy.md").read_text())
@@ -128,88 +135,45 @@ def _entropy(args: argparse.Namespace) -> int:
 def _codes(args: argparse.Namespace) -> int:
     """``eqc hanabi reproduce codes --scale touched|ers``: the code lottery of a rendered registered table
     (:mod:`eqc.domains.hanabi.reproduce.codes`)."""
-    from eqc.domains.hanabi.reproduce.codes import reproduce_codes
-    from eqc.domains.hanabi.reproduce.specs import SCALES
+    from eqc.domains.hanabi.reproduce.codes import code_sources, reproduce_codes
 
-    registered = sorted(name for name, scale in SCALES.items() if "table1" in scale.tables and scale.tables["table1"].registered)
-    if args.scale not in registered:
-        raise flags.FlagError("--scale", f"the code report reads a registered table1 ({registered}), not {args.scale!r}")
     _check_report_flags(args, "the code report")
-    if not (args.out / "table1.json").is_file():
-        raise flags.FlagError("--out", f"{str(args.out / 'table1.json')!r} does not exist: render the table into it first "
-                              f"(eqc hanabi reproduce table1 --scale {args.scale} --out {args.out})")
+    try:
+        code_sources(args.scale, args.out, args.agents)
+    except ReproduceError as exc:
+        raise _usage(exc) from None
     reproduce_codes(args.scale, args.out, agents=args.agents, device=args.device, precision=args.precision, command=args.command_line)
     print((args.out / "codes.md").read_text())
     return 0
 
 
+#: The reports ``eqc hanabi reproduce`` writes beside the tables, by name.
+REPORTS = {"conventions": _conventions, "entropy": _entropy, "codes": _codes}
+
+
 def _reproduce(args: argparse.Namespace) -> int:
-    from eqc.domains.hanabi.reproduce import SCALES, reproduce
-    from eqc.domains.hanabi.reproduce.specs import table_spec
-
-    if args.table == "conventions":
-        return _conventions(args)
-    if args.table == "entropy":
-        return _entropy(args)
-    if args.table == "codes":
-        return _codes(args)
-
-    try:
-        spec = table_spec(args.table, args.scale)
-    except ValueError as exc:
-        raise flags.FlagError("table", str(exc)) from None
-    address, use_ray = _ray_flags(args)
-    scale = SCALES[args.scale]
-    shipping = sorted(name for name, sc in SCALES.items() if sc.shipped)
-    if args.agents is not None and (args.retrain or scale.shipped is None):
-        raise flags.FlagError("--agents", f"reads shipped agents at --scale {' or '.join(shipping)}; it cannot be combined with "
-                              "--retrain or another scale")
-    if args.agents is not None and not args.agents.is_dir():
-        raise flags.FlagError("--agents", f"{str(args.agents)!r} is not a directory of pools (<pool>/seed_<n>/ or <pool>/slots_<pi>/)")
-    if args.retrain and scale.trained_by:
-        raise flags.FlagError("--retrain", f"the {args.scale} scale's agents differ in their colour-to-slot map, not their seed: "
-                              f"train them with `python {scale.trained_by}` (one worker per core) and pass --agents")
-    trained = args.retrain or scale.shipped is None
-    if args.overrides and not trained:
-        raise flags.FlagError("--set", f"changes the configs of trained pools: at --scale {args.scale} it needs --retrain "
-                              "(shipped agents are fixed)")
-    if args.overrides:
-        from eqc.domains.hanabi.config.schema import ConfigError
-        from eqc.domains.hanabi.reproduce.specs import pool_config
-        from eqc.domains.hanabi.training.config import with_overrides
-
-        try:
-            overridden = with_overrides(pool_config(spec.cells[0].pool, scale, scale.seeds[0]), args.overrides)
-        except ConfigError as exc:
-            raise flags.FlagError("--set", str(exc)) from None
-        if address is None:  # the pools compile on this machine (with --ray ADDRESS, on the workers)
-            flags.check_compile(overridden.run.compile, args.device)
-    if args.obl and args.table != "table2":
-        raise flags.FlagError("--obl", f"OBL agents are a column of table2 only, not of {args.table}")
     from eqc.domains.hanabi.agent.files import CheckpointError
-    from eqc.domains.hanabi.agent.policy import load_policy
-
-    for path in args.obl or []:  # before any training: a bad file is found now, not after hours
-        try:
-            load_policy(path, device=args.device)
-        except CheckpointError as exc:
-            raise flags.FlagError("--obl", str(exc)) from None
+    from eqc.domains.hanabi.reproduce import reproduce
     from eqc.domains.hanabi.reproduce.reuse import ResultFileError, ReuseError
-    from eqc.domains.hanabi.reproduce.run import shipped_pools
-    from eqc.domains.hanabi.xp import PoolError
+    from eqc.domains.hanabi.reproduce.run import check_request
 
-    if not trained:  # before --out is created: agents that make no cell of the table, are not its registered design, or do not load
-        try:
-            pools = shipped_pools(args.table, args.scale, args.agents, obl=bool(args.obl))
-            for run in (run for runs in pools.values() for run in runs):
-                load_policy(run, device=args.device, precision="fp32")  # fp32: checks the files and warns of nothing
-        except (PoolError, CheckpointError) as exc:
-            raise flags.FlagError("--agents", str(exc)) from None
+    if args.table in REPORTS:
+        return REPORTS[args.table](args)
+    address, use_ray = _ray_flags(args)
+    try:  # before --out is created: every rule of the arguments, and the agents read
+        request = check_request(args.table, args.scale, agents=args.agents, retrain=args.retrain, obl=args.obl, overrides=args.overrides,
+                                device=args.device)
+    except ReproduceError as exc:
+        raise _usage(exc) from None
+    if args.overrides and address is None:  # the pools compile on this machine (with --ray ADDRESS, on the workers)
+        for compile_mode in {config.run.compile for seeds in request.configs.values() for config in seeds.values()}:
+            flags.check_compile(compile_mode, args.device)
     flags.prepare_output_dir(args.out)
+    threads = [f"run.threads={args.threads}"] if args.threads is not None and request.trained else []
     try:
         reproduce(args.table, args.scale, args.out, agents=args.agents, retrain=args.retrain, device=args.device, precision=args.precision,
                   ray_address=address, use_ray=use_ray, obl=args.obl, reuse=args.reuse, command=args.command_line,
-                  overrides=[*args.overrides, *([f"run.threads={args.threads}"] if args.threads is not None and trained else [])])
+                  overrides=[*args.overrides, *threads])
     except CheckpointError as exc:
         raise flags.FlagError("--agents", str(exc)) from None
     except ResultFileError as exc:
@@ -227,6 +191,40 @@ def _add_ray_flags(parser: argparse.ArgumentParser, device: Callable[[str], str]
     parser.add_argument("--no-ray", action="store_true", help="train the seeds one after another in this process")
     where = " (checked on the Ray workers with --ray ADDRESS: each trains on its own GPU)" if device is flags.device_name else ""
     parser.add_argument("--device", type=device, default="cpu", help=f"torch device of every run (default cpu){where}")
+
+
+def _or(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def _choices() -> tuple[list[str], list[str]]:
+    """The tables of every scale (in the order the scales list them) and the scales, from :data:`~.specs.SCALES`."""
+    return list(dict.fromkeys(table for scale in SCALES.values() for table in scale.tables)), list(SCALES)
+
+
+def _report_scales() -> dict[str, list[str]]:
+    """The scales each report reads, from the report modules' data."""
+    from eqc.domains.hanabi.reproduce.codes import CODE_SCALES
+    from eqc.domains.hanabi.reproduce.conventions import ALIGNED_POOLS
+    from eqc.domains.hanabi.reproduce.entropy import IPPO_POOLS
+
+    reading: dict[str, Collection[str]] = {"conventions": ALIGNED_POOLS, "entropy": IPPO_POOLS, "codes": CODE_SCALES}
+    return {report: [name for name in SCALES if name in reading[report]] for report in REPORTS}
+
+
+def _table_help(tables: list[str]) -> str:
+    at = _report_scales()
+    return (f"a table ({', '.join(tables)}: which a scale has, see --scale); 'conventions': what explains cross-play at --scale "
+            f"{_or(at['conventions'])} (run after table1 and table2 into the same --out to get each cell's share of the alignable "
+            f"gap); 'entropy': the IPPO pools of --scale {_or(at['entropy'])} played greedily and as sampled, and how equivariant "
+            f"each is; 'codes': the code lottery of a registered table1 (--scale {_or(at['codes'])}; render table1 into the same "
+            "--out first)")
+
+
+def _scale_help() -> str:
+    at = _report_scales()
+    return "; ".join(f"{name}: {scale.summary} ({', '.join([*scale.tables, *(r for r, scales in at.items() if name in scales)])})"
+                     for name, scale in SCALES.items())
 
 
 def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
@@ -247,30 +245,18 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
     pool.set_defaults(run=_pool)
 
     reproduce = sub.add_parser("reproduce", help="train or reuse pools, cross-play them and write one of the paper's tables")
-    reproduce.add_argument("table", choices=("table1", "table2", "table3", "conventions", "entropy", "codes"),
-                           help="a table; 'conventions': what explains cross-play at --scale induced, colour or touched "
-                           "(run after table1 and table2 into the same --out to get each cell's share of the alignable gap); "
-                           "'entropy': the IPPO pools of --scale entropy or colour played greedily and as sampled, and how "
-                           "equivariant each is; 'codes': the code lottery of a registered table1 (--scale touched or ers; "
-                           "render table1 into the same --out first)")
-    reproduce.add_argument("--scale", choices=("smoke", "cpu", "induced", "colour", "touched", "ers", "entropy", "paper"), required=True,
-                           help="smoke: seconds (tests); cpu: the shipped agents (5 per pool), minutes; induced: the shipped "
-                           "Mini-Hanabi agents with INDUCED colour conventions (8 per pool; table1, table2), minutes; colour: the "
-                           "shipped colour testbed (one stream seed, the six induced conventions per pool; table1, table2, conventions, "
-                           "entropy), "
-                           "minutes; touched: the pre-registered claim-1 experiment on the card-grounded testbed (12 agents per "
-                           "pool matched by stream and pi; table1); ers: the pre-registered experiment on learned expected-return "
-                           "symmetries (24 agents per registered pool; table1); entropy: the shipped Mini-Hanabi IPPO pools of "
-                           "three entropy coefficients (6 seeds each; "
-                           "table1, entropy), minutes; paper: 10 seeds, 5000 games, a GPU or cluster")
+    tables, scales = _choices()
+    reproduce.add_argument("table", choices=(*tables, *REPORTS), help=_table_help(tables))
+    reproduce.add_argument("--scale", choices=scales, required=True, help=_scale_help())
     reproduce.add_argument("--out", type=flags.output_dir, required=True,
                            help="directory for pools/, xp/ and the tables (pools are reused)")
     reproduce.add_argument("--obl", type=Path, nargs="+", default=None, help="public OBL agent files (model0.pthw) to add to table2")
+    shipping = [name for name, scale in SCALES.items() if scale.shipped]
     reproduce.add_argument("--agents", type=Path, default=None,
-                           help="pools to read at --scale cpu, induced, colour, touched or entropy (default: the repository's "
-                           "results/<scale>/agents)")
+                           help=f"pools to read at --scale {_or(shipping)} (default: the repository's results/<scale>/agents)")
+    seed_pools = [name for name in shipping if not SCALES[name].trained_by]
     reproduce.add_argument("--retrain", action="store_true",
-                           help="at --scale cpu, induced or entropy, train the pools from scratch under OUT/pools instead of "
+                           help=f"at --scale {_or(seed_pools)}, train the pools from scratch under OUT/pools instead of "
                            "reading the shipped agents")
     flags.add_precision_flag(reproduce)
     reproduce.add_argument("--reuse", action="store_true",

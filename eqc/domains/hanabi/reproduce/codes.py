@@ -29,14 +29,19 @@ import torch
 from eqc.domains.hanabi.reproduce.comparisons import ALPHA, MONTE_CARLO_SEED
 from eqc.domains.hanabi.reproduce.loaded import LoadedPolicies
 from eqc.domains.hanabi.reproduce.post_hoc import xp_by_code
-from eqc.domains.hanabi.reproduce.specs import SCALES, table_spec
+from eqc.domains.hanabi.reproduce.record import RecordError, TableRecord, read_table
+from eqc.domains.hanabi.reproduce.specs import SCALES, ReproduceError, table_spec
+from eqc.domains.hanabi.xp import PoolError
 from eqc.domains.hanabi.xp.codes import agent_codes, same_code_matrix
 from eqc.evaluation import compare_pools, verdict
 
-__all__ = ["CODE_GAMES", "code_report", "render_codes", "reproduce_codes"]
+__all__ = ["CODE_GAMES", "CODE_SCALES", "code_report", "code_sources", "render_codes", "reproduce_codes"]
 
 #: Greedy self-play games per agent-form from which its codes are read (the registered 400).
 CODE_GAMES = 400
+
+#: The scales whose table1 is registered: the code report reads it.
+CODE_SCALES = tuple(name for name, scale in SCALES.items() if "table1" in scale.tables and scale.tables["table1"].registered)
 
 
 def _rate(codes: list[Any]) -> float:
@@ -48,40 +53,40 @@ def _rate(codes: list[Any]) -> float:
     return float(same[~torch.eye(n, dtype=torch.bool)].mean())
 
 
-def code_report(table: dict[str, Any], runs: dict[str, list[Path]], loaded: LoadedPolicies, *, games: int = CODE_GAMES,
+def code_report(table: TableRecord, runs: dict[str, list[Path]], loaded: LoadedPolicies, *, games: int = CODE_GAMES,
                 log: Callable[[str], None] = print) -> dict[str, Any]:
     """The report of the module docstring for the rendered ``table`` (its JSON, as ``reproduce`` wrote it) whose pools
     are ``runs`` (pool -> agent directories, in the table's order), each loaded through ``loaded``."""
-    spec = table_spec(table["table"], table["scale"])
+    spec = table_spec(table.table, table.scale)
     by_label = {c.label: c for c in spec.cells}
     cells: dict[str, dict[str, Any]] = {}
     slot_codes: dict[str, list[int]] = {}
-    for label, cell in table["cells"].items():
+    for label, cell in table.cells.items():
         form = by_label[label]
-        log(f"codes: {label} ({cell['agents']} agents)")
+        log(f"codes: {label} ({cell.agents} agents)")
         measured = [agent_codes(policy, games=games) for policy in loaded.of(form, runs[form.pool])]
         slots, ranks = [c.slot_code for c in measured], [c.rank_hint_code for c in measured]
         slot_codes[label] = slots
         cells[label] = {
-            "agents": cell.get("matching") or [str(k) for k in range(cell["agents"])],
+            "agents": list(cell.matching or (str(k) for k in range(cell.agents))),
             "codes": [c.as_dict() for c in measured],
             "slot_code_counts": {str(code): n for code, n in Counter(slots).most_common()},
             "same_slot_code_rate": _rate(slots), "same_rank_hint_code_rate": _rate(ranks),
             "same_both_codes_rate": _rate(list(zip(slots, ranks, strict=True))),
-            "xp_by_slot_code": xp_by_code(cell["matrix"], slots), "xp": cell["xp_mean"],
+            "xp_by_slot_code": xp_by_code(cell.matrix, slots), "xp": cell.xp_mean,
         }
     tests = {}
-    for test in table["tests"].values():
-        first, second = test["cells"]
-        saved = table["test_matrices"][f"{first} vs {second}"]
+    for test in table.tests.values():
+        first, second = test.cells
+        saved = table.test_matrices[f"{first} vs {second}"]
         same = same_code_matrix(slot_codes[first] + slot_codes[second])
-        result = compare_pools(same, saved["a"], saved["b"], paired=test["kind"] != "unpaired", alternative="two-sided",
+        result = compare_pools(same, list(saved.a), list(saved.b), paired=test.kind != "unpaired", alternative="two-sided",
                                generator=MONTE_CARLO_SEED)
-        tests[f"{first} vs {second}"] = {"cells": [first, second], "kind": test["kind"], **result.as_dict(),
+        tests[f"{first} vs {second}"] = {"cells": [first, second], "kind": test.kind, **result.as_dict(),
                                          "verdict": verdict(result.difference, result.p_value, "two-sided", ALPHA,
                                                             interval=result.interval)}
-    return {"table": table["table"], "scale": table["scale"], "games": games, "cells": cells, "tests": tests,
-            "not_run_tests": table.get("not_run_tests", {})}
+    return {"table": table.table, "scale": table.scale, "games": games, "cells": cells, "tests": tests,
+            "not_run_tests": {name: t.to_json() for name, t in table.not_run_tests.items()}}
 
 
 def _number(value: float) -> str:
@@ -122,26 +127,38 @@ def render_codes(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def code_sources(scale: str, out: str | Path, agents: str | Path | None = None) -> tuple[TableRecord, dict[str, list[Path]]]:
+    """The rendered table the code report reads (``out/table1.json``, a registered table1 at ``scale``) and its pools'
+    agents (``agents``, default the shipped ones; the registered design checked); :class:`~.specs.ReproduceError` naming
+    the argument at fault otherwise."""
+    from eqc.domains.hanabi.reproduce.run import shipped_pools
+
+    if scale not in CODE_SCALES:
+        raise ReproduceError("scale", f"the code report reads a registered table1 ({sorted(CODE_SCALES)}), not {scale!r}")
+    path = Path(out) / "table1.json"
+    if not path.is_file():
+        raise ReproduceError("out", f"{str(path)!r} does not exist: render the table into it first (eqc hanabi reproduce table1 "
+                             f"--scale {scale} --out {out}), the code report reads its cells and tests")
+    try:
+        table = read_table(path)
+    except RecordError as exc:
+        raise ReproduceError("out", str(exc)) from exc
+    if table.table != "table1" or table.scale != scale:
+        raise ReproduceError("out", f"{path} is {table.table} at scale {table.scale!r}, not table1 at {scale!r}")
+    try:
+        return table, shipped_pools("table1", scale, agents)
+    except PoolError as exc:
+        raise ReproduceError("agents", str(exc)) from exc
+
+
 def reproduce_codes(scale: str, out: str | Path, *, agents: str | Path | None = None, device: str = "cpu", precision: str = "auto",
                     games: int = CODE_GAMES, command: list[str] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
     """The report for ``out/table1.json`` (``eqc hanabi reproduce table1`` at ``scale`` into the same ``out``, first), read
     from the same agents (``agents``, default the shipped ones; a registered table's design is checked), written to
-    ``out/codes.json`` and ``.md``."""
-    import json
-
-    from eqc.domains.hanabi.reproduce.run import shipped_pools
+    ``out/codes.json`` and ``.md``. The arguments are checked first (:func:`code_sources`)."""
     from eqc.io import json_safe, write_json_atomic, write_text_atomic
 
-    if scale not in SCALES:
-        raise ValueError(f"scale must be one of {sorted(SCALES)}, got {scale!r}")
-    path = Path(out) / "table1.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} does not exist: render the table first (eqc hanabi reproduce table1 --scale {scale} "
-                                f"--out {out}), the code report reads its cells and tests")
-    table = json.loads(path.read_text())
-    if table.get("scale") != scale:
-        raise ValueError(f"{path} is table1 at scale {table.get('scale')!r}, not {scale!r}")
-    runs = shipped_pools("table1", scale, agents)
+    table, runs = code_sources(scale, out, agents)
     report = code_report(table, runs, LoadedPolicies(device, precision), games=games, log=log)
     report["command"] = None if command is None else " ".join(command)
     write_json_atomic(Path(out) / "codes.json", json_safe(report))

@@ -23,7 +23,6 @@ Reported beside the tables of the ``induced``, ``colour`` and ``touched`` scales
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -32,13 +31,14 @@ from typing import Any
 import torch
 
 from eqc.domains.hanabi.agent.policy import TrainedPolicy, load_policy
+from eqc.domains.hanabi.reproduce.specs import ReproduceError
 from eqc.domains.hanabi.xp.alignment import alignable_share, aligned_cross_play
 from eqc.domains.hanabi.xp.conventions import hint_slot_counts
 from eqc.domains.hanabi.xp.equivariance import greedy_equivariance
 from eqc.domains.hanabi.xp.play import play_pairs
 from eqc.domains.hanabi.xp.relabelled import relabelled_self_play
 
-__all__ = ["ALIGNED_POOLS", "SHARED_FACTORS", "convention_report", "render_conventions", "reproduce_conventions"]
+__all__ = ["ALIGNED_POOLS", "SHARED_FACTORS", "convention_pools", "convention_report", "render_conventions", "reproduce_conventions"]
 
 #: Self-play pools whose best-aligned cross-play is measured, by scale; the first is the reference of the gap shares.
 ALIGNED_POOLS = {"induced": ("sp",), "colour": ("sp", "touched", "sp_stream1", "ippo_c001", "ippo_c005"), "touched": ("sp", "op")}
@@ -51,6 +51,13 @@ SHARED_FACTORS = {
     "touched": (("sp", "op", "stream and pi"), ("op", "eqc", "stream and pi"), ("op", "gop_c3", "stream and pi"),
                 ("sp", "eqc", "stream and pi")),
 }
+
+
+def _check_scale(scale: str) -> None:
+    """:class:`~.specs.ReproduceError` unless conventions are reported at ``scale`` (a key of :data:`ALIGNED_POOLS`)."""
+    if scale not in ALIGNED_POOLS:
+        raise ReproduceError("scale", f"conventions are reported at the scales with induced conventions {sorted(ALIGNED_POOLS)}, "
+                             f"not {scale!r}")
 
 
 def _shared_key(path: Path, keys: dict[Path, str]) -> str:
@@ -106,8 +113,7 @@ def convention_report(scale: str, runs: dict[str, list[Path]], *, device: str = 
     agent's matching key where a pool spans folders (:func:`~eqc.domains.hanabi.reproduce.run.pool_agents`); agents are
     named by it in the report, else by their directory."""
     keys = keys or {}
-    if scale not in ALIGNED_POOLS:
-        raise ValueError(f"scale must be one of {sorted(ALIGNED_POOLS)} (the scales with induced conventions), got {scale!r}")
+    _check_scale(scale)
     report: dict[str, Any] = {"scale": scale, "games": games, "agents": {}, "alignment": {}, "ceiling": {}, "shared_factor": {}}
     for pool, paths in runs.items():
         log(f"hint maps: {pool} ({len(paths)} agents)")
@@ -212,37 +218,43 @@ def render_conventions(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def reproduce_conventions(scale: str, out: str | Path, *, agents: str | Path | None = None, device: str = "cpu",
-                          precision: str = "auto", games: int = 400, command: list[str] | None = None,
-                          log: Callable[[str], None] = print) -> dict[str, Any]:
-    """The report for every pool of ``scale``'s shipped agents (or ``agents``: a directory of pools), written to
-    ``out/conventions.json`` and ``.md``; the cells of ``out/table1.json`` and ``out/table2.json``, where they exist
-    (``eqc hanabi reproduce table1|table2`` into the same ``out``), get their share of the alignable gap."""
+def convention_pools(scale: str, agents: str | Path | None = None) -> tuple[dict[str, list[Path]], dict[Path, str]]:
+    """The pools the conventions report reads at ``scale`` (one of :data:`ALIGNED_POOLS`): every pool of its shipped agents
+    (or ``agents``: a directory of pools), with each agent's matching key where a pool spans folders (else none);
+    :class:`~.specs.ReproduceError` naming the argument at fault otherwise."""
     from eqc.domains.hanabi.reproduce.run import pool_agents, shipped_agents
     from eqc.domains.hanabi.reproduce.specs import SCALES
-    from eqc.io import json_safe, write_json_atomic, write_text_atomic
 
-    if scale not in ALIGNED_POOLS:
-        raise ValueError(f"scale must be one of {sorted(ALIGNED_POOLS)} (the scales with induced conventions), got {scale!r}")
+    _check_scale(scale)
     where = Path(agents) if agents is not None else shipped_agents(SCALES[scale])
     if where is None or not where.is_dir():
-        raise ValueError(f"no pools at {str(where)!r}: pass agents=DIR (--agents), a directory of <pool>/ agent directories")
+        raise ReproduceError("agents", f"no pools at {str(where)!r}: pass agents=DIR (--agents), a directory of <pool>/ agent directories")
     scale_spec = SCALES[scale]
     names = sorted({p.name for p in where.iterdir() if p.is_dir()} | set(scale_spec.pool_folders) & set(ALIGNED_POOLS[scale]))
     listed = {name: pool_agents(where, scale_spec, name) for name in names}
     runs = {name: [run for _, run in agents] for name, agents in listed.items() if agents}
     spans = any(len(scale_spec.pool_folders.get(name, (name,))) > 1 for name in names)  # then the name alone is ambiguous
-    keys = {run: key for agents in listed.values() for key, run in agents} if spans else {}
+    return runs, ({run: key for agents in listed.values() for key, run in agents} if spans else {})
+
+
+def reproduce_conventions(scale: str, out: str | Path, *, agents: str | Path | None = None, device: str = "cpu",
+                          precision: str = "auto", games: int = 400, command: list[str] | None = None,
+                          log: Callable[[str], None] = print) -> dict[str, Any]:
+    """The report for every pool of ``scale``'s shipped agents (or ``agents``: a directory of pools; :func:`convention_pools`),
+    written to ``out/conventions.json`` and ``.md``; the cells of ``out/table1.json`` and ``out/table2.json``, where they
+    exist (``eqc hanabi reproduce table1|table2`` into the same ``out``), get their share of the alignable gap."""
+    from eqc.domains.hanabi.reproduce.record import read_table
+    from eqc.io import json_safe, write_json_atomic, write_text_atomic
+
+    runs, keys = convention_pools(scale, agents)
     out = Path(out)
     cell_xp = {}
     for table in ("table1", "table2"):
         if (out / f"{table}.json").is_file():
-            cells = json.loads((out / f"{table}.json").read_text())["cells"]
-            cell_xp.update({label: cell["xp_mean"] for label, cell in cells.items()})
+            cell_xp.update({label: cell.xp_mean for label, cell in read_table(out / f"{table}.json").cells.items()})
     report = convention_report(scale, runs, device=device, precision=precision, games=games, cell_xp=cell_xp, keys=keys, log=log)
     report["command"] = None if command is None else " ".join(command)
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "conventions.json", json_safe(report))
     write_text_atomic(out / "conventions.md", render_conventions(report))
     return report
-

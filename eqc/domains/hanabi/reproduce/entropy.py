@@ -36,7 +36,8 @@ from eqc.domains.hanabi.xp.equivariance import greedy_equivariance, sampled_equi
 from eqc.domains.hanabi.xp.play import cross_play_games
 from eqc.evaluation import compare_pools, pool_summary
 
-__all__ = ["ENTROPY_TESTS", "GREEDY_TESTS", "check_entropy_pools", "entropy_report", "ippo_pools", "render_entropy", "reproduce_entropy"]
+__all__ = ["ENTROPY_TESTS", "GREEDY_TESTS", "IPPO_POOLS", "check_entropy_pools", "entropy_report", "ippo_pools", "render_entropy",
+           "reproduce_entropy"]
 
 #: Tests of sampled cross-play between pools (better, worse): H1 better > worse.
 ENTROPY_TESTS = (("ippo_c005", "ippo_c001"), ("ippo_c02", "ippo_c001"), ("ippo_c02", "ippo_c005"))
@@ -103,30 +104,51 @@ def _check_ippo(names: list[tuple[str, Path]], policies: list[TrainedPolicy]) ->
             raise ValueError(f"{run} (pool {pool!r}) is recurrent: the entropy report measures how equivariant feed-forward agents are")
 
 
-def ippo_pools(scale: str, agents: str | Path | None = None) -> dict[str, list[Path]]:
-    """The agent directories of each IPPO pool of ``scale`` ("entropy": :data:`~.specs.ENTROPY_POOLS`; "colour": the
-    pools of :data:`~.specs.COLOUR_POOLS` with an entropy coefficient) found in ``agents`` (a directory of pools;
-    default the scale's shipped ones); ``ValueError`` when there are none."""
-    from eqc.domains.hanabi.reproduce.run import shipped_agents
-    from eqc.domains.hanabi.reproduce.specs import COLOUR_POOLS, ENTROPY_POOLS, SCALES
-    from eqc.domains.hanabi.xp import pool_runs
+def _ippo_pool_names() -> dict[str, list[str]]:
+    from eqc.domains.hanabi.reproduce.specs import COLOUR_POOLS, ENTROPY_POOLS
 
-    names = {"entropy": list(ENTROPY_POOLS), "colour": [p for p, spec in COLOUR_POOLS.items() if spec.entropy_coef is not None]}
-    if scale not in names:
-        raise ValueError(f"scale must be one of {sorted(names)} (the scales with IPPO pools), got {scale!r}")
+    return {"entropy": list(ENTROPY_POOLS), "colour": [p for p, spec in COLOUR_POOLS.items() if spec.entropy_coef is not None]}
+
+
+#: The IPPO pools of each scale that has them: at ``entropy`` :data:`~.specs.ENTROPY_POOLS`, at ``colour`` the pools of
+#: :data:`~.specs.COLOUR_POOLS` with an entropy coefficient.
+IPPO_POOLS = _ippo_pool_names()
+
+
+def ippo_pools(scale: str, agents: str | Path | None = None) -> dict[str, list[Path]]:
+    """The agent directories of each IPPO pool of ``scale`` (:data:`IPPO_POOLS`) found in ``agents`` (a directory of
+    pools; default the scale's shipped ones); :class:`~.specs.ReproduceError` naming the argument when there are none."""
+    from eqc.domains.hanabi.reproduce.run import shipped_agents
+    from eqc.domains.hanabi.reproduce.specs import SCALES, ReproduceError
+    from eqc.domains.hanabi.xp import PoolError, pool_runs
+
+    if scale not in IPPO_POOLS:
+        raise ReproduceError("scale", f"the entropy report reads the IPPO pools of scale {' or '.join(IPPO_POOLS)}, not {scale!r}")
     where = Path(agents) if agents is not None else shipped_agents(SCALES[scale])
     if where is None or not where.is_dir():
-        raise ValueError(f"no pools at {str(where)!r}: pass agents=DIR (--agents), a directory of <pool>/<agent>/ policy directories")
-    runs = {pool: pool_runs(where / pool) for pool in names[scale] if (where / pool).is_dir()}
+        raise ReproduceError("agents", f"no pools at {str(where)!r}: pass agents=DIR (--agents), a directory of <pool>/<agent>/ "
+                             "policy directories")
+    try:
+        runs = {pool: pool_runs(where / pool) for pool in IPPO_POOLS[scale] if (where / pool).is_dir()}
+    except PoolError as exc:
+        raise ReproduceError("agents", str(exc)) from exc
     if not runs:
-        raise ValueError(f"{str(where)!r} holds none of the IPPO pools of scale {scale!r} {names[scale]} (<pool>/<agent>/ agents)")
+        raise ReproduceError("agents", f"{str(where)!r} holds none of the IPPO pools of scale {scale!r} {IPPO_POOLS[scale]} "
+                             "(<pool>/<agent>/ agents)")
     return runs
 
 
 def check_entropy_pools(runs: dict[str, list[Path]], device: str = "cpu") -> None:
-    """Every agent of ``runs`` loads and was trained by IPPO (before any game is played)."""
+    """Every agent of ``runs`` loads and was trained by IPPO (before any game is played); :class:`~.specs.ReproduceError`
+    naming ``agents`` otherwise."""
+    from eqc.domains.hanabi.agent.files import CheckpointError
+    from eqc.domains.hanabi.reproduce.specs import ReproduceError
+
     names = [(pool, run) for pool, pool_runs in runs.items() for run in pool_runs]
-    _check_ippo(names, [load_policy(run, device=device, precision="fp32") for _, run in names])
+    try:
+        _check_ippo(names, [load_policy(run, device=device, precision="fp32") for _, run in names])
+    except (CheckpointError, ValueError) as exc:
+        raise ReproduceError("agents", str(exc)) from exc
 
 
 def _mean(values: list[float]) -> float:

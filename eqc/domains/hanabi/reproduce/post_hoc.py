@@ -3,7 +3,7 @@
 - :func:`leave_one_out`: how the table's matched and paired tests move when one matched set is left out. A table's
   JSON (``<table>.json``, written by ``reproduce``) keeps, for each test, the matrix it ran on (``test_matrices``: the
   cross-play over every agent of both cells, the pairs between the cells included) and the agents of each cell by
-  matching key (``cells[<label>]["matching"]``: ``<stream>/slots_<pi>``, or ``<folder>/seed_<n>``). Leaving out
+  matching key (``cells[<label>].matching``: ``<stream>/slots_<pi>``, or ``<folder>/seed_<n>``). Leaving out
   matched set ``k`` drops agent ``k`` of both cells from that matrix; the test is run again on the rest exactly as the
   table ran it (:func:`eqc.evaluation.compare_pools`, the same alternative and Monte Carlo seed), and the family is
   concluded again (:func:`.comparisons.conclude`: Holm over the primary tests, simultaneous intervals, verdicts). The
@@ -16,81 +16,95 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
 import torch
 
-from eqc.domains.hanabi.reproduce.comparisons import MONTE_CARLO_SEED, conclude
+from eqc.domains.hanabi.reproduce.comparisons import MONTE_CARLO_SEED, conclude, table_test
+from eqc.domains.hanabi.reproduce.record import TableRecord, TableTest
 from eqc.evaluation import compare_pools
+from eqc.evaluation.stats import Alternative
 
-__all__ = ["leave_one_out", "leave_one_out_markdown", "xp_by_code"]
+__all__ = ["LeaveOneOut", "leave_one_out", "leave_one_out_markdown", "xp_by_code"]
 
 
-def _tests(table: Mapping[str, Any], names: Sequence[str] | None) -> dict[str, dict[str, Any]]:
-    tests = dict(table["tests"])
+@dataclass(frozen=True)
+class LeaveOneOut:
+    """:func:`leave_one_out`'s result: the tests run (names), the primary ones among them, and one row per left-out set
+    (``rows[0]`` leaves nothing out: key None; ``rows[k + 1]`` leaves out matched set ``k``, named by its matching key),
+    each the tests by name as the table's JSON holds them."""
+
+    tests: tuple[str, ...]
+    primary: tuple[str, ...]
+    rows: tuple[tuple[str | None, dict[str, TableTest]], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as JSON (``rows``: ``{"left_out": key, "tests": {...}}``)."""
+        return {"tests": list(self.tests), "primary": list(self.primary),
+                "rows": [{"left_out": key, "tests": {n: t.to_json() for n, t in tests.items()}} for key, tests in self.rows]}
+
+
+def _tests(table: TableRecord, names: Sequence[str] | None) -> dict[str, TableTest]:
+    tests = table.tests
     chosen = list(tests) if names is None else list(names)
     unknown = [n for n in chosen if n not in tests]
     if unknown:
-        raise ValueError(f"tests {unknown} are not tests of table {table.get('table')!r} (it has {list(tests)})")
-    unpaired = [n for n in chosen if tests[n]["kind"] not in ("matched", "paired")]
+        raise ValueError(f"tests {unknown} are not tests of table {table.table!r} (it has {list(tests)})")
+    unpaired = [n for n in chosen if tests[n].kind not in ("matched", "paired")]
     if unpaired:
         raise ValueError(f"tests {unpaired} are unpaired: no matched set can be left out of them")
     return {n: tests[n] for n in chosen}
 
 
-def _rerun(table: Mapping[str, Any], name: str, test: Mapping[str, Any], left_out: int | None) -> dict[str, Any]:
+def _rerun(table: TableRecord, test: TableTest, left_out: int | None) -> TableTest:
     """``test`` run again on its matrix without matched set ``left_out`` (None: with every set)."""
-    first, second = test["cells"]
-    saved = table["test_matrices"][f"{first} vs {second}"]
-    a, b = list(saved["a"]), list(saved["b"])
+    first, second = test.cells
+    saved = table.test_matrices[f"{first} vs {second}"]
+    a, b = list(saved.a), list(saved.b)
     keep = [i for i in range(len(a) + len(b)) if left_out is None or i not in (a[left_out], b[left_out])]
     where = {old: new for new, old in enumerate(keep)}
-    matrix = torch.tensor(saved["matrix"], dtype=torch.float64)[keep][:, keep]
+    matrix = torch.tensor(saved.matrix, dtype=torch.float64)[keep][:, keep]
     result = compare_pools(matrix, [where[i] for i in a if i in where], [where[i] for i in b if i in where], paired=True,
-                           alternative=test["alternative"], generator=MONTE_CARLO_SEED)
-    return {"cells": [first, second], "role": test["role"], "kind": test["kind"], "adjusted_p": None, **result.as_dict()}
+                           alternative=cast(Alternative, test.comparison.alternative), generator=MONTE_CARLO_SEED)
+    return table_test(test.cells, test.role, test.kind, result)
 
 
-def leave_one_out(table: Mapping[str, Any], tests: Sequence[str] | None = None) -> dict[str, Any]:
-    """The XP tests ``tests`` (names of ``table["tests"]``; None: all, every one matched or paired) of a rendered
-    table, run with every matched set and then with each set left out in turn (module docstring).
-
-    Returns ``{"tests": names, "primary": the primary ones among them, "rows": [...]}``; row 0 leaves nothing out
-    (``"left_out": None``), row ``k + 1`` leaves out matched set ``k`` (``"left_out"``: its matching key). Each row's
-    ``"tests"`` holds every named test as the table's JSON holds it (difference, interval, p, Holm-adjusted p for a
-    primary test, verdict). The primary family is the named primary tests: name all of a table's primary tests to
-    adjust them as the table did.
+def leave_one_out(table: TableRecord, tests: Sequence[str] | None = None) -> LeaveOneOut:
+    """The XP tests ``tests`` (names of ``table.tests``; None: all, every one matched or paired) of a rendered table, run
+    with every matched set and then with each set left out in turn (module docstring). Each row holds every named test
+    as the table does (difference, interval, p, Holm-adjusted p for a primary test, verdict). The primary family is the
+    named primary tests: name all of a table's primary tests to adjust them as the table did.
     """
     chosen = _tests(table, tests)
-    first_cell = table["cells"][next(iter(chosen.values()))["cells"][0]]
-    keys = list(first_cell.get("matching") or range(first_cell["agents"]))
-    sizes = {n: len(table["test_matrices"][f"{t['cells'][0]} vs {t['cells'][1]}"]["a"]) for n, t in chosen.items()}
+    first_cell = table.cells[next(iter(chosen.values())).cells[0]]
+    keys = list(first_cell.matching or range(first_cell.agents))
+    sizes = {n: len(table.test_matrices[f"{t.cells[0]} vs {t.cells[1]}"].a) for n, t in chosen.items()}
     if any(size != len(keys) for size in sizes.values()):
         raise ValueError(f"the tests' cells hold different numbers of matched sets ({sizes}); leave-one-out needs one matching")
     rows = []
     for left_out in [None, *range(len(keys))]:
-        results = {n: _rerun(table, n, t, left_out) for n, t in chosen.items()}
-        conclude(results)
-        rows.append({"left_out": None if left_out is None else str(keys[left_out]), "tests": results})
-    return {"tests": list(chosen), "primary": [n for n, t in chosen.items() if t["role"] == "primary"], "rows": rows}
+        results = conclude({n: _rerun(table, t, left_out) for n, t in chosen.items()})
+        rows.append((None if left_out is None else str(keys[left_out]), results))
+    return LeaveOneOut(tuple(chosen), tuple(n for n, t in chosen.items() if t.role == "primary"), tuple(rows))
 
 
-def leave_one_out_markdown(result: Mapping[str, Any], labels: Mapping[str, str] | None = None) -> str:
+def leave_one_out_markdown(result: LeaveOneOut, labels: Mapping[str, str] | None = None) -> str:
     """A Markdown table of :func:`leave_one_out`'s result: a row per left-out set, a column per test holding the
     difference, its interval, the (Holm-adjusted) p and the verdict; ``labels`` names the columns (default: the tests'
     names)."""
     labels = dict(labels or {})
-    names = list(result["tests"])
+    names = list(result.tests)
     head = ["left out", *(labels.get(n, n) for n in names)]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---|" * len(names)]
-    for row in result["rows"]:
+    for left_out, tests in result.rows:
         cells = []
         for name in names:
-            t = row["tests"][name]
-            p = t["p_value"] if t["adjusted_p"] is None else t["adjusted_p"]
-            low, high = t["interval"]
-            cells.append(f"{t['difference']:+.2f} [{low:+.2f}, {high:+.2f}], p {p:.4f}, *{t['verdict']}*")
-        lines.append("| " + " | ".join([row["left_out"] or "nothing (the table)", *cells]) + " |")
+            t = tests[name]
+            p = t.comparison.p_value if t.adjusted_p is None else t.adjusted_p
+            low, high = t.comparison.interval
+            cells.append(f"{t.comparison.difference:+.2f} [{low:+.2f}, {high:+.2f}], p {p:.4f}, *{t.verdict}*")
+        lines.append("| " + " | ".join([left_out or "nothing (the table)", *cells]) + " |")
     return "\n".join(lines) + "\n"
 
 

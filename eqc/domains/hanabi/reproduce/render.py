@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
 from eqc.domains.hanabi.reproduce.comparisons import ALPHA
+from eqc.domains.hanabi.reproduce.record import RelabelledAgent, RelabelledPool, TableRecord, TableTest
 from eqc.domains.hanabi.xp.relabelled import BREAKING_LOSS, BREAKING_SHARE, breaks_colour_symmetry
-from eqc.evaluation import verdict
 
 __all__ = ["format_number", "render_markdown"]
 
@@ -26,13 +25,13 @@ def _p(p: float) -> str:
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.2e}"
 
 
-def render_markdown(record: dict[str, Any]) -> str:
+def render_markdown(record: TableRecord) -> str:
     """The Markdown of a ``reproduce`` record (see :mod:`eqc.domains.hanabi.reproduce.run`)."""
-    sizes = ", ".join(f"`{p}` {n}" for p, n in record["agents_per_pool"].items())
+    sizes = ", ".join(f"`{p}` {n}" for p, n in record.agents_per_pool.items())
     lines = [
-        f"# {record['table']}: {record['title']}",
+        f"# {record.table}: {record.title}",
         "",
-        f"Scale `{record['scale']}`; agents ({record['agents_source']}): {sizes}. {record['games_per_pair']} games per ordered pair "
+        f"Scale `{record.scale}`; agents ({record.agents_source}): {sizes}. {record.games_per_pair} games per ordered pair "
         "of distinct agents on common decks, seats alternating. XP is the mean over ordered pairs of distinct agents. The unit "
         "of evidence is the agent (the pairs of one agent share its conventions), so its standard error is a jackknife over "
         "agents (SE; n/a with fewer than 3 agents); beside it the SEM over ordered pairs as if they were independent, the "
@@ -42,70 +41,69 @@ def render_markdown(record: dict[str, Any]) -> str:
         "| pool's relabelled-partner loss | paper XP | paper bomb-out |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    labels = [*record["paper"], *(label for label in record["cells"] if label not in record["paper"])]
+    labels = [*record.paper, *(label for label in record.cells if label not in record.paper)]
     for label in labels:
-        r, paper = record["cells"].get(label), record["paper"].get(label)
+        r, paper = record.cells.get(label), record.paper.get(label)
         ours = ("n/a",) * 7 if r is None else (
-            str(r["agents"]), *(format_number(r[k]) for k in ("sp_mean", "xp_mean", "xp_sem", "xp_sem_ordered_pairs")),
-            _rate(r["bomb_out_rate"]), _pool_loss(record["relabelled"].get(r["pool"])))
+            str(r.agents), *(format_number(x) for x in (r.sp_mean, r.xp_mean, r.xp_sem, r.xp_sem_ordered_pairs)),
+            _rate(r.bomb_out_rate), _pool_loss(record.relabelled.get(r.pool)))
         theirs = ("n/a", "n/a") if paper is None else (
-            f"{format_number(paper['xp_mean'])} ± {format_number(paper['xp_sem'])}", _rate(paper.get("bomb_out_rate")))
-        lines.append(f"| {label} | {r['pool'] if r else 'not available'} | {' | '.join(ours)} | {' | '.join(theirs)} |")
-    lines += ["", "Pools:", ""] + [f"- `{name}`: {text}" for name, text in record["pools"].items()]
-    if record["pools_not_at_this_scale"]:
-        lines += ["", f"Pools run at paper scale only (not at this scale): {', '.join(record['pools_not_at_this_scale'])}."]
-    lines += _relabelled_lines(record)
+            f"{format_number(paper.xp_mean)} ± {format_number(paper.xp_sem)}", _rate(paper.bomb_out_rate))
+        lines.append(f"| {label} | {r.pool if r else 'not available'} | {' | '.join(ours)} | {' | '.join(theirs)} |")
+    lines += ["", "Pools:", ""] + [f"- `{name}`: {text}" for name, text in record.pools.items()]
+    if record.pools_not_at_this_scale:
+        lines += ["", f"Pools run at paper scale only (not at this scale): {', '.join(record.pools_not_at_this_scale)}."]
+    lines += _relabelled_lines(record.relabelled)
     lines += _test_lines(record)
-    lines += ["", f"Produced by `{record['command'] or 'eqc.domains.hanabi.reproduce.reproduce(...)'}` with eqc "
-              f"{record['versions']['eqc']}, torch {record['versions']['torch']}."]
-    reused = [label for label, r in record["cells"].items() if r.get("reused")]
+    lines += ["", f"Produced by `{record.command or 'eqc.domains.hanabi.reproduce.reproduce(...)'}` with eqc "
+              f"{record.versions['eqc']}, torch {record.versions['torch']}."]
+    reused = [label for label, r in record.cells.items() if r.reused]
     if reused:
         lines.append(f"Cells taken from an earlier run of this eqc on the same agent files (`--reuse`): {', '.join(reused)}.")
     lines.append("")
     return "\n".join(lines)
 
 
-def _pool_loss(relabelled: dict[str, Any] | None) -> str:
+def _pool_loss(relabelled: RelabelledPool | None) -> str:
     """A pool's mean relabelled-partner loss ± SEM over its agents, as trained (G-OP agents unsymmetrized)."""
-    return "n/a" if relabelled is None else f"{relabelled['loss_mean']:+.2f} ± {format_number(relabelled['loss_sem'])}"
+    return "n/a" if relabelled is None else f"{relabelled.loss_mean:+.2f} ± {format_number(relabelled.loss_sem)}"
 
 
-def _relabelled_lines(record: dict[str, Any]) -> list[str]:
-    if not record["relabelled"]:
+def _relabelled_lines(relabelled: dict[str, RelabelledPool]) -> list[str]:
+    if not relabelled:
         return []
-    first = next(iter(record["relabelled"].values()))
+    first = next(iter(relabelled.values()))
     lines = ["", "Colour symmetry breaking: each agent's relabelled-partner loss (plain self-play minus self-play with a copy "
-             f"of itself in a colour-relabelled world, {first['elements']} non-identity colour permutations x {first['games']} "
+             f"of itself in a colour-relabelled world, {first.elements} non-identity colour permutations x {first.games} "
              "games, same decks; `eqc hanabi relabelled`; agents as trained: G-OP agents without their test-time symmetrizer, "
              "agents trained symmetrized with theirs) and its share of colour hints among hints. A loss near 0 means the "
              "agent's conventions do not depend on colour names: then no colour symmetrizer has anything to repair. Beside "
              "it, how equivariant the agent is: its greedy disagreement, the share of the states of its own greedy self-play "
-             f"({first.get('equivariance_games', 'n/a')} games) where the agent in a world relabelled by a colour permutation "
+             f"({first.equivariance_games} games) where the agent in a world relabelled by a colour permutation "
              "picks another move, mean over every non-identity permutation (0: equivariant; `greedy_equivariance`; a recurrent "
              "agent's seats replay their whole histories in the relabelled world).", "",
              "| pool | agents | mean loss ± SEM over agents | agents breaking the symmetry | mean greedy disagreement | per agent "
              "(self-play, loss, colour-hint share, greedy disagreement) |", "|---|---:|---:|---:|---:|---|"]
-    for pool, r in record["relabelled"].items():
-        per = "; ".join(f"{a['self_play']:.1f}, {a['loss']:+.2f}, {a['colour_hint_share']:.0%}, {_share(a.get('greedy_disagreement'))}"
-                        for a in r["agents"])
-        breaking = sum(_breaks(a) for a in r["agents"])
-        lines.append(f"| {pool} | {len(r['agents'])} | {r['loss_mean']:+.2f} ± {format_number(r['loss_sem'])} | {breaking} | "
-                     f"{_share(r.get('greedy_disagreement_mean'))} | {per} |")
-    return [*lines, "", _breaking_verdict(record["relabelled"])]
+    for pool, r in relabelled.items():
+        per = "; ".join(f"{a.self_play:.1f}, {a.loss:+.2f}, {a.colour_hint_share:.0%}, {_share(a.greedy_disagreement)}" for a in r.agents)
+        breaking = sum(_breaks(a) for a in r.agents)
+        lines.append(f"| {pool} | {len(r.agents)} | {r.loss_mean:+.2f} ± {format_number(r.loss_sem)} | {breaking} | "
+                     f"{_share(r.greedy_disagreement_mean)} | {per} |")
+    return [*lines, "", _breaking_verdict(relabelled)]
 
 
 def _share(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
-def _breaks(agent: dict[str, Any]) -> bool:
-    return breaks_colour_symmetry(agent["loss"], agent["self_play"], agent["max_score"])
+def _breaks(agent: RelabelledAgent) -> bool:
+    return breaks_colour_symmetry(agent.loss, agent.self_play, agent.max_score)
 
 
-def _breaking_verdict(relabelled: dict[str, Any]) -> str:
+def _breaking_verdict(relabelled: dict[str, RelabelledPool]) -> str:
     """Which pools hold an agent that breaks the colour symmetry (:func:`breaks_colour_symmetry`), from the table above."""
-    worst = {pool: max(a["loss"] for a in r["agents"]) for pool, r in relabelled.items()}
-    breaking = sorted(pool for pool, r in relabelled.items() if any(_breaks(a) for a in r["agents"]))
+    worst = {pool: max(a.loss for a in r.agents) for pool, r in relabelled.items()}
+    breaking = sorted(pool for pool, r in relabelled.items() if any(_breaks(a) for a in r.agents))
     largest = ", ".join(f"`{pool}` {loss:+.2f}" for pool, loss in worst.items())
     rule = (f"a loss of {BREAKING_LOSS:g} points or more, or of {BREAKING_SHARE:.0%} of self-play or more where the maximum "
             "score is below 25")
@@ -116,8 +114,8 @@ def _breaking_verdict(relabelled: dict[str, Any]) -> str:
     return f"Pools with an agent that breaks the colour symmetry ({rule}): {named} (largest loss per pool: {largest})."
 
 
-def _test_lines(record: dict[str, Any]) -> list[str]:
-    registered = record.get("registered")
+def _test_lines(record: TableRecord) -> list[str]:
+    registered = record.registered
     lines = ["", "Tests (`eqc.evaluation.compare_pools`). The unit is the agent: each test runs on the cross-play matrix over "
              "every agent of both cells, the pairs between the cells included, and relabels agents over it. Its kind follows "
              "the design: *paired* when both cells hold the same agents in two forms (plain and symmetrized: swaps of each "
@@ -141,44 +139,40 @@ def _test_lines(record: dict[str, Any]) -> list[str]:
              "'reversed' when the interval lies wholly on the other side; 'does not hold' when the difference is 0 or on the "
              f"other side; for a two-sided test 'differs' when p < {ALPHA:g} and the interval excludes 0; else 'cannot tell'.",
              ""]
-    if record.get("matching_note"):
-        lines += [record["matching_note"], ""]
-    if not record["tests"]:
+    if record.matching_note:
+        lines += [record.matching_note, ""]
+    if not record.tests:
         return [*lines, "No test: too few cells with at least 2 agents."]
     lines += ["On XP (H1: the first cell is higher; 'vs': two-sided):", ""]
-    lines += _test_table(record["tests"], lambda d: f"{d:+.2f}")
-    if not_run := record.get("not_run_tests"):
+    lines += _test_table(record.tests, lambda d: f"{d:+.2f}")
+    if record.not_run_tests:
         lines += ["", "Tests of the design not run (a primary one stays in the Holm family and the simultaneous intervals with "
                   "p = 1):", ""]
-        lines += [f"- {name} ({t['role']}): not run: {t['reason']}." for name, t in not_run.items()]
+        lines += [f"- {name} ({t.role}): not run: {t.reason}." for name, t in record.not_run_tests.items()]
     lines += ["", "On bomb-out rates (H1: the first cell's pairs bomb out less often; differences in percentage points, first "
               "minus second):", ""]
-    return lines + _test_table(record.get("bomb_out_tests", {}), lambda d: f"{100 * d:+.1f}")
+    return lines + _test_table(record.bomb_out_tests, lambda d: f"{100 * d:+.1f}")
 
 
-def _kind(t: dict[str, Any]) -> tuple[str, str]:
-    """The test's kind and its agents column; records written before matched tests existed name no kind."""
-    kind = t.get("kind", "paired" if t["paired"] else "unpaired")
-    n_a, n_b = t["agents"]
-    return kind, {"paired": f"{n_a} x 2 forms", "matched": f"{n_a} matched sets"}.get(kind, f"{n_a} vs {n_b}")
+def _agents(test: TableTest) -> str:
+    """The test's agents column: agents in two forms, matched sets, or the two cells' agents."""
+    n_a, n_b = test.comparison.agents
+    return {"paired": f"{n_a} x 2 forms", "matched": f"{n_a} matched sets"}.get(test.kind, f"{n_a} vs {n_b}")
 
 
-def _test_table(tests: dict[str, dict[str, Any]], difference: Callable[[float], str]) -> list[str]:
+def _test_table(tests: dict[str, TableTest], difference: Callable[[float], str]) -> list[str]:
     lines = ["| test | role | kind | agents | difference [interval] | interval | SE (jackknife) | p | Holm-adjusted p | how | "
              "smallest attainable p | verdict |", "|---|---|---|---:|---:|---|---:|---:|---:|---|---:|---|"]
     for name, t in tests.items():
-        low, high = t["interval"]
+        c = t.comparison
+        low, high = c.interval
         interval = "n/a" if math.isnan(low) else f"[{difference(low)}, {difference(high)}]"
-        confidence = t.get("confidence", 0.95)
-        simultaneous = t.get("interval_kind", "").startswith("simultaneous")
-        which = f"{100 * confidence:.1f}%".replace(".0%", "%") + (" simultaneous" if simultaneous else "")
-        se = "n/a" if math.isnan(t["se"]) else difference(t["se"]).lstrip("+")
-        kind, agents = _kind(t)
-        unit = "splits" if kind == "unpaired" else "swaps"
-        how = f"exact, {t['arrangements']:,} {unit}" if t["exact"] else f"Monte Carlo, {t['resamples']:,} of {t['arrangements']:,} {unit}"
-        adjusted = t["adjusted_p"]
-        said = t.get("verdict") or verdict(t["difference"], t["p_value"] if adjusted is None else adjusted, t["alternative"], ALPHA,
-                                           interval=(low, high))
-        lines.append(f"| {name} | {t['role']} | {kind} | {agents} | {difference(t['difference'])} {interval} | {which} | {se} | "
-                     f"{_p(t['p_value'])} | {'-' if adjusted is None else _p(adjusted)} | {how} | {_p(t['min_p'])} | {said} |")
+        simultaneous = (t.interval_kind or "").startswith("simultaneous")
+        which = f"{100 * c.confidence:.1f}%".replace(".0%", "%") + (" simultaneous" if simultaneous else "")
+        se = "n/a" if math.isnan(c.se) else difference(c.se).lstrip("+")
+        unit = "splits" if t.kind == "unpaired" else "swaps"
+        how = f"exact, {c.arrangements:,} {unit}" if c.exact else f"Monte Carlo, {c.resamples:,} of {c.arrangements:,} {unit}"
+        adjusted = t.adjusted_p
+        lines.append(f"| {name} | {t.role} | {t.kind} | {_agents(t)} | {difference(c.difference)} {interval} | {which} | {se} | "
+                     f"{_p(c.p_value)} | {'-' if adjusted is None else _p(adjusted)} | {how} | {_p(c.min_p)} | {t.verdict} |")
     return lines

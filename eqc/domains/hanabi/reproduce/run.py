@@ -24,22 +24,45 @@ the matrix over both cells' agents, kept as ``test_matrices``), on XP (``tests``
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from eqc._checks import check_choice
-from eqc.domains.hanabi.agent.files import versions
+from eqc.domains.hanabi.agent.files import CheckpointError, versions
 from eqc.domains.hanabi.agent.policy import load_policy
 from eqc.domains.hanabi.config.agent import REQUESTED_PRECISIONS
+from eqc.domains.hanabi.config.schema import ConfigError
 from eqc.domains.hanabi.reproduce.between import form, play_between
 from eqc.domains.hanabi.reproduce.comparisons import table_tests
 from eqc.domains.hanabi.reproduce.design import check_design
 from eqc.domains.hanabi.reproduce.loaded import LoadedPolicies
+from eqc.domains.hanabi.reproduce.record import (
+    CellResult,
+    PaperNumbers,
+    RecordError,
+    RelabelledAgent,
+    RelabelledPool,
+    TableRecord,
+    TableTest,
+    matrix_rows,
+)
 from eqc.domains.hanabi.reproduce.render import format_number, render_markdown
 from eqc.domains.hanabi.reproduce.reuse import ReuseError, agent_digests, check_result_path, load_result, range_problem, save_result
-from eqc.domains.hanabi.reproduce.specs import SCALES, Cell, Scale, Table, describe_pool, paper_numbers, pool_config, table_spec
+from eqc.domains.hanabi.reproduce.specs import (
+    SCALES,
+    Cell,
+    ReproduceError,
+    Scale,
+    Table,
+    describe_pool,
+    paper_numbers,
+    pool_config,
+    scale_spec,
+    table_spec,
+)
 from eqc.domains.hanabi.training.config import TrainConfig, with_overrides
 from eqc.domains.hanabi.training.pool import seed_dir, train_pool
 from eqc.domains.hanabi.xp import PoolError, cross_play_games, describe_policy, pool_runs, relabelled_self_play, write_xp
@@ -48,7 +71,7 @@ from eqc.domains.hanabi.xp.report import redraw_xp
 from eqc.evaluation import mean_sem, pool_summary
 from eqc.io import json_safe, recorded_path, write_json_atomic, write_text_atomic
 
-__all__ = ["REPOSITORY", "pool_agents", "reproduce", "shipped_agents", "shipped_pools"]
+__all__ = ["REPOSITORY", "Request", "check_request", "pool_agents", "reproduce", "shipped_agents", "shipped_pools"]
 
 #: The repository's root, which holds each scale's shipped agents (:attr:`Scale.shipped`).
 REPOSITORY = Path(__file__).resolve().parents[4]
@@ -64,6 +87,63 @@ def shipped_agents(scale: Scale) -> Path | None:
 
 def _slug(label: str) -> str:
     return label.lower().replace(" ", "_").replace("/", "")
+
+
+@dataclass(frozen=True)
+class Request:
+    """A checked request for a table (:func:`check_request`): what it compares at which scale, whether its pools are
+    ``trained``, and for each pool of its cells played at that scale either its agents to read (``shipped``) or each
+    seed's training config (``configs``)."""
+
+    spec: Table
+    scale: Scale
+    trained: bool
+    shipped: dict[str, list[Path]]
+    configs: dict[str, dict[int, TrainConfig]]
+
+
+def check_request(table: str, scale: str, *, agents: str | Path | None = None, retrain: bool = False, obl: list[Path] | None = None,
+                  overrides: tuple[str, ...] | list[str] = (), device: str = "cpu") -> Request:
+    """Every rule the arguments of :func:`reproduce` must follow, checked before any work (nothing is written): the table
+    exists at the scale; ``retrain`` where the scale's pools are seed pools and the table is not registered; ``agents``
+    only where shipped agents are read; ``overrides`` only where pools train, and valid; ``obl`` only for table2, each
+    file an agent; the agents read make at least one cell, are the registered design where the table is registered, and
+    load. Raises :class:`~.specs.ReproduceError` naming the argument at fault."""
+    spec, sc = table_spec(table, scale), scale_spec(scale)
+    if retrain and sc.trained_by:
+        raise ReproduceError("retrain", f"the {scale} scale's agents differ in their colour-to-slot map, not their seed: train them "
+                             f"with `python {sc.trained_by}` (one worker per core) and pass agents=DIR (--agents)")
+    trained = retrain or sc.shipped is None
+    if spec.registered and trained:
+        raise ReproduceError("retrain", f"{table} at scale {scale!r} is registered ({spec.registered}): it reads the registered "
+                             "agents (shipped, or agents=DIR) and trains none")
+    if agents is not None and trained:
+        shipping = " or ".join(name for name, s in SCALES.items() if s.shipped)
+        raise ReproduceError("agents", f"reads shipped agents at scale {shipping}; it cannot be combined with retrain or another scale")
+    if overrides and not trained:
+        raise ReproduceError("overrides", f"overrides change the configs of trained pools: at scale {scale!r} they need retrain "
+                             "(shipped agents are fixed)")
+    if obl and table != "table2":
+        raise ReproduceError("obl", f"obl agents are a column of table2 only, not of {table}")
+    for file in obl or []:  # before any training: a bad file is found now, not after hours
+        try:
+            load_policy(file, device=device)
+        except CheckpointError as exc:
+            raise ReproduceError("obl", str(exc)) from exc
+    pools = list(dict.fromkeys(c.pool for c in spec.cells if c.pool in sc.pools and c.pool not in sc.not_trained))
+    if trained:
+        try:
+            configs = {p: {s: with_overrides(pool_config(p, sc, s), overrides) for s in sc.seeds} for p in pools}
+        except ConfigError as exc:
+            raise ReproduceError("overrides", str(exc)) from exc
+        return Request(spec, sc, True, {}, configs)
+    try:
+        shipped = shipped_pools(table, scale, agents, obl=bool(obl))
+        for run in (run for runs in shipped.values() for run in runs):
+            load_policy(run, device=device, precision="fp32")  # fp32: checks the files and warns of nothing
+    except (PoolError, CheckpointError) as exc:
+        raise ReproduceError("agents", str(exc)) from exc
+    return Request(spec, sc, False, shipped, {})
 
 
 def reproduce(
@@ -82,9 +162,8 @@ def reproduce(
     reuse: bool = False,
     command: list[str] | None = None,
     log: Callable[[str], None] = print,
-) -> dict[str, Any]:
-    """Reproduce ``table`` ("table1", "table2", "table3"; at ``induced`` the first two) at ``scale`` ("smoke", "cpu",
-    "induced", "paper") in ``out``.
+) -> TableRecord:
+    """Reproduce ``table`` (a table of ``SCALES[scale].tables``) at ``scale`` (a key of :data:`~.specs.SCALES`) in ``out``.
 
     ``agents``: the pools to read at a scale with shipped agents (default :func:`shipped_agents`);
     ``retrain``: train the pools instead, their configs changed by ``overrides`` (``section.key=value``).
@@ -93,30 +172,24 @@ def reproduce(
 relabelled self-play (see :func:`load_policy`; "auto": its training precision where ``device`` runs it natively, else
 fp32). ``reuse``: take cells and relabelled self-play already computed in
 ``out`` for the same agent files, games and decks (see :mod:`.reuse`; :class:`~.reuse.ReuseError` for a saved result that
-was edited or holds impossible numbers). A registered table reads only its registered design
-(:func:`~.design.check_design`). ``command``: the command line
+was edited or holds impossible numbers). The arguments are checked first (:func:`check_request`: a
+:class:`~.specs.ReproduceError` names the one at fault). ``command``: the command line
 to record (the CLI passes its own).
     """
-    _check_names(table, scale, obl, retrain)
+    request = check_request(table, scale, agents=agents, retrain=retrain, obl=obl, overrides=overrides, device=device)
     check_choice(precision, "precision", REQUESTED_PRECISIONS)
-    spec, sc, out = table_spec(table, scale), SCALES[scale], Path(out)
-    for file in obl or []:
-        load_policy(file, device=device)  # a bad file fails before any work
+    spec, sc, out = request.spec, request.scale, Path(out)
     cells = [c for c in spec.cells if c.pool in sc.pools and c.pool not in sc.not_trained]
     skipped = sorted({c.pool for c in spec.cells if c.pool not in sc.pools})  # a pool not trained by design: its tests say so
     pools = list(dict.fromkeys(c.pool for c in cells))
-    trained = retrain or sc.shipped is None
-    if overrides and not trained:
-        raise ValueError(f"overrides change the configs of trained pools; at scale {scale!r} they need retrain=True")
-    configs = {p: {s: with_overrides(pool_config(p, sc, s), overrides) for s in sc.seeds} for p in pools} if trained else {}
-    shipped = {} if trained else shipped_pools(table, scale, agents, obl=bool(obl))
-    runs = {p: _trained_pool(p, configs[p], sc, out, device, ray_address, use_ray, log) if trained else shipped[p] for p in pools}
+    configs = request.configs
+    runs = {p: _trained_pool(p, configs[p], sc, out, device, ray_address, use_ray, log) if request.trained else request.shipped[p]
+            for p in pools}
     loaded = LoadedPolicies(device, precision)
     results = _play_cells(cells, runs, sc.games, device, precision, out / "xp" / table, log, reuse, loaded)
-    matching = ({p: [f"0/seed_{s}" for s in configs[p]] for p in pools} if trained else
+    matching = ({p: [f"0/seed_{s}" for s in configs[p]] for p in pools} if request.trained else
                 {p: [key for key, _ in pool_agents(Path(agents) if agents else REPOSITORY / str(sc.shipped), sc, p)] for p in pools})
-    for result in results.values():
-        result["matching"] = matching[result["pool"]]
+    results = {label: replace(result, matching=tuple(matching[result.pool])) for label, result in results.items()}
     if obl:
         for cell in (Cell("OBL", "obl"), Cell("OBL C5-symmetrized", "obl", "C5"), Cell("OBL D10-symmetrized", "obl", "D10")):
             policies = [load_policy(p, device=device, symmetrize=cell.symmetrize, precision=precision) for p in obl]
@@ -126,54 +199,39 @@ to record (the CLI passes its own).
                                                       reuse), sc.not_trained)
     relabelled = {p: _relabelled(loaded.of(Cell(p, p), runs[p]), runs[p], sc, out / "relabelled" / p, log, reuse)
                   for p in pools if runs[p]}
-    record = {
-        "table": table, "title": spec.title, "scale": scale, "games_per_pair": sc.games, "precision": precision,
-        "agents_per_pool": {p: len(r) for p, r in runs.items()},
-        "agents_source": "trained" if trained else (recorded_path(agents) if agents else f"{sc.shipped}, shipped"),
-        "cells": results,
-        "paper": {k: dict(zip(("xp_mean", "xp_sem", "bomb_out_rate"), v, strict=True)) for k, v in paper_numbers(table, scale).items()},
-        "tests": tests.xp, "bomb_out_tests": tests.bomb_out, "test_matrices": tests.matrices, "not_run_tests": tests.not_run,
-        "relabelled": relabelled, "pools_not_at_this_scale": skipped, "registered": spec.registered,
-        "matching_note": _matching_note(spec, tests.xp),
-        "pools": {p: describe_pool(p, sc) for p in pools},
-        "pool_configs": {p: (configs[p][sc.seeds[0]] if trained else TrainConfig.from_dict(load_policy(r[0]).trained_with)).to_dict()
-                         for p, r in runs.items() if r},
-        "command": None if command is None else " ".join(command),
-        "versions": versions(),
-    }
-    write_json_atomic(out / f"{table}.json", json_safe(record))
+    record = TableRecord(
+        table=table, title=spec.title, scale=scale, games_per_pair=sc.games, precision=precision,
+        agents_per_pool={p: len(r) for p, r in runs.items()},
+        agents_source="trained" if request.trained else (recorded_path(agents) if agents else f"{sc.shipped}, shipped"),
+        cells=results, paper={k: PaperNumbers(*v) for k, v in paper_numbers(table, scale).items()},
+        tests=tests.xp, bomb_out_tests=tests.bomb_out, test_matrices=tests.matrices, not_run_tests=tests.not_run,
+        relabelled=relabelled, pools_not_at_this_scale=tuple(skipped), registered=spec.registered,
+        matching_note=_matching_note(spec, tests.xp),
+        pools={p: describe_pool(p, sc) for p in pools},
+        pool_configs={p: (configs[p][sc.seeds[0]] if request.trained else TrainConfig.from_dict(load_policy(r[0]).trained_with)).to_dict()
+                      for p, r in runs.items() if r},
+        command=None if command is None else " ".join(command),
+        versions=versions(),
+    )
+    write_json_atomic(out / f"{table}.json", record.to_json())
     write_text_atomic(out / f"{table}.md", render_markdown(record))
     return record
 
 
-def _matching_note(spec: Table, tests: dict[str, dict[str, Any]]) -> str | None:
+def _matching_note(spec: Table, tests: dict[str, TableTest]) -> str | None:
     """What a reader must know of matched tests in a table that was not pre-registered: they were adopted after its data
     were seen (None when the table has no matched test or was registered)."""
-    if spec.registered is not None or not any(t["kind"] == "matched" for t in tests.values()):
+    if spec.registered is not None or not any(t.kind == "matched" for t in tests.values()):
         return None
     return ("Matched tests: this table's pools share their stream seeds and pi (or seeds), so its tests between pools are "
             "matched. They replaced unpaired tests on 2026-11-28, after the table had been published with those: their "
             "verdicts were not registered before the data were seen (the unpaired ones are in this file's history).")
 
 
-def _check_names(table: str, scale: str, obl: list[Path] | None, retrain: bool) -> None:
-    if scale not in SCALES:
-        raise ValueError(f"scale must be one of {sorted(SCALES)}, got {scale!r}")
-    spec = table_spec(table, scale)
-    if retrain and (trained_by := SCALES[scale].trained_by):
-        raise ValueError(f"the {scale} scale's agents differ in their colour-to-slot map, not their seed: train them with "
-                         f"{trained_by} and pass agents=DIR")
-    if spec.registered and (retrain or SCALES[scale].shipped is None):
-        raise ValueError(f"{table} at scale {scale!r} is registered ({spec.registered}): it reads the registered agents (shipped, "
-                         "or agents=DIR) and trains none")
-    if obl and table != "table2":
-        raise ValueError(f"obl agents are a column of table2 only, not of {table}")
-
-
 def _play_cells(cells: list[Cell], runs: dict[str, list[Path]], games: int, device: str, precision: str, where: Path,
-                log: Callable[[str], None], reuse: bool, loaded: LoadedPolicies) -> dict[str, dict[str, Any]]:
+                log: Callable[[str], None], reuse: bool, loaded: LoadedPolicies) -> dict[str, CellResult]:
     """Cross-play of every cell whose pool holds at least 2 agents: results by label."""
-    results: dict[str, dict[str, Any]] = {}
+    results: dict[str, CellResult] = {}
     for cell in cells:
         if len(runs[cell.pool]) < 2:
             log(f"{cell.label}: pool {cell.pool!r} has {len(runs[cell.pool])} agents; cross-play needs 2")
@@ -181,12 +239,12 @@ def _play_cells(cells: list[Cell], runs: dict[str, list[Path]], games: int, devi
         result, _ = _cross_play(cell, runs[cell.pool], games, device, precision, where / _slug(cell.label),
                                 loaded.of(cell, runs[cell.pool]), reuse=reuse, log=log)
         results[cell.label] = result
-        reused = " (reused)" if result.get("reused") else ""
-        log(f"{cell.label}{reused}: XP {result['xp_mean']:.2f} ± {format_number(result['xp_sem'])} (jackknife over agents)")
+        reused = " (reused)" if result.reused else ""
+        log(f"{cell.label}{reused}: XP {result.xp_mean:.2f} ± {format_number(result.xp_sem)} (jackknife over agents)")
     return results
 
 
-def _between_cells(tests: tuple[tuple[str, str], ...], cells: list[Cell], runs: dict[str, list[Path]], results: dict[str, dict[str, Any]],
+def _between_cells(tests: tuple[tuple[str, str], ...], cells: list[Cell], runs: dict[str, list[Path]], results: dict[str, CellResult],
                    games: int, loaded: LoadedPolicies, where: Path, log: Callable[[str], None], reuse: bool
                    ) -> dict[tuple[str, str], dict[str, torch.Tensor]]:
     """The cross-play between the two cells of every test whose cells were both played (:mod:`.between`), by test."""
@@ -257,7 +315,7 @@ DECK_SEED = 1
 
 def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, precision: str, where: Path,
                 policies: list | None = None, *, reuse: bool = False, log: Callable[[str], None] = print
-                ) -> tuple[dict[str, Any], torch.Tensor]:
+                ) -> tuple[CellResult, torch.Tensor]:
     policies = policies or [load_policy(r, device=device, symmetrize=cell.symmetrize, hidden_scheme=cell.hidden_scheme, precision=precision,
                                         acts_on=cell.acts_on) for r in runs]
     key = {"cell": cell.label, **form(cell), "games": games, "deck_seed": DECK_SEED, "agents": agent_digests(runs),
@@ -275,13 +333,13 @@ def _cross_play(cell: Cell, runs: list[Path], games: int, device: str, precision
                 redraw_xp(where, policies[0].rules.max_score)
             except ValueError as exc:
                 log(f"{cell.label}: its heatmap was not drawn again ({exc})")
-        return {**_cell_result(cell, *matrices), "reused": True}, matrices[0]
+        return replace(_cell_result(cell, *matrices), reused=True), matrices[0]
     played = cross_play_games(policies, games, deck_seed=DECK_SEED)
     agents = [describe_policy(p, r, cell.symmetrize) for p, r in zip(policies, runs, strict=True)]
     write_xp(where, played, agents, extra={"cell": cell.label, "hidden_scheme": cell.hidden_scheme, "acts_on": cell.acts_on})
     summary = played.summary()
     result = _cell_result(cell, summary.mean, summary.bomb_out_rate, summary.perfect_rate)
-    save_result(path, key, result)
+    save_result(path, key, result.to_json())
     return result, summary.mean
 
 
@@ -309,21 +367,21 @@ def _saved_matrices(saved: dict[str, Any], agents: int, max_score: int) -> tuple
     return matrices[0], matrices[1], matrices[2]
 
 
-def _cell_result(cell: Cell, mean: torch.Tensor, bomb_out: torch.Tensor, perfect: torch.Tensor) -> dict[str, Any]:
+def _cell_result(cell: Cell, mean: torch.Tensor, bomb_out: torch.Tensor, perfect: torch.Tensor) -> CellResult:
     """A cell's numbers, all derived from its per-pair matrices (mean score, bomb-out and perfect-score rates;
     every ordered pair plays the same number of games, so a pooled rate is the mean of the pair rates)."""
     off = ~torch.eye(mean.shape[0], dtype=torch.bool)
     summary = pool_summary(mean)
-    return {
-        "xp_mean": summary.mean, "xp_sem": summary.sem, "xp_sem_ordered_pairs": mean_sem(mean[off], "pair means").sem,
-        "ordered_pairs": summary.ordered_pairs, "bomb_out_rate": float(bomb_out[off].mean()),
-        "perfect_rate": float(perfect[off].mean()), "sp_mean": float(mean.diagonal().mean()), "agents": summary.agents,
-        "symmetrize": cell.symmetrize, "hidden_scheme": cell.hidden_scheme, "pool": cell.pool, "matrix": mean.tolist(),
-        "bomb_out_matrix": bomb_out.tolist(), "perfect_matrix": perfect.tolist(),
-    }
+    return CellResult(
+        xp_mean=summary.mean, xp_sem=summary.sem, xp_sem_ordered_pairs=mean_sem(mean[off], "pair means").sem,
+        ordered_pairs=summary.ordered_pairs, bomb_out_rate=float(bomb_out[off].mean()), perfect_rate=float(perfect[off].mean()),
+        sp_mean=float(mean.diagonal().mean()), agents=summary.agents, symmetrize=cell.symmetrize, hidden_scheme=cell.hidden_scheme,
+        pool=cell.pool, matrix=matrix_rows(mean), bomb_out_matrix=matrix_rows(bomb_out), perfect_matrix=matrix_rows(perfect),
+    )
 
 
-def _relabelled(policies: list, runs: list[Path], scale, where: Path, log: Callable[[str], None], reuse: bool) -> dict[str, Any]:
+
+def _relabelled(policies: list, runs: list[Path], scale: Scale, where: Path, log: Callable[[str], None], reuse: bool) -> RelabelledPool:
     """Relabelled self-play of every plain agent of a pool, with its greedy disagreement over every colour permutation
     (:func:`~eqc.domains.hanabi.xp.equivariance.greedy_equivariance`, :data:`EQUIVARIANCE_GAMES` self-play games): per-agent
     results and the pool's mean loss ± SEM over agents. ``policies``: the agents of ``runs`` as trained, from the
@@ -346,15 +404,17 @@ def _relabelled(policies: list, runs: list[Path], scale, where: Path, log: Calla
         if row.get("greedy_disagreement") is None:  # absent from files saved before it was measured (for recurrent agents too)
             row["greedy_disagreement"] = greedy_equivariance(policy, games=EQUIVARIANCE_GAMES).disagreement
             save_result(path, key, row)
-        rows.append(row)
-    losses = [r["loss"] for r in rows]
+        try:
+            rows.append(RelabelledAgent.from_json(json_safe(row)))
+        except RecordError as exc:  # a saved row of another form
+            raise ReuseError(path, what, str(exc)) from None
+    losses = [r.loss for r in rows]
     summary = mean_sem(losses, "losses") if len(losses) >= 2 else None
-    disagreements = [r["greedy_disagreement"] for r in rows if r["greedy_disagreement"] is not None]
-    return {"elements": scale.relabel_elements, "games": scale.relabel_games, "agents": rows,
-            "loss_mean": summary.mean if summary else (losses[0] if losses else float("nan")),
-            "loss_sem": summary.sem if summary else float("nan"),
-            "greedy_disagreement_mean": sum(disagreements) / len(disagreements) if disagreements else None,
-            "equivariance_games": EQUIVARIANCE_GAMES}
+    disagreements = [r.greedy_disagreement for r in rows if r.greedy_disagreement is not None]
+    return RelabelledPool(scale.relabel_elements, scale.relabel_games, tuple(rows),
+                          summary.mean if summary else (losses[0] if losses else float("nan")),
+                          summary.sem if summary else float("nan"),
+                          sum(disagreements) / len(disagreements) if disagreements else None, EQUIVARIANCE_GAMES)
 
 
 def _relabelled_problem(saved: dict[str, Any], elements: int, max_score: int) -> str | None:

@@ -60,6 +60,7 @@ __all__ = [
     "ColourPool",
     "Design",
     "Pool",
+    "ReproduceError",
     "Scale",
     "Table",
     "colour_agent_config",
@@ -67,11 +68,26 @@ __all__ = [
     "ers_agent_config",
     "paper_numbers",
     "pool_config",
+    "scale_spec",
     "slots_name",
     "table_spec",
     "touched_agent_config",
 ]
 
+
+
+class ReproduceError(ValueError):
+    """Arguments of a reproduction that cannot make what they ask for, found before any work.
+
+    Args:
+        argument: the argument at fault, as ``reproduce`` names it ("table", "scale", "agents", "retrain", "obl",
+            "overrides", "out").
+        message: what is wrong with it.
+    """
+
+    def __init__(self, argument: str, message: str) -> None:
+        super().__init__(message)
+        self.argument = argument
 
 
 #: Pools of the ``induced`` scale: name -> its sections' keys (everything else as :func:`_induced_config` says).
@@ -576,6 +592,7 @@ class Scale:
     tests, primary ones named), the paper's numbers for them, its seeds, games per pair, and where its agents ship."""
 
     name: str
+    summary: str  # what the scale is, in a few words (the CLI's help)
     pools: dict[str, Pool]
     tables: dict[str, Table]
     seeds: tuple[int, ...]  # one agent per seed in every seed pool (the colour and touched pools are laid out by pi)
@@ -597,32 +614,39 @@ class Scale:
 
 
 SCALES = {
-    "smoke": Scale("smoke", _standard_pools("smoke", 4_096, Pool("tiny R2D2 self-play (1 LSTM layer, VDN, no SAD), 3,072 moves per seed",
+    "smoke": Scale("smoke", "tiny pools trained in seconds, for the tests",
+                  _standard_pools("smoke", 4_096, Pool("tiny R2D2 self-play (1 LSTM layer, VDN, no SAD), 3,072 moves per seed",
                                                                   partial(_small_r2d2, 3_072))),
                    TABLES, seeds=(0, 1), games=64, paper=PAPER, relabel_elements=2, relabel_games=16),
-    "cpu": Scale("cpu", _standard_pools("cpu", 50_000_000, Pool("recurrent PQN self-play (vdn_cpu.toml with 1 LSTM layer of 128), "
+    "cpu": Scale("cpu", "the shipped agents (5 per pool), minutes",
+                _standard_pools("cpu", 50_000_000, Pool("recurrent PQN self-play (vdn_cpu.toml with 1 LSTM layer of 128), "
                                                                  "20,000,000 moves per seed", partial(_recurrent_pqn, 20_000_000))),
                  TABLES, seeds=tuple(range(5)), games=1000, paper=PAPER, shipped="results/cpu/agents"),
-    "induced": Scale("induced", {
+    "induced": Scale("induced", "the shipped Mini-Hanabi agents with INDUCED colour conventions (8 per pool), minutes",
+                    {
         pool: Pool(f"Mini-Hanabi, vdn_cpu.toml learner, an INDUCED colour convention (shaping bonus {INDUCED_BOOTSTRAP['bonus']:g} "
                    f"for the first {INDUCED_BOOTSTRAP['moves']:,} moves), {INDUCED_RULES[pool]}, {TESTBED_MOVES:,} moves per seed",
                    partial(_induced_config, sections)) for pool, sections in INDUCED_POOLS.items()},
         INDUCED_TABLES, seeds=tuple(range(8)), games=1000, relabel_elements=5, shipped="results/induced/agents"),
-    "colour": Scale("colour", {pool: Pool(_colour_description(spec)) for pool, spec in COLOUR_POOLS.items()} | {
+    "colour": Scale("colour", "the shipped colour testbed (one stream seed, the six induced conventions per pool), minutes",
+                   {pool: Pool(_colour_description(spec)) for pool, spec in COLOUR_POOLS.items()} | {
         "sp_streams": Pool("the `sp` and `sp_stream1` pools together: self-play on stream seeds 0 and 1 x the six pi (12 agents), "
                            "INDUCED convention 'colour c means play slot pi(c)'")},
         COLOUR_TABLES, seeds=(), games=1000, relabel_elements=5, shipped="results/colour/agents",
         pool_folders={"sp_streams": ("sp", "sp_stream1")}, trained_by="scripts/train_shipped.py --scale colour"),
     # the claim-1 experiment (results/touched/PREREGISTRATION.md): 12 agents per pool, stream 0 then stream 1, pi in
     # colour_slot_maps order; stream 0 of sp is the colour testbed's touched pool
-    "touched": Scale("touched", {pool: Pool(_touched_description(pool)) for pool in TOUCHED_POOLS}, TOUCHED_TABLES, seeds=(),
+    "touched": Scale("touched", "the pre-registered claim-1 experiment on the card-grounded testbed (12 agents per pool matched "
+                     "by stream and pi)",
+                    {pool: Pool(_touched_description(pool)) for pool in TOUCHED_POOLS}, TOUCHED_TABLES, seeds=(),
                      games=1000, relabel_elements=5, shipped="results/touched/agents",
                      pool_folders={"sp": ("../../colour/agents/touched", "sp/stream_1"),
                                    **{p: tuple(f"{p}/stream_{s}" for s in TOUCHED_STREAMS) for p in ("op", "eqc", "gop_c3")}},
                      trained_by="scripts/train_shipped.py --scale touched", design=TOUCHED_DESIGN),
     # the expected-return experiment (results/ers/PREREGISTRATION.md and ADDENDUM.md): 24 agents per registered pool,
     # streams 0-3 (streams 0 and 1 of op and gop_c3 are touched's), pi in colour_slot_maps order
-    "ers": Scale("ers", {
+    "ers": Scale("ers", "the pre-registered experiment on learned expected-return symmetries (24 agents per registered pool)",
+                {
         "erop": Pool("Other-Play over the group learned from touched's self-play pool (results/ers/learned_group.json)"),
         **{p: Pool(_touched_description(p).replace("stream seeds 0 and 1 x the six pi (12", "stream seeds 0-3 x the six pi (24"))
            for p in ("op", "gop_c3")},
@@ -646,22 +670,31 @@ SCALES = {
         trained_by="scripts/train_shipped.py --scale ers", design=ERS_DESIGN,
         not_trained={"erop": "the registered search learned colour S3 alone (results/ers/learned_group.json: no slot "
                              "relabelling within 0.25), so ER-OP is OP and was not trained (the registration's rule)"}),
-    "entropy": Scale("entropy", {
+    "entropy": Scale("entropy", "the shipped Mini-Hanabi IPPO pools of three entropy coefficients (6 seeds each), minutes",
+                    {
         pool: Pool(f"Mini-Hanabi, IPPO self-play (ippo_mini.toml: feed-forward actor-critic, GAE lambda 0.9), entropy coefficient "
                    f"{coef:g}, no induced convention, fp32, {ENTROPY_MOVES:,} moves per seed; played greedily",
                    partial(_entropy_config, coef, ENTROPY_MOVES)) for pool, coef in ENTROPY_POOLS.items()},
         ENTROPY_TABLES, seeds=tuple(range(6)), games=1000, relabel_elements=5, shipped="results/entropy/agents"),
-    "paper": Scale("paper", {pool: Pool(f"configs/hanabi/{file}.toml", partial(_paper_config, file)) for pool, file in PAPER_FILES.items()},
+    "paper": Scale("paper", "10 seeds, 5000 games, a GPU or cluster",
+                  {pool: Pool(f"configs/hanabi/{file}.toml", partial(_paper_config, file)) for pool, file in PAPER_FILES.items()},
                    TABLES, seeds=tuple(range(10)), games=5000, paper=PAPER),
 }
 """Every scale by name (the module docstring says what each is for)."""
 
 
+def scale_spec(scale: str) -> Scale:
+    """The scale called ``scale``; :class:`ReproduceError` naming the scales otherwise."""
+    if scale not in SCALES:
+        raise ReproduceError("scale", f"scale must be one of {sorted(SCALES)}, got {scale!r}")
+    return SCALES[scale]
+
+
 def table_spec(table: str, scale: str) -> Table:
-    """What ``table`` compares at ``scale``; ``ValueError`` naming the tables a scale has."""
-    tables = SCALES[scale].tables
+    """What ``table`` compares at ``scale``; :class:`ReproduceError` naming the scales, or the tables the scale has."""
+    tables = scale_spec(scale).tables
     if table not in tables:
-        raise ValueError(f"table must be one of {sorted(tables)} at scale {scale!r}, got {table!r}"
+        raise ReproduceError("table", f"table must be one of {sorted(tables)} at scale {scale!r}, got {table!r}"
                          + (f" (table3 compares hidden-state schemes of recurrent agents; the {scale} pools are feed-forward)"
                             if table in TABLES else ""))
     return tables[table]

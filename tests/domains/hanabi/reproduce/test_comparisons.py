@@ -4,6 +4,7 @@ and the cross-play between cells cached under the agents and forms it was played
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -13,6 +14,7 @@ from scipy import stats
 
 import eqc.domains.hanabi.reproduce.between as between
 from eqc.domains.hanabi.reproduce.comparisons import ALPHA, comparison_kind, table_tests
+from eqc.domains.hanabi.reproduce.record import CellResult, matrix_rows
 from eqc.domains.hanabi.reproduce.reuse import ReuseError, save_result
 from eqc.domains.hanabi.reproduce.specs import (
     COLOUR_TABLES,
@@ -30,8 +32,11 @@ SPEC = Table("t", "a test table", (Cell("A", "p"), Cell("A sym", "p", "C3"), Cel
              (("A sym", "A"), ("A", "B"), ("B", "A sym")), primary=(("A sym", "A"), ("A", "B")))
 
 
-def _cell(pool: str, matrix: torch.Tensor) -> dict:
-    return {"pool": pool, "agents": matrix.shape[0], "matrix": matrix.tolist(), "bomb_out_matrix": (matrix / 100).tolist()}
+def _cell(pool: str, matrix: torch.Tensor, matching: tuple[str, ...] | None = None) -> CellResult:
+    """A cell of ``pool`` whose per-pair scores are ``matrix`` (its other numbers are not read by the tests)."""
+    n = matrix.shape[0]
+    return CellResult(0.0, 0.0, 0.0, n * (n - 1), 0.0, 0.0, 0.0, n, None, "average", pool, matrix_rows(matrix), matrix_rows(matrix / 100),
+                      matrix_rows(matrix * 0), matching=matching)
 
 
 def _blocks(n_a: int, n_b: int, value: float) -> dict[str, torch.Tensor]:
@@ -78,28 +83,28 @@ def test_the_touched_table_is_the_registered_one() -> None:
 
 def test_a_comparison_is_paired_matched_or_unpaired_by_design() -> None:
     keys = [f"{s}/slots_{p}" for s in (0, 1) for p in ("012", "021")]
-    cell = {"pool": "op", "agents": 4, "matching": keys}
-    assert comparison_kind(cell, {**cell, "pool": "op"}) == "paired"
-    assert comparison_kind(cell, {**cell, "pool": "eqc"}) == "matched"
-    assert comparison_kind(cell, {**cell, "pool": "eqc", "matching": keys[::-1]}) == "unpaired"  # not the same sets in order
-    assert comparison_kind(cell, {"pool": "eqc", "agents": 3, "matching": keys[:3]}) == "unpaired"
-    assert comparison_kind({"pool": "a", "agents": 4}, {"pool": "b", "agents": 4}) == "unpaired"  # no keys recorded
+    cell = _cell("op", torch.zeros(4, 4), tuple(keys))
+    assert comparison_kind(cell, replace(cell, pool="op")) == "paired"
+    assert comparison_kind(cell, replace(cell, pool="eqc")) == "matched"
+    assert comparison_kind(cell, replace(cell, pool="eqc", matching=tuple(keys[::-1]))) == "unpaired"  # not the same sets in order
+    assert comparison_kind(cell, _cell("eqc", torch.zeros(3, 3), tuple(keys[:3]))) == "unpaired"
+    assert comparison_kind(_cell("a", torch.zeros(4, 4)), _cell("b", torch.zeros(4, 4))) == "unpaired"  # no keys recorded
 
 
 def test_matched_pools_get_the_matched_test_and_primary_ones_simultaneous_intervals() -> None:
     g = torch.Generator().manual_seed(3)
     keys = ["0/seed_0", "0/seed_1", "0/seed_2", "0/seed_3"]
     own = {label: 10 + torch.rand(4, 4, generator=g, dtype=torch.float64) + shift for label, shift in (("A", 1.0), ("B", 0.0))}
-    results = {label: {**_cell(pool, own[label]), "matching": keys} for label, pool in (("A", "p"), ("B", "q"))}
+    results = {label: _cell(pool, own[label], tuple(keys)) for label, pool in (("A", "p"), ("B", "q"))}
     spec = Table("t", "matched", (Cell("A", "p"), Cell("B", "q")), (("A", "B"),), primary=(("A", "B"),))
     tests = table_tests(spec, results, {("A", "B"): _blocks(4, 4, 10.2)})
-    test = tests.xp["A > B"]
-    union = torch.tensor(tests.matrices["A vs B"]["matrix"], dtype=torch.float64)
+    test, result = tests.xp["A > B"], tests.xp["A > B"].comparison
+    union = torch.tensor(tests.matrices["A vs B"].matrix, dtype=torch.float64)
     expected = compare_pools(union, [0, 1, 2, 3], [4, 5, 6, 7], paired=True)
-    assert test["kind"] == "matched" and test["paired"] and test["arrangements"] == 16 and test["p_value"] == expected.p_value
+    assert test.kind == "matched" and result.paired and result.arrangements == 16 and result.p_value == expected.p_value
     half = stats.t.ppf(1 - ALPHA / 2, expected.df) * expected.se  # one primary test: Bonferroni at 1 - 0.05 / 1
-    assert test["interval"] == pytest.approx([expected.difference - half, expected.difference + half]) and test["confidence"] == 0.95
-    assert test["verdict"] in ("holds", "cannot tell", "does not hold", "reversed")
+    assert result.interval == pytest.approx((expected.difference - half, expected.difference + half)) and result.confidence == 0.95
+    assert test.verdict in ("holds", "cannot tell", "does not hold", "reversed")
 
 
 def test_two_sided_tests_say_whether_the_cells_differ() -> None:
@@ -108,8 +113,8 @@ def test_two_sided_tests_say_whether_the_cells_differ() -> None:
     results = {"A": _cell("p", own["A"]), "B": _cell("q", own["B"] + 3)}
     spec = Table("t", "two-sided", (Cell("A", "p"), Cell("B", "q")), (("A", "B"),), primary=(), two_sided=(("A", "B"),))
     test = table_tests(spec, results, {("A", "B"): _blocks(4, 4, 11.0)}).xp["A vs B"]
-    assert test["alternative"] == "two-sided" and test["role"] == "exploratory" and test["kind"] == "unpaired"
-    assert test["verdict"] in ("differs", "cannot tell") and test["difference"] < 0
+    assert test.comparison.alternative == "two-sided" and test.role == "exploratory" and test.kind == "unpaired"
+    assert test.verdict in ("differs", "cannot tell") and test.comparison.difference < 0
 
 
 def test_tests_run_on_the_union_of_both_cells_and_adjust_the_primary_ones() -> None:
@@ -120,18 +125,19 @@ def test_tests_run_on_the_union_of_both_cells_and_adjust_the_primary_ones() -> N
     blocks = {("A sym", "A"): _blocks(3, 3, 10.5), ("A", "B"): _blocks(3, 4, 9.0)}  # ("B", "A sym") not played
     tests = table_tests(SPEC, results, blocks)
     assert list(tests.xp) == ["A sym > A", "A > B"] and list(tests.bomb_out) == ["A sym < A", "A < B"]
-    union, played = torch.tensor(tests.matrices["A sym vs A"]["matrix"], dtype=torch.float64), blocks[("A sym", "A")]
+    union, played = torch.tensor(tests.matrices["A sym vs A"].matrix, dtype=torch.float64), blocks[("A sym", "A")]
     assert union.shape == (6, 6) and torch.equal(union[:3, :3], own["A sym"]) and torch.equal(union[3:, :3], played["matrix_ba"])
     assert torch.equal(union[:3, 3:], played["matrix_ab"]) and torch.equal(union[3:, 3:], own["A"])
     paired, unpaired = tests.xp["A sym > A"], tests.xp["A > B"]
-    assert paired["paired"] and paired["arrangements"] == 8 and not unpaired["paired"] and unpaired["agents"] == [3, 4]
+    assert paired.comparison.paired and paired.comparison.arrangements == 8 and not unpaired.comparison.paired
+    assert unpaired.comparison.agents == (3, 4)
     expected = compare_pools(union, [0, 1, 2], [3, 4, 5], paired=True)
-    assert paired["p_value"] == expected.p_value and paired["difference"] == pytest.approx(expected.difference)
-    assert paired["role"] == unpaired["role"] == "primary" and paired["cells"] == ["A sym", "A"]
-    adjusted = holm({"A sym > A": paired["p_value"], "A > B": unpaired["p_value"]})
-    assert paired["adjusted_p"] == adjusted["A sym > A"] and unpaired["adjusted_p"] == adjusted["A > B"]
+    assert paired.comparison.p_value == expected.p_value and paired.comparison.difference == pytest.approx(expected.difference)
+    assert paired.role == unpaired.role == "primary" and paired.cells == ("A sym", "A")
+    adjusted = holm({"A sym > A": paired.comparison.p_value, "A > B": unpaired.comparison.p_value})
+    assert paired.adjusted_p == adjusted["A sym > A"] and unpaired.adjusted_p == adjusted["A > B"]
     bomb = tests.bomb_out["A sym < A"]
-    assert bomb["alternative"] == "less" and bomb["role"] == "exploratory" and bomb["adjusted_p"] is None
+    assert bomb.comparison.alternative == "less" and bomb.role == "exploratory" and bomb.adjusted_p is None
 
 
 def _agents(root: Path, names: list[str]) -> list[Path]:
@@ -207,14 +213,15 @@ def test_a_test_of_a_pool_not_trained_is_not_run_and_its_primary_stays_in_the_fa
     g = torch.Generator().manual_seed(5)
     keys = [f"0/seed_{k}" for k in range(4)]
     own = {label: 10 + torch.rand(4, 4, generator=g, dtype=torch.float64) + shift for label, shift in (("A", 1.0), ("B", 0.0))}
-    results = {label: {**_cell(pool, own[label]), "matching": keys} for label, pool in (("A", "p"), ("B", "q"))}
+    results = {label: _cell(pool, own[label], tuple(keys)) for label, pool in (("A", "p"), ("B", "q"))}
     spec = Table("t", "registered", (Cell("A", "p"), Cell("B", "q"), Cell("E", "e")), (("E", "B"), ("E", "A"), ("A", "B")),
                  primary=(("E", "B"), ("E", "A"), ("A", "B")))
     tests = table_tests(spec, results, {("A", "B"): _blocks(4, 4, 10.2)}, {"e": "pool e was not trained (the rule)"})
-    assert list(tests.not_run) == ["E > B", "E > A"] and all(t["role"] == "primary" for t in tests.not_run.values())
-    assert tests.not_run["E > B"]["reason"] == "pool e was not trained (the rule)"
+    assert list(tests.not_run) == ["E > B", "E > A"] and all(t.role == "primary" for t in tests.not_run.values())
+    assert tests.not_run["E > B"].reason == "pool e was not trained (the rule)"
     test = tests.xp["A > B"]
-    assert test["adjusted_p"] == pytest.approx(min(1.0, 3 * test["p_value"])) and test["confidence"] == pytest.approx(1 - ALPHA / 3)
+    assert test.adjusted_p == pytest.approx(min(1.0, 3 * test.comparison.p_value))
+    assert test.comparison.confidence == pytest.approx(1 - ALPHA / 3)
 
 
 def test_the_ers_pools_read_touched_agents_where_the_design_shares_them() -> None:

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from eqc.domains.hanabi.reproduce.conventions import convention_report, render_conventions
+from eqc.domains.hanabi.reproduce.specs import ReproduceError
 
 INDUCED = Path("results/induced/agents")
 
@@ -31,5 +32,5 @@ def test_report_on_shipped_induced_agents() -> None:
 
 
 def test_report_refuses_a_scale_without_induced_conventions() -> None:
-    with pytest.raises(ValueError, match=r"scale must be one of \['colour', 'induced', 'touched'\]"):
+    with pytest.raises(ReproduceError, match=r"induced conventions \['colour', 'induced', 'touched'\], not 'cpu'"):
         convention_report("cpu", {})

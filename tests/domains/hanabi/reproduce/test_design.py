@@ -14,7 +14,7 @@ from eqc.cli import main
 from eqc.domains.hanabi.reproduce import SCALES, reproduce
 from eqc.domains.hanabi.reproduce.design import DesignError, check_design
 from eqc.domains.hanabi.reproduce.run import REPOSITORY, shipped_pools
-from eqc.domains.hanabi.reproduce.specs import TOUCHED_DESIGN, slots_name
+from eqc.domains.hanabi.reproduce.specs import TOUCHED_DESIGN, ReproduceError, slots_name
 from eqc.domains.hanabi.training.bootstrap import colour_slot_maps
 
 
@@ -102,15 +102,17 @@ def test_refused_before_any_game_or_file(touched_pools: Path, capsys: pytest.Cap
     err = capsys.readouterr().err
     assert info.value.code == 2 and "argument --agents: table1 at scale 'touched' is registered" in err
     assert "pool 'gop_c3': agent directory gop_c3/stream_1/slots_012 is missing" in err
-    with pytest.raises(DesignError, match="gop_c3/stream_1/slots_012 is missing"):
+    with pytest.raises(ReproduceError, match="gop_c3/stream_1/slots_012 is missing") as raised:
         reproduce("table1", "touched", out, agents=touched_pools, log=lambda _: None)
+    assert raised.value.argument == "agents" and isinstance(raised.value.__cause__, DesignError)
     assert not out.exists()
 
 
 def test_a_registered_table_trains_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(SCALES, "touched", dataclasses.replace(SCALES["touched"], trained_by=None))
-    with pytest.raises(ValueError, match=r"table1 at scale 'touched' is registered .*trains none"):
+    with pytest.raises(ReproduceError, match=r"table1 at scale 'touched' is registered .*trains none") as raised:
         reproduce("table1", "touched", tmp_path / "out", retrain=True)
+    assert raised.value.argument == "retrain"
     assert not (tmp_path / "out").exists()
 
 

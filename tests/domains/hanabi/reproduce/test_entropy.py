@@ -10,6 +10,7 @@ import pytest
 from eqc.cli import main
 from eqc.domains.hanabi.agent.files import export_policy
 from eqc.domains.hanabi.reproduce.entropy import ippo_pools, render_entropy, reproduce_entropy
+from eqc.domains.hanabi.reproduce.specs import ReproduceError
 from eqc.domains.hanabi.training.run import train
 
 QUIET = {"progress": False, "log": lambda _: None}
@@ -51,9 +52,9 @@ def test_the_colour_scale_reads_its_ippo_pools_and_no_other(pools: Path, tmp_pat
     (tmp_path / "agents" / "ippo_c005").symlink_to(pools / "agents" / "ippo_c005")
     (tmp_path / "agents" / "sp").symlink_to(pools / "agents" / "ippo_c001")  # a PQN pool's name: not an IPPO pool of the testbed
     assert set(ippo_pools("colour", tmp_path / "agents")) == {"ippo_c005"}
-    with pytest.raises(ValueError, match="none of the IPPO pools of scale 'entropy'"):
+    with pytest.raises(ReproduceError, match="none of the IPPO pools of scale 'entropy'"):
         ippo_pools("entropy", tmp_path / "agents" / "sp")
-    with pytest.raises(ValueError, match="scale must be one of"):
+    with pytest.raises(ReproduceError, match="reads the IPPO pools of scale entropy or colour, not 'induced'"):
         ippo_pools("induced")
 
 

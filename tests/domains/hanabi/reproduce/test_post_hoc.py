@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from eqc.domains.hanabi.reproduce.comparisons import table_test
 from eqc.domains.hanabi.reproduce.post_hoc import leave_one_out, leave_one_out_markdown, xp_by_code
+from eqc.domains.hanabi.reproduce.record import CellResult, TableRecord, UnionMatrices, matrix_rows, read_table
 from eqc.evaluation import compare_pools
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -18,26 +20,30 @@ TOUCHED = ROOT / "results" / "touched"
 PRIMARY = ["EQC > OP", "G-OP C3 > OP", "SP S3-symmetrized > SP"]
 
 
-def _table(kind: str = "matched") -> dict:
+def _table(kind: str = "matched") -> TableRecord:
     """Two cells of 4 matched agents, their test run on an [8, 8] matrix (A: rows 0-3, B: rows 4-7)."""
     g = torch.Generator().manual_seed(0)
-    matrix = (5 + torch.rand(8, 8, generator=g, dtype=torch.float64)).tolist()
-    keys = [f"{s}/slots_{p}" for s in (0, 1) for p in ("012", "021")]
-    test = {"cells": ["A", "B"], "role": "primary", "kind": kind, "alternative": "greater"}
-    return {"table": "t", "cells": {"A": {"agents": 4, "matching": keys}, "B": {"agents": 4, "matching": keys}},
-            "tests": {"A > B": test}, "test_matrices": {"A vs B": {"a": [0, 1, 2, 3], "b": [4, 5, 6, 7], "matrix": matrix}}}
+    matrix = 5 + torch.rand(8, 8, generator=g, dtype=torch.float64)
+    keys = tuple(f"{s}/slots_{p}" for s in (0, 1) for p in ("012", "021"))
+    test = table_test(("A", "B"), "primary", kind, compare_pools(matrix, range(4), range(4, 8), paired=True, generator=0))
+    cells = {label: CellResult(0.0, 0.0, 0.0, 12, 0.0, 0.0, 0.0, 4, None, "average", label.lower(), (), (), (), matching=keys)
+             for label in ("A", "B")}
+    union = UnionMatrices(("A", "B"), (0, 1, 2, 3), (4, 5, 6, 7), matrix_rows(matrix), matrix_rows(matrix * 0))
+    return TableRecord("t", "a table", "touched", 8, "auto", {"a": 4, "b": 4}, "trained", cells, {}, {"A > B": test}, {},
+                       {"A vs B": union}, {}, {}, (), None, None, {}, {}, None, {})
 
 
 def test_leaving_a_set_out_is_the_test_on_the_rest_of_the_matrix() -> None:
     table = _table()
     result = leave_one_out(table)
-    assert [row["left_out"] for row in result["rows"]] == [None, "0/slots_012", "0/slots_021", "1/slots_012", "1/slots_021"]
-    matrix = torch.tensor(table["test_matrices"]["A vs B"]["matrix"], dtype=torch.float64)
+    assert [key for key, _ in result.rows] == [None, "0/slots_012", "0/slots_021", "1/slots_012", "1/slots_021"]
+    matrix = torch.tensor(table.test_matrices["A vs B"].matrix, dtype=torch.float64)
     keep = [0, 1, 3, 4, 5, 7]  # set 2 (agent 2 of A, agent 2 of B: rows 2 and 6) left out
     direct = compare_pools(matrix[keep][:, keep], [0, 1, 2], [3, 4, 5], paired=True, generator=0)
-    row = result["rows"][3]["tests"]["A > B"]
-    assert row["difference"] == direct.difference and row["p_value"] == direct.p_value and row["adjusted_p"] == direct.p_value
-    assert row["verdict"] in ("holds", "reversed", "does not hold", "cannot tell")  # a family of one: Holm changes nothing
+    row = result.rows[3][1]["A > B"]
+    assert row.comparison.difference == direct.difference and row.comparison.p_value == direct.p_value
+    assert row.adjusted_p == direct.p_value  # a family of one: Holm changes nothing
+    assert row.verdict in ("holds", "reversed", "does not hold", "cannot tell")
 
 
 def test_an_unpaired_or_unknown_test_is_refused() -> None:
@@ -48,13 +54,11 @@ def test_an_unpaired_or_unknown_test_is_refused() -> None:
 
 
 def test_nothing_left_out_is_the_touched_table_and_one_set_turns_p1() -> None:
-    table = json.loads((TOUCHED / "table1.json").read_text())
+    table = read_table(TOUCHED / "table1.json")
     result = leave_one_out(table, PRIMARY)
     for name in PRIMARY:
-        mine, theirs = result["rows"][0]["tests"][name], table["tests"][name]
-        assert {k: mine[k] for k in ("difference", "interval", "p_value", "adjusted_p", "verdict")} == \
-            {k: theirs[k] for k in ("difference", "interval", "p_value", "adjusted_p", "verdict")}
-    verdicts = {row["left_out"]: row["tests"]["EQC > OP"]["verdict"] for row in result["rows"][1:]}
+        assert result.rows[0][1][name] == table.tests[name]  # the table's own tests, recomputed
+    verdicts = {key: tests["EQC > OP"].verdict for key, tests in result.rows[1:]}
     assert verdicts.pop("1/slots_021") == "does not hold" and set(verdicts.values()) == {"reversed"}
     committed = (TOUCHED / "post_hoc.md").read_text()
     labels = {name: f"P{k + 1}: {name}" for k, name in enumerate(PRIMARY)}
@@ -73,11 +77,11 @@ def test_xp_by_code_splits_the_ordered_pairs_of_distinct_agents() -> None:
 def test_the_touched_eqc_agents_coordinate_within_a_slot_code() -> None:
     """The EQC cell's pairs by the hint maps' colour-hint code: 8 agents answer every colour hint with slot 2, 4 with
     slot 1; same-code pairs cross-play at 7.54, different-code pairs at 4.89 (as post_hoc.md says)."""
-    table = json.loads((TOUCHED / "table1.json").read_text())
+    eqc = read_table(TOUCHED / "table1.json").cells["EQC"]
     maps = json.loads((TOUCHED / "conventions.json").read_text())["agents"]["eqc"]
-    codes = [tuple(maps[key]["colour_hint_slot"]) for key in table["cells"]["EQC"]["matching"]]
+    codes = [tuple(maps[key]["colour_hint_slot"]) for key in eqc.matching or ()]
     assert sorted(codes).count((2, 2, 2)) == 8 and sorted(codes).count((1, 1, 1)) == 4
-    split = xp_by_code(table["cells"]["EQC"]["matrix"], codes)
+    split = xp_by_code(eqc.matrix, codes)
     assert (round(split["same"]["xp"], 2), split["same"]["pairs"]) == (7.54, 68)
     assert (round(split["different"]["xp"], 2), split["different"]["pairs"]) == (4.89, 64)
     assert "| EQC | [2, 2, 2] x8, [1, 1, 1] x4 | 7.54 (68) | 4.89 (64) | 6.25 |" in (TOUCHED / "post_hoc.md").read_text()

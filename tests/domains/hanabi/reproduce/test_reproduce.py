@@ -9,31 +9,31 @@ import pytest
 
 from eqc.cli import main
 from eqc.domains.hanabi.reproduce import PAPER, reproduce
-from eqc.io import json_safe
 
 
 def test_table1_then_table2_reuse_pools(tmp_path: Path) -> None:
     messages: list[str] = []
     record = reproduce("table1", "smoke", tmp_path, use_ray=False, log=messages.append)
-    assert set(record["cells"]) == set(PAPER["table1"])
-    assert set(record["tests"]) == {"D10-equivariant > OP", "C5-equivariant > OP", "D10-equivariant > C5-equivariant"}
-    for test in record["tests"].values():  # different pools of seeds 0 and 1: matched by seed, 2^2 swaps of each seed's two agents
-        assert test["kind"] == "matched" and test["paired"] and test["agents"] == [2, 2] and test["exact"]
-        assert test["min_p"] == pytest.approx(1 / 4)
-    roles = {name: (t["role"], t["adjusted_p"] is not None) for name, t in record["tests"].items()}
+    assert set(record.cells) == set(PAPER["table1"])
+    assert set(record.tests) == {"D10-equivariant > OP", "C5-equivariant > OP", "D10-equivariant > C5-equivariant"}
+    for test in record.tests.values():  # different pools of seeds 0 and 1: matched by seed, 2^2 swaps of each seed's two agents
+        assert test.kind == "matched" and test.comparison.paired and test.comparison.agents == (2, 2) and test.comparison.exact
+        assert test.comparison.min_p == pytest.approx(1 / 4)
+    roles = {name: (t.role, t.adjusted_p is not None) for name, t in record.tests.items()}
     assert roles == {"D10-equivariant > OP": ("primary", True), "C5-equivariant > OP": ("primary", True),
                      "D10-equivariant > C5-equivariant": ("exploratory", False)}
-    union = record["test_matrices"]["C5-equivariant vs OP"]
-    assert [row[:2] for row in union["matrix"][:2]] == record["cells"]["C5-equivariant"]["matrix"] and len(union["matrix"]) == 4
+    union = record.test_matrices["C5-equivariant vs OP"]
+    assert [row[:2] for row in union.matrix[:2]] == list(record.cells["C5-equivariant"].matrix) and len(union.matrix) == 4
     assert (tmp_path / "xp" / "between" / "gop_c5_c5_average--op.json").is_file()  # the pairs between the two cells
-    assert set(record["bomb_out_tests"]) == {"D10-equivariant < OP", "C5-equivariant < OP", "D10-equivariant < C5-equivariant"}
-    test, cells = record["bomb_out_tests"]["C5-equivariant < OP"], record["cells"]
-    pool_rate = {label: (cells[label]["bomb_out_matrix"][0][1] + cells[label]["bomb_out_matrix"][1][0]) / 2 for label in cells}
-    assert test["alternative"] == "less" and test["difference"] == pytest.approx(pool_rate["C5-equivariant"] - pool_rate["OP"])
-    assert test["role"] == "exploratory" and test["adjusted_p"] is None
-    for cell in record["cells"].values():
-        assert cell["agents"] == 2 and 0 <= cell["xp_mean"] <= 25 and cell["ordered_pairs"] == 2 and cell["xp_sem"] != cell["xp_sem"]
-    assert set(record["relabelled"]) == {"op", "gop_c5", "gop_d10"} and len(record["relabelled"]["op"]["agents"]) == 2
+    assert set(record.bomb_out_tests) == {"D10-equivariant < OP", "C5-equivariant < OP", "D10-equivariant < C5-equivariant"}
+    test, cells = record.bomb_out_tests["C5-equivariant < OP"], record.cells
+    pool_rate = {label: (cells[label].bomb_out_matrix[0][1] + cells[label].bomb_out_matrix[1][0]) / 2 for label in cells}
+    assert test.comparison.alternative == "less"
+    assert test.comparison.difference == pytest.approx(pool_rate["C5-equivariant"] - pool_rate["OP"])
+    assert test.role == "exploratory" and test.adjusted_p is None
+    for cell in record.cells.values():
+        assert cell.agents == 2 and 0 <= cell.xp_mean <= 25 and cell.ordered_pairs == 2 and cell.xp_sem != cell.xp_sem
+    assert set(record.relabelled) == {"op", "gop_c5", "gop_d10"} and len(record.relabelled["op"].agents) == 2
     saved = json.loads((tmp_path / "table1.json").read_text())
     assert saved["games_per_pair"] == 64 and saved["paper"]["OP"]["xp_mean"] == 15.32
     text = (tmp_path / "table1.md").read_text()
@@ -45,13 +45,13 @@ def test_table1_then_table2_reuse_pools(tmp_path: Path) -> None:
     messages.clear()
     record = reproduce("table2", "smoke", tmp_path, use_ray=False, log=messages.append)
     assert "2 of 2 seeds already finished; training 0" in messages  # the OP pool of table1 is reused
-    assert record["pools_not_at_this_scale"] == ["iql"]
-    assert {"SAD", "SAD D10-symmetrized", "OP C5-symmetrized"} <= set(record["cells"])
-    assert record["cells"]["SAD D10-symmetrized"]["symmetrize"] == "D10"
-    paired = record["tests"]["SAD D10-symmetrized > SAD"]  # the same agents, plain and symmetrized: 2^2 swaps of forms
-    assert paired["paired"] and paired["arrangements"] == 4 and paired["role"] == "primary"
-    assert record["tests"]["OP > SAD"]["kind"] == "matched"  # Other-Play against self-play: two pools of the same seeds
-    assert record["bomb_out_tests"]["SAD D10-symmetrized < SAD"]["paired"]
+    assert record.pools_not_at_this_scale == ("iql",)
+    assert {"SAD", "SAD D10-symmetrized", "OP C5-symmetrized"} <= set(record.cells)
+    assert record.cells["SAD D10-symmetrized"].symmetrize == "D10"
+    paired = record.tests["SAD D10-symmetrized > SAD"]  # the same agents, plain and symmetrized: 2^2 swaps of forms
+    assert paired.comparison.paired and paired.comparison.arrangements == 4 and paired.role == "primary"
+    assert record.tests["OP > SAD"].kind == "matched"  # Other-Play against self-play: two pools of the same seeds
+    assert record.bomb_out_tests["SAD D10-symmetrized < SAD"].comparison.paired
 
 
 def test_reuse_takes_only_results_of_the_same_agents(tmp_path: Path) -> None:
@@ -65,9 +65,10 @@ def test_reuse_takes_only_results_of_the_same_agents(tmp_path: Path) -> None:
     first = reproduce("table1", "cpu", tmp_path / "cpu", agents=agents, log=lambda _: None)
     messages: list[str] = []
     again = reproduce("table1", "cpu", tmp_path / "cpu", agents=agents, reuse=True, log=messages.append)
-    assert all(cell.pop("reused") for cell in again["cells"].values())
-    assert json_safe(again["cells"]) == json_safe(first["cells"])  # NaN is saved as null
-    assert json_safe(again["tests"]) == json_safe(first["tests"])  # 2 agents per pool: NaN jackknife SE
+    assert all(cell.reused for cell in again.cells.values())
+    fresh, reused = first.to_json(), again.to_json()  # NaN is saved as null
+    assert {label: {**cell, "reused": True} for label, cell in fresh["cells"].items()} == reused["cells"]
+    assert fresh["tests"] == reused["tests"]  # 2 agents per pool: NaN jackknife SE
     assert sum("reused" in m for m in messages) == 3 + 3 + 6  # 3 cells, the pairs between the cells of 3 tests, 6 agents
     assert "taken from an earlier run of this eqc on the same agent files (`--reuse`): OP, C5-equivariant" in (
         tmp_path / "cpu" / "table1.md").read_text()
@@ -75,7 +76,7 @@ def test_reuse_takes_only_results_of_the_same_agents(tmp_path: Path) -> None:
     export_policy(tmp_path / "smoke" / "pools" / "gop_c5" / "seed_1", agents / "op" / "seed_1")
     messages.clear()
     changed = reproduce("table1", "cpu", tmp_path / "cpu", agents=agents, reuse=True, log=messages.append)
-    assert "reused" not in changed["cells"]["OP"] and changed["cells"]["C5-equivariant"]["reused"]
+    assert not changed.cells["OP"].reused and changed.cells["C5-equivariant"].reused
     assert sum("relabelled self-play reused" in m for m in messages) == 5  # all but the new agent
     assert any(m.startswith(f"{agents / 'op' / 'seed_1'}: self-play") for m in messages)  # the new agent played again
     from eqc.domains.hanabi.reproduce.reuse import agent_digests
@@ -87,8 +88,8 @@ def test_reuse_takes_only_results_of_the_same_agents(tmp_path: Path) -> None:
 
 def test_table3_compares_hidden_schemes_of_recurrent_agents(tmp_path: Path) -> None:
     record = reproduce("table3", "smoke", tmp_path, use_ray=False, log=lambda _: None)
-    assert [c["hidden_scheme"] for c in record["cells"].values()] == ["average", "identity", "average"]
-    assert record["pool_configs"]["recurrent"]["network"]["lstm_layers"] == 1
+    assert [c.hidden_scheme for c in record.cells.values()] == ["average", "identity", "average"]
+    assert record.pool_configs["recurrent"]["network"]["lstm_layers"] == 1
 
 
 def test_cpu_scale_reads_shipped_agents_and_says_what_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -107,8 +108,8 @@ def test_cpu_scale_reads_shipped_agents_and_says_what_is_missing(tmp_path: Path,
     messages: list[str] = []
     record = reproduce("table1", "cpu", tmp_path / "cpu", agents=agents, log=messages.append)
     assert not (tmp_path / "cpu" / "pools").exists()  # nothing trained
-    assert record["agents_per_pool"] == {"op": 2, "gop_c5": 2, "gop_d10": 1} and record["agents_source"] == str(agents)
-    assert set(record["cells"]) == {"OP", "C5-equivariant"} and set(record["tests"]) == {"C5-equivariant > OP"}
+    assert record.agents_per_pool == {"op": 2, "gop_c5": 2, "gop_d10": 1} and record.agents_source == str(agents)
+    assert set(record.cells) == {"OP", "C5-equivariant"} and set(record.tests) == {"C5-equivariant > OP"}
     assert "D10-equivariant: pool 'gop_d10' has 1 agents; cross-play needs 2" in messages
     text = (tmp_path / "cpu" / "table1.md").read_text()
     assert "| D10-equivariant | not available | n/a |" in text and "`gop_d10` 1" in text
@@ -171,6 +172,7 @@ def test_cpu_scale_without_shipped_agents_says_where_to_get_them(tmp_path: Path,
 
 def test_agents_that_make_no_cell_are_refused_before_out_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from eqc.domains.hanabi.reproduce.run import shipped_pools
+    from eqc.domains.hanabi.reproduce.specs import ReproduceError
     from eqc.domains.hanabi.xp import PoolError
 
     (tmp_path / "empty").mkdir()
@@ -185,7 +187,7 @@ def test_agents_that_make_no_cell_are_refused_before_out_is_written(tmp_path: Pa
     (one / "policy.json").write_text("{}")
     with pytest.raises(PoolError, match=r"each needs a pool of at least 2 agents .*, the pools hold op: 1, gop_c5: 0"):
         shipped_pools("table1", "cpu", tmp_path / "one")
-    with pytest.raises(PoolError, match="no cell of table1"):
+    with pytest.raises(ReproduceError, match="no cell of table1"):
         reproduce("table1", "cpu", out, agents=tmp_path / "one", log=lambda _: None)
     assert not out.exists()
 
@@ -240,12 +242,12 @@ def test_induced_scale_reads_its_own_agents_and_groups(tmp_path: Path, monkeypat
 
     monkeypatch.setitem(SCALES, "induced", dataclasses.replace(SCALES["induced"], games=8, relabel_elements=1, relabel_games=8))
     record = reproduce("table2", "induced", tmp_path, log=lambda _: None)
-    assert not (tmp_path / "pools").exists() and record["paper"] == {}
-    assert record["agents_source"] == "results/induced/agents, shipped"
-    assert {"SP", "SP C3-symmetrized", "SP S3-symmetrized", "OP", "OP S3-symmetrized"} <= set(record["cells"])
-    assert record["cells"]["SP S3-symmetrized"]["symmetrize"] == "S3" and record["cells"]["SP"]["agents"] == 8
-    assert "SP S3-symmetrized > SP" in record["tests"] and record["tests"]["SP S3-symmetrized > SP"]["paired"]
-    assert all(a["max_score"] == 9 for r in record["relabelled"].values() for a in r["agents"])
+    assert not (tmp_path / "pools").exists() and record.paper == {}
+    assert record.agents_source == "results/induced/agents, shipped"
+    assert {"SP", "SP C3-symmetrized", "SP S3-symmetrized", "OP", "OP S3-symmetrized"} <= set(record.cells)
+    assert record.cells["SP S3-symmetrized"].symmetrize == "S3" and record.cells["SP"].agents == 8
+    assert "SP S3-symmetrized > SP" in record.tests and record.tests["SP S3-symmetrized > SP"].comparison.paired
+    assert all(a.max_score == 9 for r in record.relabelled.values() for a in r.agents)
     text = (tmp_path / "table2.md").read_text()
     assert "INDUCED colour conventions" in text and "| SP S3-symmetrized | sp | 8 |" in text
 
@@ -266,10 +268,10 @@ def test_colour_scale_reads_pools_of_colour_to_slot_maps(tmp_path: Path, monkeyp
     monkeypatch.setitem(SCALES, "colour", dataclasses.replace(SCALES["colour"], games=8, relabel_elements=1, relabel_games=8))
     record = reproduce("table2", "colour", tmp_path / "out", agents=agents, log=lambda _: None)
     # sp_streams is the sp and sp_stream1 folders together: here sp alone
-    assert set(record["cells"]) == {"SP", "SP C3-symmetrized", "SP S3-symmetrized", "SP streams 0+1", "SP streams 0+1 S3-symmetrized"}
-    assert record["paper"] == {} and record["cells"]["SP streams 0+1"]["matrix"] == record["cells"]["SP"]["matrix"]
-    assert record["tests"]["SP S3-symmetrized > SP"]["role"] == "primary"
-    assert [a["agent"].split("/")[-1] for a in record["relabelled"]["sp"]["agents"]] == ["slots_102", "slots_120", "slots_201"]
+    assert set(record.cells) == {"SP", "SP C3-symmetrized", "SP S3-symmetrized", "SP streams 0+1", "SP streams 0+1 S3-symmetrized"}
+    assert record.paper == {} and record.cells["SP streams 0+1"].matrix == record.cells["SP"].matrix
+    assert record.tests["SP S3-symmetrized > SP"].role == "primary"
+    assert [a.agent.split("/")[-1] for a in record.relabelled["sp"].agents] == ["slots_102", "slots_120", "slots_201"]
     with pytest.raises(ValueError, match="not their seed"):
         reproduce("table2", "colour", tmp_path / "retrained", retrain=True)
     with pytest.raises(SystemExit) as info:
@@ -277,7 +279,7 @@ def test_colour_scale_reads_pools_of_colour_to_slot_maps(tmp_path: Path, monkeyp
     assert info.value.code == 2 and "--retrain: the colour scale's agents differ" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
     report = reproduce_conventions("colour", tmp_path / "out", agents=agents, games=8, log=lambda _: None)
-    assert set(report["gap_share"]["cells"]) == set(record["cells"]) and (tmp_path / "out" / "conventions.md").is_file()
+    assert set(report["gap_share"]["cells"]) == set(record.cells) and (tmp_path / "out" / "conventions.md").is_file()
 
 
 def test_table3_is_refused_at_scale_induced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -302,13 +304,13 @@ def test_touched_scale_matches_agents_by_stream_and_pi_and_plays_the_rank_contro
     assert [key for key, _ in pool_agents(touched_pools, scale, "eqc")] == keys
     out = touched_pools.parents[1] / "out"
     record = reproduce("table1", "touched", out, agents=touched_pools, log=lambda _: None)
-    tests = record["tests"]
-    assert tests["EQC > OP"]["kind"] == "matched" and tests["EQC > OP"]["arrangements"] == 16 and tests["EQC > OP"]["role"] == "primary"
-    assert tests["SP S3-symmetrized > SP"]["kind"] == "paired" and tests["SP rank-averaged vs SP"]["alternative"] == "two-sided"
-    assert tests["EQC vs G-OP C3"]["kind"] == "matched" and tests["OP > SP"]["kind"] == "matched"
-    assert all(t["confidence"] == pytest.approx(1 - 0.05 / 3) for t in tests.values() if t["role"] == "primary")
-    assert record["registered"] == "results/touched/PREREGISTRATION.md" and record["matching_note"] is None
-    assert record["cells"]["SP rank-averaged"]["matrix"] != record["cells"]["SP S3-symmetrized"]["matrix"]
+    tests = record.tests
+    assert tests["EQC > OP"].kind == "matched" and tests["EQC > OP"].comparison.arrangements == 16 and tests["EQC > OP"].role == "primary"
+    assert tests["SP S3-symmetrized > SP"].kind == "paired" and tests["SP rank-averaged vs SP"].comparison.alternative == "two-sided"
+    assert tests["EQC vs G-OP C3"].kind == "matched" and tests["OP > SP"].kind == "matched"
+    assert all(t.comparison.confidence == pytest.approx(1 - 0.05 / 3) for t in tests.values() if t.role == "primary")
+    assert record.registered == "results/touched/PREREGISTRATION.md" and record.matching_note is None
+    assert record.cells["SP rank-averaged"].matrix != record.cells["SP S3-symmetrized"].matrix
     text = (out / "table1.md").read_text()
     assert "registered in `results/touched/PREREGISTRATION.md`" in text and "| EQC > OP | primary | matched | 4 matched sets |" in text
     from eqc.domains.hanabi.reproduce.conventions import reproduce_conventions

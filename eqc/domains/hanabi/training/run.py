@@ -320,7 +320,8 @@ def open_runs(configs: Mapping[int, TrainConfig], dirs: Mapping[int, Path], chec
     """Each seed's run of ``configs`` in ``dirs`` as ``train`` opens it, from its checkpoint (or None), in its precision:
     every one checked (``_check_run_dir``, :func:`check_segment`), its learner built and restored
     (``_restore_run``) before anything is written; then its ``config.json`` written and its log opened. With several
-    seeds, each one's log lines are prefixed by its seed and only the first shows a progress bar."""
+    seeds, each one's log lines are prefixed by its seed and only the first shows a progress bar (the others are quiet
+    beside it)."""
     opened = []
     for seed, config in configs.items():
         checkpoint, precision = checkpoints[seed], precisions[seed]
@@ -337,8 +338,9 @@ def open_runs(configs: Mapping[int, TrainConfig], dirs: Mapping[int, Path], chec
         say = log if len(configs) == 1 else functools.partial(_prefixed, log, f"seed {seed}: ")
         if segment is not None:
             say(segment)
+        quiet = not first and runs[0].log.bar is not None  # one progress bar, the first seed's: the others' lines would break it
         run_log = RunLog(out, f"{config.run.algorithm} {config.rule.objective} seed {seed}", rows, progress=progress and first,
-                         log=say if first or not progress else _silent, total_moves=config.run.total_moves,
+                         log=_silent if quiet else say, total_moves=config.run.total_moves,
                          start_moves=learner.moves_played, max_minutes=max_minutes,
                          tensorboard=_tensorboard_logger(out) if config.run.tensorboard else None, columns=metrics_columns(learner))
         runs.append(OpenRun(seed, out, config, precision, learner, run_log, say, _RateWindow(learner),

@@ -8,11 +8,15 @@ iterations of every seed per round; moves per second (all K seeds' moves over th
 One after another, K seeds make one seed's moves/s, so ``pool / (K x one seed)`` is the issue's ratio. CUDA is
 synchronised before every clock read.
 
+Then the games alone (issue 48 item 3), the same way: K batches of the config's games stepped in turn against the K
+seeds' games joined into one ``K x B`` batch (``HanabiBatch.joined``), ``--game-steps`` moves per round, each move a
+uniformly random legal one (the legal-move mask included in both).
+
 Prints the CPU's model name and flags that matter, torch's CPU capability, the device, threads and the load average
 before and after (a loaded machine shifts both sets alike, since they alternate).
 
-Usage: ``python benchmarks/seeds.py [--config vdn_cpu] [--seeds 4] [--rounds 3] [--iterations 2] [--threads 1]
-[--device cpu] [--precision fp32]``.
+Usage: ``python benchmarks/seeds.py [--config vdn_cpu] [--seeds 4] [--rounds 3] [--iterations 2] [--game-steps 64]
+[--threads 1] [--device cpu] [--precision fp32]``.
 """
 
 from __future__ import annotations
@@ -28,11 +32,13 @@ from _machine import cpu_model
 
 from eqc.cli import common as flags
 from eqc.domains.hanabi.agent.precision import cpu_features
+from eqc.domains.hanabi.batched import HanabiBatch
 from eqc.domains.hanabi.training.config import load_config
 from eqc.domains.hanabi.training.learners import make_learner
 from eqc.domains.hanabi.training.pqn import PQNLearner
 from eqc.domains.hanabi.training.seeds import StackedSeeds, check_stackable
 from eqc.domains.hanabi.training.seeds_run import MAX_SEEDS
+from eqc.domains.hanabi.training.setup import make_batch
 
 
 def _learners(config, seeds: int, device: torch.device) -> list[PQNLearner]:
@@ -58,6 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", type=flags.int_in(1, MAX_SEEDS), default=4, help=f"K, 1 to {MAX_SEEDS}")
     parser.add_argument("--rounds", type=flags.positive_int, default=3)
     parser.add_argument("--iterations", type=flags.positive_int, default=2, help="iterations of every seed per round")
+    parser.add_argument("--game-steps", type=flags.positive_int, default=64, help="moves per round of the games-alone comparison")
     parser.add_argument("--threads", type=flags.positive_int, default=1)
     parser.add_argument("--device", type=flags.device, default="cpu", help="cpu or cuda[:i]")
     parser.add_argument("--precision", choices=("fp32", "bf16"), default="fp32", help="'auto' would time a probe first")
@@ -99,6 +106,49 @@ def main(argv: list[str] | None = None) -> None:
         print(f"K = {args.seeds} seeds {name}: median {statistics.median(r):,.0f} moves/s (min {min(r):,.0f}, max {max(r):,.0f})")
     ratio = statistics.median(rates["in one process"]) / statistics.median(rates["one after another"])
     print(f"pool / one seed: {ratio:.2f}x; pool / (K x one seed): {ratio / args.seeds:.2f} (issue 40's GPU target: >= 0.7 at K = 8); "
+          f"load {os.getloadavg()[0]:.2f}")
+    _games_alone(config, args.seeds, args.rounds, args.game_steps, device)
+
+
+def _random_moves(env: HanabiBatch, generator: torch.Generator) -> None:
+    """One uniformly random legal move in every game of ``env``."""
+    legal = env.legal_move_mask()
+    noise = torch.rand(legal.shape, generator=generator, device=legal.device)
+    env.step(noise.masked_fill(~legal, -1.0).argmax(-1))
+
+
+def _games_alone(config, seeds: int, rounds: int, steps: int, device: torch.device) -> None:
+    """The K seeds' games stepped in turn against joined into one K x B batch (see the module docstring)."""
+    rules, games = config.game.rules(), config.run.num_envs
+    batches = [make_batch(rules, games, device, seed) for seed in range(seeds)]
+    parts = [make_batch(rules, games, device, seed) for seed in range(seeds)]
+    for env in (*batches, *parts):
+        env.reset()
+    joined = HanabiBatch.joined(parts)
+    generator = torch.Generator(device=device).manual_seed(0)
+    made = {"in turn": 0, "joined": 0}
+
+    def in_turn() -> None:
+        for _ in range(steps):
+            for env in batches:
+                _random_moves(env, generator)
+        made["in turn"] += steps * games * seeds
+
+    def one_batch() -> None:
+        for _ in range(steps):
+            _random_moves(joined, generator)
+        made["joined"] += steps * games * seeds
+
+    in_turn()  # warm-up
+    one_batch()
+    rates: dict[str, list[float]] = {"in turn": [], "joined": []}
+    for _ in range(rounds):
+        rates["in turn"].append(_timed(in_turn, lambda: made["in turn"], device))
+        rates["joined"].append(_timed(one_batch, lambda: made["joined"], device))
+    for name, r in rates.items():
+        print(f"games alone, K = {seeds} x {games} {name}: median {statistics.median(r):,.0f} moves/s "
+              f"(min {min(r):,.0f}, max {max(r):,.0f})")
+    print(f"joined / in turn: {statistics.median(rates['joined']) / statistics.median(rates['in turn']):.2f}x; "
           f"load {os.getloadavg()[0]:.2f}")
 
 

@@ -233,6 +233,9 @@ class RolloutLearner(Learner):
     # ---------------------------------------------------------------- acting
     def collect(self, choose: Choose, stepped: Callable[[int, View], None] | None = None) -> View:
         """:meth:`Rollout.collect` in this learner's games (shaped while its bootstrap lasts), counting the moves."""
+        if self.rollout.games is not self.games:
+            raise RuntimeError("this learner's games were joined with other seeds' (Learner.play_in): whoever joined them "
+                               "steps them (StackedSeeds.iteration), not the learner's own iteration")
         view = self.rollout.collect(choose, stepped, shaping=self.shaping)
         self.moves_played += self.rollout_steps * self.num_envs
         return view

@@ -42,6 +42,11 @@ on the same device type, a ``max_minutes`` no longer than that of a run that sto
 than a warm-up that took longer); it would stop in the warm-up again and play its moves without learning. A new run
 cannot know its pace: its first segment may stop inside the warm-up (keeping its checkpoint), and the next one is
 then refused or runs.
+
+One loop. A run is opened by :func:`open_runs` and driven by :func:`drive` over a :class:`Lockstep`: ``train`` is one
+learner; :func:`~eqc.domains.hanabi.training.seeds_run.train_seeds` opens K seeds' runs the same way and drives them
+through the same loop as one batched learner (:class:`~eqc.domains.hanabi.training.seeds.StackedSeeds`), so every
+rule above holds for each seed.
 """
 
 from __future__ import annotations

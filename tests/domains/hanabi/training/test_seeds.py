@@ -139,6 +139,8 @@ def test_stacked_parameters_are_the_seeds_own(tiny_config: Callable[..., TrainCo
         weight = learner.network.state_dict()["head.weight"]
         assert not torch.equal(weight, before[k]["head.weight"])
         assert torch.equal(weight, stacked.params["agent.network.head.weight"][k])
+    with pytest.raises(RuntimeError, match="games were joined with other seeds'"):  # only the stack steps the joined games
+        learners[0].iteration()
 
 
 def test_in_bf16_the_batched_network_agrees_up_to_bf16_rounding(tiny_config: Callable[..., TrainConfig]) -> None:

@@ -110,7 +110,7 @@ class HanabiBatch:
         # The meta device (shape-only tracing; the tests use it to prove the fast path never reads a
         # tensor value) has no random generator.
         generator = None if self.device.type == "meta" else torch.Generator(device=self.device).manual_seed(seed)
-        #: The deck generators, one per block of :attr:`block_envs` games (one block unless :meth:`joined`).
+        #: The deck generators, one per block of ``block_envs`` games (one block unless :meth:`joined`).
         self.generators: tuple[torch.Generator | None, ...] = (generator,)
         self.block_envs = num_envs
         self._state = new_state(num_envs, self.tables)

@@ -78,7 +78,7 @@ class TrainingGames:
         self.slot_of_colour = (torch.tensor(bootstrap.slots, dtype=torch.long, device=device).expand(num_envs, -1)
                                if bootstrap.convention != "none" else None)
         self.hinted = torch.full((num_envs,), NO_HINT, dtype=torch.long, device=device)
-        #: The relabellings' generators, one per block of :attr:`block_envs` games (one block unless :meth:`joined`).
+        #: The relabellings' generators, one per block of ``block_envs`` games (one block unless :meth:`joined`).
         self.relabel_generators: tuple[torch.Generator, ...] = (torch.Generator(device=device).manual_seed(seed + 3_000_017),)
         self.block_envs = num_envs
         self.keep_identity = keep_identity
@@ -130,7 +130,7 @@ class TrainingGames:
 
     @property
     def blocks(self) -> int:
-        """How many blocks of :attr:`block_envs` games the batch holds (1 unless :meth:`joined`)."""
+        """How many blocks of ``block_envs`` games the batch holds (1 unless :meth:`joined`)."""
         return len(self.relabel_generators)
 
     def block_rows(self, block: int) -> slice:

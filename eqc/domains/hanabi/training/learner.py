@@ -130,7 +130,7 @@ class Learner(ABC):
         self.optimizer = optimizer(list(self.network.parameters()), lr=optim.lr, eps=optim.adam_eps)
         self.moves_played = 0
         self.updates = 0
-        #: Which block of :attr:`games` is this learner's (0; another where its games were joined with other seeds':
+        #: Which block of ``games`` is this learner's (0; another where its games were joined with other seeds':
         #: :meth:`play_in`).
         self.block = 0
 

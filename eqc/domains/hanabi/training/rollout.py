@@ -177,7 +177,7 @@ class Rollout:
                     None if value is None else value.view(B, P)[rows, current], as_lstm_state(state))
 
     def collect(self, choose: Choose, stepped: Callable[[int, View], None] | None, *, shaping: bool) -> View:
-        """Play :attr:`steps` moves in every game, the acting players' moves from ``choose``, recording them;
+        """Play ``steps`` moves in every game, the acting players' moves from ``choose``, recording them;
         ``stepped(t, view)`` sees the view after move ``t`` (PQN records the greedy value there); ``shaping``: the
         bootstrap's bonus is paid. Returns the view after the last move (to bootstrap from)."""
         if self.lstm_state is not None:

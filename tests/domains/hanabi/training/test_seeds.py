@@ -183,8 +183,11 @@ def test_refuses_what_it_cannot_batch_before_any_work(tmp_path: Path, tiny_confi
 
 def test_refuses_pools_it_cannot_continue(tmp_path: Path, tiny_config: Callable[..., TrainConfig]) -> None:
     config = tiny_config(**SMALL)
-    with pytest.raises(ValueError, match=r"differ outside \[bootstrap\]"):
+    with pytest.raises(ValueError, match=r"differ outside \[bootstrap\] slots"):
         train_seeds({0: config, 1: config.replace(optim={"lr": 1e-3})}, tmp_path / "pool", **QUIET)
+    taught = config.replace(bootstrap={"convention": "colour_to_slot", "slots": (0, 1, 2, 3, 4), "bonus": 1.0})
+    with pytest.raises(ValueError, match=r"differ outside \[bootstrap\] slots: .*their games are one batch"):  # one bonus per batch
+        train_seeds({0: taught, 1: taught.replace(bootstrap={"bonus": 2.0})}, tmp_path / "pool", **QUIET)
     with pytest.raises(TypeError, match="seed must be a Python int"):
         train_seeds({"0": config}, tmp_path / "pool", **QUIET)  # type: ignore[dict-item]
     assert not (tmp_path / "pool").exists()

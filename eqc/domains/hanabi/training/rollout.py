@@ -245,22 +245,26 @@ class RolloutLearner(Learner):
         """``epochs`` passes of ``minibatches`` minibatches over the last rollout (``decisions``: the learner's own
         ``[T, B]`` tensors, selected with the recorded ones): random decisions (feed-forward) or random games
         replayed from the rollout's start (recurrent)."""
-        T, B = self.rollout_steps, self.num_envs
         r = self.rollout
         flat = tuple(x.flatten(0, 1) for x in (r.obs, r.legal, r.action, *decisions))
         for _ in range(self.epochs):
             if not self.recurrent:
-                order = torch.randperm(T * B, generator=self.learn_generator, device=self.device)
-                for idx in order.chunk(self.num_minibatches):
+                for idx in self.minibatch_rows():
                     obs, legal, action, *own = (x[idx] for x in flat)
                     scores, value, _ = self.heads(obs, legal)
                     yield Minibatch(scores, value, legal, action, tuple(own))
             else:
-                order = torch.randperm(B, generator=self.learn_generator, device=self.device)
+                order = torch.randperm(self.num_envs, generator=self.learn_generator, device=self.device)
                 for games in order.chunk(self.num_minibatches):
                     scores, value = self.replay(games)
                     yield Minibatch(scores, value, r.acting_legal[:, games], r.action[:, games],
                                     tuple(x[:, games] for x in decisions))
+
+    def minibatch_rows(self) -> tuple[torch.Tensor, ...]:
+        """One pass's minibatches of a feed-forward rollout: its ``T * B`` decisions (flattened step-major) in a random
+        order on the learning generator, split into ``minibatches`` sets of rows."""
+        order = torch.randperm(self.rollout_steps * self.num_envs, generator=self.learn_generator, device=self.device)
+        return order.chunk(self.num_minibatches)
 
     def replay(self, games: torch.Tensor, start_state: LSTMState | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """The acting players' scores ``[T, b, A]`` and values ``[T, b]`` (or None) of ``games`` ``[b]`` over the last

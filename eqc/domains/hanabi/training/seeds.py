@@ -163,7 +163,7 @@ class StackedSeeds:
         flat = [tuple(x[:, rows].flatten(0, 1) for x in (rollout.obs, rollout.legal, rollout.action, returns)) for rows in blocks]
         losses = []
         for _ in range(first.epochs):
-            orders = [torch.randperm(T * B, generator=x.learn_generator, device=x.device).chunk(x.num_minibatches) for x in learners]
+            orders = [x.minibatch_rows() for x in learners]
             for j in range(first.num_minibatches):
                 batch = [tuple(b[order[j]] for b in own) for own, order in zip(flat, orders, strict=True)]
                 losses.append(self.learn(*(torch.stack(parts) for parts in zip(*batch, strict=True))))

@@ -45,7 +45,9 @@ __all__ = ["add_hanabi_parser"]
 def _train(args: argparse.Namespace) -> int:
     from eqc.domains.hanabi.agent.files import CheckpointError
     from eqc.domains.hanabi.config.schema import ConfigError
-    from eqc.domains.hanabi.training.run import RunDirectoryError, SegmentTooShort, TrainingDiverged, train
+    from eqc.domains.hanabi.training.driver import RunDirectoryError, TrainingDiverged
+    from eqc.domains.hanabi.training.run import train
+    from eqc.domains.hanabi.training.warmup import SegmentTooShort
 
     config = load_config_flags(args, {"run.threads": args.threads, "network.precision": args.precision})
     flags.check_compile(config.run.compile, args.device)
@@ -77,7 +79,7 @@ def _train_seeds(args: argparse.Namespace, config: TrainConfig) -> int:
     where the config cannot be batched."""
     from eqc.domains.hanabi.agent.files import CheckpointError
     from eqc.domains.hanabi.config.schema import ConfigError
-    from eqc.domains.hanabi.training.run import RunDirectoryError, TrainingDiverged
+    from eqc.domains.hanabi.training.driver import RunDirectoryError, TrainingDiverged
     from eqc.domains.hanabi.training.seeds import check_stackable
     from eqc.domains.hanabi.training.seeds_run import check_seed_count, train_seeds
 

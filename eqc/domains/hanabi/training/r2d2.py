@@ -34,7 +34,7 @@ a resumed run deals new games and refills it with ``warmup_episodes`` new episod
 Until the replay is warm the learner is not :attr:`~R2D2Learner.learning` and logs no loss (its
 ``replay_episodes`` shows the warm-up's progress in ``metrics.csv``); a run evaluated or stopped there keeps its
 rows and checkpoint, and a resumed run whose ``max_minutes`` cannot get past the warm-up is refused
-(:func:`~eqc.domains.hanabi.training.run.check_segment`).
+(:func:`~eqc.domains.hanabi.training.warmup.check_segment`).
 
 The algorithm ``r2d2`` (:data:`R2D2`): its section ``[r2d2]`` (:class:`R2D2Config`), that section's rules and
 :class:`R2D2Learner`.

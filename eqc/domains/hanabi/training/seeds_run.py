@@ -13,7 +13,7 @@ this function leaves them); a seed trained on its own to another point is refuse
 as ``train`` locks it. A seed whose loss or weights diverge stops the pool (``TrainingDiverged`` naming it and what is on
 disk: the seeds are checked before every checkpoint and written together, so each keeps its last checkpoint, at one move
 count, or none was written yet). The seeds' checkpoints are written as one unit (:data:`COMMIT_FILE`): a kill while they
-are written leaves every seed at one move count. Each seed's ``metrics.csv`` has ``train``'s columns (:func:`~.run.metrics_columns`).
+are written leaves every seed at one move count. Each seed's ``metrics.csv`` has ``train``'s columns (:func:`~.driver.metrics_columns`).
 """
 
 from __future__ import annotations
@@ -31,10 +31,11 @@ from eqc._checks import check_device, check_float, check_int
 from eqc._compile import check_compilable
 from eqc.domains.hanabi.agent.files import CHECKPOINT_NAME, POLICY_JSON, load_checkpoint
 from eqc.domains.hanabi.agent.precision import Precision
-from eqc.domains.hanabi.training import run as single  # train's own steps: each seed's directory is written as train writes it
+from eqc.domains.hanabi.training import driver  # train's own loop: each seed's directory is written as train writes it
 from eqc.domains.hanabi.training.config import TrainConfig
+from eqc.domains.hanabi.training.driver import RunDirectoryError, RunSummary
 from eqc.domains.hanabi.training.pool import seed_dir, write_pool_record
-from eqc.domains.hanabi.training.run import RunDirectoryError, RunSummary
+from eqc.domains.hanabi.training.run import locked_run_dir
 from eqc.domains.hanabi.training.seeds import StackedSeeds, check_stackable
 from eqc.io import write_json_atomic
 
@@ -78,7 +79,7 @@ def _check(configs: Mapping[int, TrainConfig], out: str | Path) -> tuple[list[in
             raise ValueError(f"configs of seeds {seeds[0]} and {seed} differ outside [bootstrap] slots: seeds trained in one "
                              "process share every other key (their games are one batch)")
     if first.run.tensorboard:
-        single.tensorboard_writer_class()  # a missing package is refused before anything is written
+        driver.tensorboard_writer_class()  # a missing package is refused before anything is written
     if not isinstance(out, (str, Path)) or not str(out).strip():
         raise RunDirectoryError(f"out must name a pool directory, got {out!r}")
     out = Path(out)
@@ -113,7 +114,7 @@ def train_seeds(
 ) -> dict[int, RunSummary]:
     """Train (or resume) every seed of ``configs`` (seed -> config, e.g. ``{s: config for s in range(8)}``; the configs
     may differ in ``[bootstrap] slots`` only) in one process into ``out/seed_<n>/``; see the module docstring. Returns each
-    seed's :class:`~.run.RunSummary`. ``max_minutes`` bounds this call (the pool resumes later where it stopped)."""
+    seed's :class:`~.driver.RunSummary`. ``max_minutes`` bounds this call (the pool resumes later where it stopped)."""
     seeds, out = _check(configs, out)
     device = check_device(device)
     if any(config.run.compile for config in configs.values()):
@@ -125,7 +126,7 @@ def train_seeds(
     try:
         with ExitStack() as stack:
             for seed in seeds:
-                stack.enter_context(single.locked_run_dir(seed_dir(out, seed)))
+                stack.enter_context(locked_run_dir(seed_dir(out, seed)))
             summaries = _train_locked(configs, seeds, out, device, max_minutes, progress, log)
     except ValueError:
         if fresh and not any(out.iterdir()):
@@ -143,7 +144,7 @@ NEXT_CHECKPOINT = "checkpoint.next.pt"
 COMMIT_FILE = "checkpoints.commit.json"
 
 
-def _save_together(out: Path, runs: list[single.OpenRun], states: list[dict[str, Any]]) -> None:
+def _save_together(out: Path, runs: list[driver.OpenRun], states: list[dict[str, Any]]) -> None:
     """Write every seed's checkpoint of ``states`` as one unit (:data:`NEXT_CHECKPOINT`)."""
     for run, state in zip(runs, states, strict=True):
         run.save(state, NEXT_CHECKPOINT)
@@ -191,9 +192,9 @@ def _start(configs: Mapping[int, TrainConfig], seeds: list[int], out: Path, devi
         raise RunDirectoryError(f"the seeds' checkpoints in {str(out)!r} stand at different moves ({moves}): seeds trained in one "
                                 "process resume together from one move count")
     if not held:  # resolved once: a timed "auto" could otherwise pick different precisions for different seeds
-        precision = single.run_precision(configs[seeds[0]], None, device)
+        precision = driver.run_precision(configs[seeds[0]], None, device)
         return checkpoints, dict.fromkeys(seeds, precision)
-    precisions = {s: single.run_precision(configs[s], checkpoints[s], device) for s in seeds}
+    precisions = {s: driver.run_precision(configs[s], checkpoints[s], device) for s in seeds}
     if len({p.used for p in precisions.values()}) > 1:
         raise RunDirectoryError(f"the seeds in {str(out)!r} trained in different precisions "
                                 f"({ {s: p.used for s, p in precisions.items()} }): they cannot be batched")
@@ -203,12 +204,12 @@ def _start(configs: Mapping[int, TrainConfig], seeds: list[int], out: Path, devi
 def _train_locked(configs: Mapping[int, TrainConfig], seeds: list[int], out: Path, device: torch.device, max_minutes: float | None,
                   progress: bool, log: Callable[[str], None]) -> dict[int, RunSummary]:
     """``train_seeds`` once every seed's directory is locked: the seeds' runs opened as ``train`` opens one
-    (:func:`~.run.open_runs`) and driven by ``train``'s loop (:func:`~.run.drive`), one batched iteration for all."""
+    (:func:`~.driver.open_runs`) and driven by ``train``'s loop (:func:`~.driver.drive`), one batched iteration for all."""
     torch.set_num_threads(configs[seeds[0]].run.threads)
     checkpoints, precisions = _start(configs, seeds, out, device, log)
     first = precisions[seeds[0]]
     log(f"{len(seeds)} seeds in one process on {device}, precision {first.used}: {first.reason}")
-    runs = single.open_runs({s: configs[s] for s in seeds}, {s: seed_dir(out, s) for s in seeds}, checkpoints, precisions, device,
+    runs = driver.open_runs({s: configs[s] for s in seeds}, {s: seed_dir(out, s) for s in seeds}, checkpoints, precisions, device,
                             max_minutes, progress, log)
     stacked = StackedSeeds([run.learner for run in runs])  # type: ignore[misc]  # check_stackable: PQNLearners
-    return single.drive(runs, stacked, functools.partial(_save_together, out), device)
+    return driver.drive(runs, stacked, functools.partial(_save_together, out), device)

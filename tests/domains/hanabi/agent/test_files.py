@@ -30,7 +30,8 @@ from eqc.domains.hanabi.config.upgrade import MOVED_KEYS
 from eqc.domains.hanabi.play.hle import common_decks
 from eqc.domains.hanabi.play.self_play import greedy_games
 from eqc.domains.hanabi.rules import HanabiRules
-from eqc.domains.hanabi.training.run import RunDirectoryError, train
+from eqc.domains.hanabi.training.driver import RunDirectoryError
+from eqc.domains.hanabi.training.run import train
 
 CPU = torch.device("cpu")
 ROOT = Path(__file__).resolve().parents[4]

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from eqc.domains.hanabi.agent.files import load_checkpoint, save_checkpoint
-from eqc.domains.hanabi.training import run as run_module
+from eqc.domains.hanabi.training import driver
 from eqc.domains.hanabi.training.config import TrainConfig
 from eqc.domains.hanabi.training.learner import LearnerSetup
 from eqc.domains.hanabi.training.resume import games_state, restore_games
@@ -76,7 +76,7 @@ class Interrupted(Exception):
 
 def _interrupt_after(monkeypatch: pytest.MonkeyPatch, iterations: int) -> None:
     """The next run's learner raises :class:`Interrupted` on iteration ``iterations + 1``."""
-    make = run_module.make_learner
+    make = driver.make_learner
 
     def counting(config: TrainConfig, seed: int, device: torch.device):
         learner = make(config, seed, device)
@@ -91,7 +91,7 @@ def _interrupt_after(monkeypatch: pytest.MonkeyPatch, iterations: int) -> None:
         learner.iteration = iteration  # type: ignore[method-assign]
         return learner
 
-    monkeypatch.setattr(run_module, "make_learner", counting)
+    monkeypatch.setattr(driver, "make_learner", counting)
 
 
 @pytest.mark.parametrize("name", list(LEARNERS))

@@ -25,8 +25,9 @@ from eqc.domains.hanabi.config.schema import ConfigError
 from eqc.domains.hanabi.play.self_play import precision_difference
 from eqc.domains.hanabi.symmetry import colour_group, colour_symmetry
 from eqc.domains.hanabi.training.config import TrainConfig
+from eqc.domains.hanabi.training.driver import RunDirectoryError
 from eqc.domains.hanabi.training.learners import make_learner
-from eqc.domains.hanabi.training.run import RunDirectoryError, train
+from eqc.domains.hanabi.training.run import train
 
 CPU = torch.device("cpu")
 AVX2 = frozenset({"avx", "avx2", "fma"})
@@ -258,7 +259,7 @@ def test_where_the_flags_do_not_tell_a_run_measures_once_and_keeps_the_decision(
                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """avx512_bf16 without AMX: the run times its own training step when it starts, records why, and resumes without
     measuring again (a measurement on a resumed machine could answer otherwise)."""
-    from eqc.domains.hanabi.training import run as run_module
+    from eqc.domains.hanabi.training import driver
 
     cpu(frozenset({"avx2", "avx512f", "avx512_bf16"}))
     timed: list[TrainConfig] = []
@@ -267,7 +268,7 @@ def test_where_the_flags_do_not_tell_a_run_measures_once_and_keeps_the_decision(
         timed.append(config)
         return 36.3, 24.1
 
-    monkeypatch.setattr(run_module, "training_step_ms", measure)
+    monkeypatch.setattr(driver, "training_step_ms", measure)
     lines: list[str] = []
     config = tiny_config(network={"precision": "auto"})
     train(config, tmp_path, seed=0, progress=False, log=lines.append)

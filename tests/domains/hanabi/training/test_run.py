@@ -14,7 +14,9 @@ import pytest
 import torch
 
 from eqc.domains.hanabi.agent.files import load_checkpoint
-from eqc.domains.hanabi.training.run import METRICS, RunDirectoryError, TrainingDiverged, train
+from eqc.domains.hanabi.training.driver import RunDirectoryError, TrainingDiverged
+from eqc.domains.hanabi.training.run import train
+from eqc.domains.hanabi.training.run_log import METRICS
 
 
 def _rows(out: Path) -> list[dict[str, str]]:

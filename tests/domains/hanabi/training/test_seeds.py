@@ -28,9 +28,10 @@ from eqc.domains.hanabi.agent.files import export_policy, load_checkpoint
 from eqc.domains.hanabi.config.schema import ConfigError
 from eqc.domains.hanabi.training import run_log
 from eqc.domains.hanabi.training.config import TrainConfig
+from eqc.domains.hanabi.training.driver import RunDirectoryError
 from eqc.domains.hanabi.training.learners import make_learner
 from eqc.domains.hanabi.training.pqn import PQN, td_loss
-from eqc.domains.hanabi.training.run import RunDirectoryError, train
+from eqc.domains.hanabi.training.run import train
 from eqc.domains.hanabi.training.seeds import StackedSeeds
 from eqc.domains.hanabi.training.seeds_run import train_seeds
 
@@ -210,8 +211,7 @@ def test_a_kill_while_the_seeds_are_saved_leaves_them_at_one_move_count(tmp_path
                                                                         monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
     """The seeds' checkpoints are one unit: a stop between two seeds' writes is finished (the set was marked complete) or
     undone (it was not) when the pool next starts, and every seed resumes from one move count."""
-    from eqc.domains.hanabi.training import run as single
-    from eqc.domains.hanabi.training import seeds_run
+    from eqc.domains.hanabi.training import driver, seeds_run
 
     config = tiny_config(**SMALL)
     pool = tmp_path / "pool"
@@ -229,7 +229,7 @@ def test_a_kill_while_the_seeds_are_saved_leaves_them_at_one_move_count(tmp_path
 
         monkeypatch.setattr(seeds_run.os, "replace", replace)
     else:  # killed after the first seed's new checkpoint, before the second's
-        real_save = single.save_run
+        real_save = driver.save_run
 
         def save_run(*args: Any, **kwargs: Any) -> None:
             calls.append(args)
@@ -237,7 +237,7 @@ def test_a_kill_while_the_seeds_are_saved_leaves_them_at_one_move_count(tmp_path
                 raise KeyboardInterrupt
             real_save(*args, **kwargs)
 
-        monkeypatch.setattr(single, "save_run", save_run)
+        monkeypatch.setattr(driver, "save_run", save_run)
     longer = dict.fromkeys((0, 1), config.replace(run={"total_moves": 2048}))
     with pytest.raises(KeyboardInterrupt):
         train_seeds(longer, pool, **QUIET)

@@ -16,10 +16,12 @@ import torch
 from eqc.cli import main
 from eqc.domains.hanabi.agent.files import load_checkpoint, save_checkpoint
 from eqc.domains.hanabi.training.config import TrainConfig
+from eqc.domains.hanabi.training.driver import RunClock, TrainingDiverged
 from eqc.domains.hanabi.training.r2d2 import R2D2Learner
-from eqc.domains.hanabi.training.run import METRICS, RunClock, SegmentTooShort, TrainingDiverged, train
-from eqc.domains.hanabi.training.run_log import RunLog
+from eqc.domains.hanabi.training.run import train
+from eqc.domains.hanabi.training.run_log import METRICS, RunLog
 from eqc.domains.hanabi.training.seeds_run import train_seeds
+from eqc.domains.hanabi.training.warmup import SegmentTooShort
 
 
 def r2d2_config(**run: object) -> TrainConfig:

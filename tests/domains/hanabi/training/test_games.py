@@ -99,6 +99,7 @@ def test_joined_games_play_each_seeds_games_bit_for_bit(tiny_config) -> None:
     alone = [seed_games(seed, s) for seed, s in slots.items()]
     joined = TrainingGames.joined([seed_games(seed, s) for seed, s in slots.items()])
     assert joined.blocks == 2 and joined.num_envs == 16
+    assert vars(joined).keys() == vars(alone[0]).keys()  # joined sets every attribute the constructor sets
     buffers = [(g.env.observations(), g.env.legal_move_mask()) for g in (*alone, joined)]
     moves = torch.Generator().manual_seed(0)
     for _ in range(200):

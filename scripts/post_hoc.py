@@ -17,13 +17,13 @@ Nothing is played: both read the matrices the JSON files keep.
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 from collections import Counter
 from pathlib import Path
 
 from eqc.domains.hanabi.reproduce.post_hoc import leave_one_out, leave_one_out_markdown, xp_by_code
 from eqc.domains.hanabi.reproduce.record import TableRecord, read_table
+from eqc.domains.hanabi.reproduce.reports import ConventionReport, read_conventions
 from eqc.io import json_safe, write_json_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,15 +42,15 @@ CODES = (
     "the test-time symmetrized and rank-averaged cells are left out.")
 
 
-def _codes_section(table: TableRecord, conventions: dict) -> tuple[list[str], dict]:
+def _codes_section(table: TableRecord, conventions: ConventionReport) -> tuple[list[str], dict]:
     lines = ["| cell | codes (agents) | XP, same code (ordered pairs) | XP, different codes (ordered pairs) | cell XP |",
              "|---|---|---:|---:|---:|"]
     record = {}
     for label, cell in table.cells.items():
-        maps = conventions["agents"].get(cell.pool)
+        maps = conventions.agents.get(cell.pool)
         if cell.symmetrize is not None or not maps:  # the plain cells of pools with hint maps
             continue
-        codes = [tuple(maps[key]["colour_hint_slot"]) for key in cell.matching or ()]
+        codes = [maps[key].colour_hint_slot for key in cell.matching or ()]
         split = xp_by_code(cell.matrix, codes)
         counts = ", ".join(f"{list(code)} x{n}" for code, n in Counter(codes).most_common())
         lines.append(f"| {label} | {counts} | {split['same']['xp']:.2f} ({split['same']['pairs']}) | "
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path("results/touched/post_hoc"), help="writes OUT.md and OUT.json")
     args = parser.parse_args(argv)
     table = read_table(ROOT / args.table)
-    conventions = json.loads((ROOT / args.conventions).read_text())
+    conventions = read_conventions(ROOT / args.conventions)
     primary = [name for name, test in table.tests.items() if test.role == "primary"]
     dropped = leave_one_out(table, primary)
     labels = {name: f"P{k + 1}: {name}" for k, name in enumerate(primary)}

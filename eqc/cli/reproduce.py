@@ -5,7 +5,8 @@
 - ``eqc hanabi reproduce TABLE --scale SCALE --out DIR [--retrain]`` (the tables and scales of
   ``eqc.domains.hanabi.reproduce.specs.SCALES``): read the shipped agents or train the table's pools, cross-play them,
   write ``DIR/<table>.md`` and ``.json`` (see ``eqc.domains.hanabi.reproduce``); ``conventions``, ``entropy`` and
-  ``codes``: the reports of ``eqc.domains.hanabi.reproduce.conventions``, ``.entropy`` and ``.codes``. The arguments'
+  ``codes``: the reports of ``eqc.domains.hanabi.reproduce.conventions``, ``.entropy`` and ``.codes`` (``conventions
+  --reuse``: the report's gap shares again from the tables in ``DIR``, nothing played). The arguments'
   rules are the library's: its :class:`~eqc.domains.hanabi.reproduce.specs.ReproduceError` becomes a usage error.
 """
 
@@ -84,7 +85,7 @@ def _check_pool_device(args: argparse.Namespace, address: str | None, use_ray: b
 
 #: The flag of each argument a :class:`~eqc.domains.hanabi.reproduce.specs.ReproduceError` names.
 FLAGS = {"table": "table", "scale": "--scale", "agents": "--agents", "retrain": "--retrain", "obl": "--obl", "overrides": "--set",
-         "out": "--out"}
+         "out": "--out", "reuse": "--reuse"}
 
 
 def _usage(exc: ReproduceError) -> flags.FlagError:
@@ -94,24 +95,31 @@ def _usage(exc: ReproduceError) -> flags.FlagError:
 
 def _conventions(args: argparse.Namespace) -> int:
     """``eqc hanabi reproduce conventions --scale induced|colour|touched``: what explains cross-play (hint maps, best-aligned
-    cross-play, the symmetrization ceiling, shared-factor cross-play)."""
-    from eqc.domains.hanabi.reproduce.conventions import convention_pools, reproduce_conventions
+    cross-play, the symmetrization ceiling, shared-factor cross-play); with ``--reuse``, the report in ``--out`` with its
+    gap shares computed again from the tables there (nothing played)."""
+    from eqc.domains.hanabi.reproduce.conventions import convention_pools, refresh_conventions, reproduce_conventions
 
-    _check_report_flags(args, "conventions")
+    _check_report_flags(args, "conventions", reuse=True)
     try:
-        convention_pools(args.scale, args.agents)
+        if args.reuse:
+            if args.agents is not None:
+                raise flags.FlagError("--agents", "does not apply with --reuse (nothing is played)")
+            refresh_conventions(args.scale, args.out)
+        else:
+            convention_pools(args.scale, args.agents)
+            flags.prepare_output_dir(args.out)
+            reproduce_conventions(args.scale, args.out, agents=args.agents, device=args.device, precision=args.precision,
+                                  command=args.command_line)
     except ReproduceError as exc:
         raise _usage(exc) from None
-    flags.prepare_output_dir(args.out)
-    reproduce_conventions(args.scale, args.out, agents=args.agents, device=args.device, precision=args.precision,
-                          command=args.command_line)
     print((args.out / "conventions.md").read_text())
     return 0
 
 
-def _check_report_flags(args: argparse.Namespace, report: str) -> None:
-    """A report reads shipped agents (or ``--agents``): the flags that train or reuse tables do not apply to it."""
-    for flag, given in (("--retrain", args.retrain), ("--obl", args.obl), ("--set", args.overrides), ("--reuse", args.reuse)):
+def _check_report_flags(args: argparse.Namespace, report: str, *, reuse: bool = False) -> None:
+    """A report reads shipped agents (or ``--agents``): the flags that train tables do not apply to it, nor ``--reuse``
+    unless the report can be refreshed (``reuse``)."""
+    for flag, given in (("--retrain", args.retrain), ("--obl", args.obl), ("--set", args.overrides), ("--reuse", args.reuse and not reuse)):
         if given:
             raise flags.FlagError(flag, f"does not apply to {report} (it reads the shipped agents or --agents)")
 
@@ -262,7 +270,8 @@ def add_reproduce_parsers(sub: argparse._SubParsersAction) -> None:
     reproduce.add_argument("--reuse", action="store_true",
                            help="take cells and relabelled self-play already in OUT for the same agent files, games and decks "
                            "(hashed) instead of playing them again; only results of this eqc version. A saved result that was "
-                           "edited (its seal no longer matches) or holds impossible numbers is refused")
+                           "edited (its seal no longer matches) or holds impossible numbers is refused. With conventions: keep the report "
+                           "in OUT and compute its cells' shares of the alignable gap again from the tables now in OUT (nothing played)")
     add_set_flag(reproduce)
     _add_ray_flags(reproduce)
     flags.add_threads_flag(reproduce, trains=True)

@@ -33,7 +33,7 @@ def test_alignment_undoes_a_colour_relabelling() -> None:
     assert int(result.element[0, 1]) in (undo, int(s3.compose_indices(undo, swap)))
     assert int(result.element[0, 1]) == int(result.element[1, 0])
     assert result.mean("aligned") > 7 and result.mean("plain") < 4
-    assert math.isnan(result.plain[0, 0]) and result.as_dict()["held_out_games"] == 64
+    assert math.isnan(result.plain[0, 0]) and result.games == 128
 
 
 def test_arguments_are_checked() -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,10 @@ import torch
 from eqc.domains.hanabi.reproduce.comparisons import ALPHA, MONTE_CARLO_SEED
 from eqc.domains.hanabi.reproduce.loaded import LoadedPolicies
 from eqc.domains.hanabi.reproduce.post_hoc import xp_by_code
-from eqc.domains.hanabi.reproduce.record import RecordError, TableRecord, read_table
+from eqc.domains.hanabi.reproduce.record import TableRecord, read_table
+from eqc.domains.hanabi.reproduce.render import format_number
+from eqc.domains.hanabi.reproduce.reports import CellCodes, CodeReport, CodeTest, XPByCode
+from eqc.domains.hanabi.reproduce.schema import RecordError
 from eqc.domains.hanabi.reproduce.specs import SCALES, ReproduceError, table_spec
 from eqc.domains.hanabi.xp import PoolError
 from eqc.domains.hanabi.xp.codes import agent_codes, same_code_matrix
@@ -54,27 +58,23 @@ def _rate(codes: list[Any]) -> float:
 
 
 def code_report(table: TableRecord, runs: dict[str, list[Path]], loaded: LoadedPolicies, *, games: int = CODE_GAMES,
-                log: Callable[[str], None] = print) -> dict[str, Any]:
-    """The report of the module docstring for the rendered ``table`` (its JSON, as ``reproduce`` wrote it) whose pools
-    are ``runs`` (pool -> agent directories, in the table's order), each loaded through ``loaded``."""
+                log: Callable[[str], None] = print) -> CodeReport:
+    """The report of the module docstring for the rendered ``table`` whose pools are ``runs`` (pool -> agent directories,
+    in the table's order), each loaded through ``loaded``."""
     spec = table_spec(table.table, table.scale)
     by_label = {c.label: c for c in spec.cells}
-    cells: dict[str, dict[str, Any]] = {}
+    cells: dict[str, CellCodes] = {}
     slot_codes: dict[str, list[int]] = {}
     for label, cell in table.cells.items():
         form = by_label[label]
         log(f"codes: {label} ({cell.agents} agents)")
-        measured = [agent_codes(policy, games=games) for policy in loaded.of(form, runs[form.pool])]
+        measured = tuple(agent_codes(policy, games=games) for policy in loaded.of(form, runs[form.pool]))
         slots, ranks = [c.slot_code for c in measured], [c.rank_hint_code for c in measured]
         slot_codes[label] = slots
-        cells[label] = {
-            "agents": list(cell.matching or (str(k) for k in range(cell.agents))),
-            "codes": [c.as_dict() for c in measured],
-            "slot_code_counts": {str(code): n for code, n in Counter(slots).most_common()},
-            "same_slot_code_rate": _rate(slots), "same_rank_hint_code_rate": _rate(ranks),
-            "same_both_codes_rate": _rate(list(zip(slots, ranks, strict=True))),
-            "xp_by_slot_code": xp_by_code(cell.matrix, slots), "xp": cell.xp_mean,
-        }
+        cells[label] = CellCodes(
+            tuple(cell.matching or (str(k) for k in range(cell.agents))), measured,
+            {str(code): n for code, n in Counter(slots).most_common()}, _rate(slots), _rate(ranks),
+            _rate(list(zip(slots, ranks, strict=True))), XPByCode.from_json(xp_by_code(cell.matrix, slots)), cell.xp_mean)
     tests = {}
     for test in table.tests.values():
         first, second = test.cells
@@ -82,21 +82,15 @@ def code_report(table: TableRecord, runs: dict[str, list[Path]], loaded: LoadedP
         same = same_code_matrix(slot_codes[first] + slot_codes[second])
         result = compare_pools(same, list(saved.a), list(saved.b), paired=test.kind != "unpaired", alternative="two-sided",
                                generator=MONTE_CARLO_SEED)
-        tests[f"{first} vs {second}"] = {"cells": [first, second], "kind": test.kind, **result.as_dict(),
-                                         "verdict": verdict(result.difference, result.p_value, "two-sided", ALPHA,
-                                                            interval=result.interval)}
-    return {"table": table.table, "scale": table.scale, "games": games, "cells": cells, "tests": tests,
-            "not_run_tests": {name: t.to_json() for name, t in table.not_run_tests.items()}}
+        tests[f"{first} vs {second}"] = CodeTest((first, second), test.kind, result,
+                                                 verdict(result.difference, result.p_value, "two-sided", ALPHA, interval=result.interval))
+    return CodeReport(table.table, table.scale, games, cells, tests, dict(table.not_run_tests), None)
 
 
-def _number(value: float) -> str:
-    return "n/a" if value != value else f"{value:.2f}"  # NaN
-
-
-def render_codes(report: dict[str, Any]) -> str:
+def render_codes(report: CodeReport) -> str:
     """The report as Markdown."""
-    lines = [f"# The code lottery: {report['table']} at scale `{report['scale']}`", "",
-             f"Codes from {report['games']} greedy self-play games per agent, in its cell's form. Slot code: the slot played "
+    lines = [f"# The code lottery: {report.table} at scale `{report.scale}`", "",
+             f"Codes from {report.games} greedy self-play games per agent, in its cell's form. Slot code: the slot played "
              "most often right after a colour hint (-1: never). Rank-hint code: per rank, the slot played most often right "
              "after that rank's hint. A same-code rate is the share of a cell's ordered pairs of distinct agents whose codes "
              "are equal. Cross-play by slot code reads the table's own per-pair matrix.", "",
@@ -104,26 +98,27 @@ def render_codes(report: dict[str, Any]) -> str:
              "| cell | agents | slot codes (agents) | same slot code | same rank-hint code | same both | XP same slot code "
              "(pairs) | XP different slot code (pairs) | cell XP |",
              "|---|---|---|---|---|---|---|---|---|"]
-    for label, c in report["cells"].items():
-        counts = ", ".join(f"{code} x{n}" for code, n in c["slot_code_counts"].items())
-        same, different = c["xp_by_slot_code"]["same"], c["xp_by_slot_code"]["different"]
-        lines.append(f"| {label} | {len(c['codes'])} | {counts} | {_number(c['same_slot_code_rate'])} | "
-                     f"{_number(c['same_rank_hint_code_rate'])} | {_number(c['same_both_codes_rate'])} | "
-                     f"{_number(same['xp'])} ({same['pairs']}) | {_number(different['xp'])} ({different['pairs']}) | "
-                     f"{c['xp']:.2f} |")
+    for label, c in report.cells.items():
+        counts = ", ".join(f"{code} x{n}" for code, n in c.slot_code_counts.items())
+        same, different = c.xp_by_slot_code.same, c.xp_by_slot_code.different
+        lines.append(f"| {label} | {len(c.codes)} | {counts} | {format_number(c.same_slot_code_rate)} | "
+                     f"{format_number(c.same_rank_hint_code_rate)} | {format_number(c.same_both_codes_rate)} | "
+                     f"{format_number(same.xp)} ({same.pairs}) | {format_number(different.xp)} ({different.pairs}) | "
+                     f"{c.xp:.2f} |")
     lines += ["", "## Same slot code rate between cells (exploratory: two-sided, unadjusted)", "",
               "Each of the table's tests, run again on the same-code matrix over both cells' agents (1 where two agents' "
               "slot codes are equal), the same kind of test as the table's (matched sets swapped, or forms of one agent).", "",
               "| test | kind | difference | 95% interval | p | verdict |", "|---|---|---|---|---|---|"]
-    for name, t in report["tests"].items():
-        low, high = t["interval"]
-        lines.append(f"| {name} | {t['kind']} | {t['difference']:+.3f} | [{_number(low)}, {_number(high)}] | "
-                     f"{t['p_value']:.4f} | *{t['verdict']}* |")
-    if report["not_run_tests"]:
+    for name, test in report.tests.items():
+        t = test.comparison
+        low, high = t.interval
+        lines.append(f"| {name} | {test.kind} | {t.difference:+.3f} | [{format_number(low)}, {format_number(high)}] | "
+                     f"{t.p_value:.4f} | *{test.verdict}* |")
+    if report.not_run_tests:
         lines += ["", "Not run (a cell's pool was not trained): " + "; ".join(
-            f"{name} ({t['reason']})" for name, t in report["not_run_tests"].items()) + "."]
-    if report.get("command"):
-        lines += ["", f"Produced by `{report['command']}`."]
+            f"{name} ({t.reason})" for name, t in report.not_run_tests.items()) + "."]
+    if report.command:
+        lines += ["", f"Produced by `{report.command}`."]
     return "\n".join(lines) + "\n"
 
 
@@ -152,15 +147,15 @@ def code_sources(scale: str, out: str | Path, agents: str | Path | None = None) 
 
 
 def reproduce_codes(scale: str, out: str | Path, *, agents: str | Path | None = None, device: str = "cpu", precision: str = "auto",
-                    games: int = CODE_GAMES, command: list[str] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
+                    games: int = CODE_GAMES, command: list[str] | None = None, log: Callable[[str], None] = print) -> CodeReport:
     """The report for ``out/table1.json`` (``eqc hanabi reproduce table1`` at ``scale`` into the same ``out``, first), read
     from the same agents (``agents``, default the shipped ones; a registered table's design is checked), written to
     ``out/codes.json`` and ``.md``. The arguments are checked first (:func:`code_sources`)."""
-    from eqc.io import json_safe, write_json_atomic, write_text_atomic
+    from eqc.io import write_json_atomic, write_text_atomic
 
     table, runs = code_sources(scale, out, agents)
     report = code_report(table, runs, LoadedPolicies(device, precision), games=games, log=log)
-    report["command"] = None if command is None else " ".join(command)
-    write_json_atomic(Path(out) / "codes.json", json_safe(report))
+    report = replace(report, command=None if command is None else " ".join(command))
+    write_json_atomic(Path(out) / "codes.json", report.to_json())
     write_text_atomic(Path(out) / "codes.md", render_codes(report))
     return report

@@ -27,7 +27,8 @@ import torch
 from scipy import stats
 
 from eqc.domains.hanabi.reproduce.between import union_matrix
-from eqc.domains.hanabi.reproduce.record import CellResult, NotRunTest, TableTest, UnionMatrices, matrix_rows
+from eqc.domains.hanabi.reproduce.record import CellResult, NotRunTest, TableTest, UnionMatrices
+from eqc.domains.hanabi.reproduce.schema import matrix_rows
 from eqc.domains.hanabi.reproduce.specs import Table
 from eqc.evaluation import PoolComparison, compare_pools, holm, verdict
 from eqc.evaluation.stats import Alternative

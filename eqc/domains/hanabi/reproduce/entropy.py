@@ -24,14 +24,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import torch
 
 from eqc._checks import check_int
 from eqc.domains.hanabi.agent.policy import TrainedPolicy, load_policy
 from eqc.domains.hanabi.agent.sampled import SampledAgent
+from eqc.domains.hanabi.reproduce.reports import EntropyAgent, EntropyPool, EntropyReport, SampledTest
+from eqc.domains.hanabi.reproduce.schema import matrix_rows
 from eqc.domains.hanabi.xp.equivariance import greedy_equivariance, sampled_equivariance
 from eqc.domains.hanabi.xp.play import cross_play_games
 from eqc.evaluation import compare_pools, pool_summary
@@ -58,9 +60,10 @@ def _within(matrix: torch.Tensor, rows: list[int]) -> torch.Tensor:
     return matrix[rows][:, rows]
 
 
-def entropy_report(runs: dict[str, list[Path]], *, games: int = 1000, device: str = "cpu", precision: str = "auto",
-                   equivariance_games: int = 200, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """The report of the module docstring for ``runs`` (pool name -> agent directories, every agent an IPPO agent)."""
+def entropy_report(scale: str, runs: dict[str, list[Path]], *, games: int = 1000, device: str = "cpu", precision: str = "auto",
+                   equivariance_games: int = 200, log: Callable[[str], None] = print) -> EntropyReport:
+    """The report of the module docstring for ``runs`` (pool name -> agent directories, every agent an IPPO agent) of
+    ``scale`` (a key of :data:`IPPO_POOLS`)."""
     names = [(pool, run) for pool, pool_runs in runs.items() for run in pool_runs]
     if len(names) < 2:
         raise ValueError(f"the pools hold {len(names)} agents; cross-play needs at least 2")
@@ -78,21 +81,17 @@ def entropy_report(runs: dict[str, list[Path]], *, games: int = 1000, device: st
         log(f"equivariance of {pool}/{run.name}")
         as_greedy = greedy_equivariance(policy, games=equivariance_games)
         as_sampled = sampled_equivariance(policy, games=equivariance_games)
-        agents.append({"pool": pool, "agent": run.name, "entropy_coef": policy.trained_with.get("ppo", {}).get("entropy_coef"),
-                       "self_play_greedy": float(greedy[k, k]), "self_play_sampled": float(sampled[k, k]),
-                       "greedy_disagreement": as_greedy.disagreement, "policy_distance": as_sampled.distance,
-                       "policy_entropy": as_sampled.entropy, "states": as_greedy.states})
-    pools = {pool: {"agents": len(r), "greedy_xp": pool_summary(_within(greedy, r)).as_dict(),
-                    "sampled_xp": pool_summary(_within(sampled, r)).as_dict()} for pool, r in rows.items()}
+        agents.append(EntropyAgent(pool, run.name, policy.trained_with.get("ppo", {}).get("entropy_coef", math.nan),
+                                   float(greedy[k, k]), float(sampled[k, k]), as_greedy.disagreement, as_sampled.distance,
+                                   as_sampled.entropy, as_greedy.states))
+    pools = {pool: EntropyPool(len(r), pool_summary(_within(greedy, r)), pool_summary(_within(sampled, r))) for pool, r in rows.items()}
     tests = {}
     for better, worse in ENTROPY_TESTS:
         if better in rows and worse in rows:
             result = compare_pools(sampled, rows[better], rows[worse], alternative="greater", generator=MONTE_CARLO_SEED)
-            tests[f"{better} > {worse}"] = {"pools": [better, worse], "role": "exploratory", "verdict": result.verdict(),
-                                            **result.as_dict()}
-    return {"games_per_pair": games, "equivariance_games": equivariance_games, "group": as_greedy.group, "agents": agents, "pools": pools,
-            "sampled_tests": tests, "greedy_matrix": greedy.tolist(), "sampled_matrix": sampled.tolist(),
-            "order": [f"{pool}/{run.name}" for pool, run in names]}
+            tests[f"{better} > {worse}"] = SampledTest((better, worse), "exploratory", result.verdict(), result)
+    return EntropyReport(scale, games, equivariance_games, as_greedy.group, tuple(agents), pools, tests, matrix_rows(greedy),
+                         matrix_rows(sampled), tuple(f"{pool}/{run.name}" for pool, run in names), None)
 
 
 def _check_ippo(names: list[tuple[str, Path]], policies: list[TrainedPolicy]) -> None:
@@ -155,54 +154,55 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else math.nan
 
 
-def render_entropy(report: dict[str, Any]) -> str:
+def render_entropy(report: EntropyReport) -> str:
     """``report`` (:func:`entropy_report`) as Markdown."""
-    lines = [f"# Entropy and equivariance: IPPO pools played greedily and as sampled (scale `{report['scale']}`)", "",
-             f"Mini-Hanabi; {report['games_per_pair']} games per ordered pair of agents, the same common decks for every pair, "
+    lines = [f"# Entropy and equivariance: IPPO pools played greedily and as sampled (scale `{report.scale}`)", "",
+             f"Mini-Hanabi; {report.games_per_pair} games per ordered pair of agents, the same common decks for every pair, "
              "greedy (argmax of the logits) and as sampled (moves drawn from their softmax). XP: the mean over ordered pairs of "
              "distinct agents of a pool, ± the jackknife standard error over its agents (the unit of evidence). Equivariance "
-             f"over {report['group']}, on the states of each agent's greedy self-play ({report['equivariance_games']} games): "
+             f"over {report.group}, on the states of each agent's greedy self-play ({report.equivariance_games} games): "
              "greedy disagreement (share of states where the agent in a relabelled world picks another move) and policy "
              "distance (total-variation distance of the move distributions; 0 = equivariant).", "",
              "| pool | entropy coef | agents | SP greedy | SP sampled | XP greedy | XP sampled | greedy disagreement | "
              "policy distance | policy entropy (nats) |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for pool, summary in report["pools"].items():
-        own = [a for a in report["agents"] if a["pool"] == pool]
-        g, s = summary["greedy_xp"], summary["sampled_xp"]
-        lines.append(f"| {pool} | {own[0]['entropy_coef']:g} | {summary['agents']} | {_mean([a['self_play_greedy'] for a in own]):.2f} | "
-                     f"{_mean([a['self_play_sampled'] for a in own]):.2f} | {g['mean']:.2f} ± {g['sem']:.2f} | "
-                     f"{s['mean']:.2f} ± {s['sem']:.2f} | {_mean([a['greedy_disagreement'] for a in own]):.3f} | "
-                     f"{_mean([a['policy_distance'] for a in own]):.3f} | {_mean([a['policy_entropy'] for a in own]):.3f} |")
+    for pool, summary in report.pools.items():
+        own = [a for a in report.agents if a.pool == pool]
+        g, s = summary.greedy_xp, summary.sampled_xp
+        lines.append(f"| {pool} | {own[0].entropy_coef:g} | {summary.agents} | {_mean([a.self_play_greedy for a in own]):.2f} | "
+                     f"{_mean([a.self_play_sampled for a in own]):.2f} | {g.mean:.2f} ± {g.sem:.2f} | "
+                     f"{s.mean:.2f} ± {s.sem:.2f} | {_mean([a.greedy_disagreement for a in own]):.3f} | "
+                     f"{_mean([a.policy_distance for a in own]):.3f} | {_mean([a.policy_entropy for a in own]):.3f} |")
     lines += ["", "Per agent:", "", "| agent | SP greedy | SP sampled | greedy disagreement | policy distance | policy entropy |",
               "|---|---:|---:|---:|---:|---:|"]
-    lines += [f"| {a['pool']}/{a['agent']} | {a['self_play_greedy']:.2f} | {a['self_play_sampled']:.2f} | {a['greedy_disagreement']:.3f} | "
-              f"{a['policy_distance']:.3f} | {a['policy_entropy']:.3f} |" for a in report["agents"]]
-    if report["sampled_tests"]:
+    lines += [f"| {a.pool}/{a.agent} | {a.self_play_greedy:.2f} | {a.self_play_sampled:.2f} | {a.greedy_disagreement:.3f} | "
+              f"{a.policy_distance:.3f} | {a.policy_entropy:.3f} |" for a in report.agents]
+    if report.sampled_tests:
         lines += ["", "Sampled cross-play between pools (exploratory, unadjusted; agents' pool labels permuted over the sampled "
-                  f"cross-play matrix of both pools, cross-pool pairs played). {GREEDY_TESTS[report['scale']]}", "",
+                  f"cross-play matrix of both pools, cross-pool pairs played). {GREEDY_TESTS[report.scale]}", "",
                   "| H1 | difference | 95% interval | p | smallest attainable p | verdict |", "|---|---:|---:|---:|---:|---|"]
-        for name, t in report["sampled_tests"].items():
-            lines.append(f"| XP sampled {name} | {t['difference']:+.2f} | [{t['interval'][0]:.2f}, {t['interval'][1]:.2f}] | "
-                         f"{t['p_value']:.3g} | {t['min_p']:.3g} | {t['verdict']} |")
-    if report.get("command"):
-        lines += ["", f"Command: `{report['command']}`"]
+        for name, test in report.sampled_tests.items():
+            t = test.comparison
+            lines.append(f"| XP sampled {name} | {t.difference:+.2f} | [{t.interval[0]:.2f}, {t.interval[1]:.2f}] | "
+                         f"{t.p_value:.3g} | {t.min_p:.3g} | {test.verdict} |")
+    if report.command:
+        lines += ["", f"Command: `{report.command}`"]
     return "\n".join(lines) + "\n"
 
 
 def reproduce_entropy(scale: str, out: str | Path, *, agents: str | Path | None = None, device: str = "cpu", precision: str = "auto",
-                      games: int | None = None, command: list[str] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
+                      games: int | None = None, command: list[str] | None = None, log: Callable[[str], None] = print) -> EntropyReport:
     """The report for the IPPO pools of ``scale`` ("entropy" or "colour"; its shipped agents, or ``agents``: a directory
     of pools), written to ``out/entropy.json`` and ``.md``; ``games`` per pair defaults to the scale's."""
     from eqc.domains.hanabi.reproduce.specs import SCALES
-    from eqc.io import json_safe, write_json_atomic, write_text_atomic
+    from eqc.io import write_json_atomic, write_text_atomic
 
     runs = ippo_pools(scale, agents)
     games = SCALES[scale].games if games is None else check_int(games, "games", low=1)
-    report = {"scale": scale, **entropy_report(runs, games=games, device=device, precision=precision, log=log)}
-    report["command"] = None if command is None else " ".join(command)
+    report = entropy_report(scale, runs, games=games, device=device, precision=precision, log=log)
+    report = replace(report, command=None if command is None else " ".join(command))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out / "entropy.json", json_safe(report))
+    write_json_atomic(out / "entropy.json", report.to_json())
     write_text_atomic(out / "entropy.md", render_entropy(report))
     return report

@@ -1,168 +1,27 @@
 """A reproduced table as typed values: :class:`TableRecord` and its parts, written as ``<table>.json`` and read back.
 
-``to_json()`` gives the JSON object a record is written as (NaN as null, tuples as lists, keys in the order below);
-``from_json(data)`` reads one back and raises :class:`RecordError` naming the key (``['cells']['OP']['xp_mean']``) and
-what is wrong with it for a malformed or foreign file: a key missing or unexpected, a value of the wrong type. A number
-that JSON writes as null is NaN (an SE over too few agents, the paper's missing bomb-out rates), except where a field
-says None: ``TableTest.adjusted_p`` (not primary), ``RelabelledAgent.greedy_disagreement`` (not measured).
+Records of :mod:`.schema`: ``to_json()`` writes the keys in the order below, ``from_json(data)`` refuses a malformed or
+foreign file with a :class:`~.schema.RecordError` naming the key. A number that JSON writes as null is NaN (an SE over
+too few agents, the paper's missing bomb-out rates), except where a field says None: ``TableTest.adjusted_p`` (not
+primary), ``RelabelledAgent.greedy_disagreement`` (not measured).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self, TypeVar
+from typing import Any
 
-import torch
-
+from eqc.domains.hanabi.reproduce.schema import Fields, Matrix, Record, comparison, read_float, read_int, read_record, read_str
 from eqc.evaluation import PoolComparison
-from eqc.io import json_safe, read_json
+from eqc.io import json_safe
 
-__all__ = ["CellResult", "NotRunTest", "PaperNumbers", "RecordError", "RelabelledAgent", "RelabelledPool", "TableRecord",
-           "TableTest", "UnionMatrices", "matrix_rows", "read_table"]
-
-T = TypeVar("T")
-Matrix = tuple[tuple[float, ...], ...]
-
-
-class RecordError(ValueError):
-    """A JSON record that is not the record it should be; the message names the key and what is wrong with it."""
-
-
-def _describe(value: object) -> str:
-    text = repr(value)
-    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
-
-
-class _Object:
-    """One JSON object of a record, read key by key: every error names the key's path (``['cells']['OP']``)."""
-
-    def __init__(self, data: object, path: str) -> None:
-        if not isinstance(data, dict):
-            raise RecordError(f"{path or 'the record'}: expected a JSON object, got {_describe(data)}")
-        self.data, self.path, self.read = data, path, set[str]()
-
-    def at(self, key: str) -> str:
-        return f"{self.path}[{key!r}]"
-
-    def get(self, key: str) -> object:
-        if key not in self.data:
-            raise RecordError(f"{self.at(key)}: missing")
-        self.read.add(key)
-        return self.data[key]
-
-    def has(self, key: str) -> bool:
-        return key in self.data
-
-    def text(self, key: str) -> str:
-        return _str(self.get(key), self.at(key))
-
-    def optional_text(self, key: str) -> str | None:
-        value = self.get(key)
-        return None if value is None else _str(value, self.at(key))
-
-    def integer(self, key: str) -> int:
-        return _int(self.get(key), self.at(key))
-
-    def flag(self, key: str) -> bool:
-        value = self.get(key)
-        if not isinstance(value, bool):
-            raise RecordError(f"{self.at(key)}: expected true or false, got {_describe(value)}")
-        return value
-
-    def number(self, key: str) -> float:
-        return _float(self.get(key), self.at(key))
-
-    def optional_number(self, key: str) -> float | None:
-        value = self.get(key)
-        return None if value is None else _float(value, self.at(key))
-
-    def items(self, key: str, item: Callable[[object, str], T]) -> tuple[T, ...]:
-        return _list(self.get(key), self.at(key), item)
-
-    def pair(self, key: str, item: Callable[[object, str], T]) -> tuple[T, T]:
-        values = self.items(key, item)
-        if len(values) != 2:
-            raise RecordError(f"{self.at(key)}: expected a list of 2, got {len(values)} items")
-        return values[0], values[1]
-
-    def matrix(self, key: str) -> Matrix:
-        return self.items(key, lambda row, where: _list(row, where, _float))
-
-    def mapping(self, key: str, item: Callable[[object, str], T]) -> dict[str, T]:
-        value = _Object(self.get(key), self.at(key))
-        return {name: item(entry, value.at(name)) for name, entry in value.data.items()}
-
-    def close(self) -> None:
-        """Refuse keys this record does not have (a foreign file, or one of another version)."""
-        extra = [key for key in self.data if key not in self.read]
-        if extra:
-            raise RecordError(f"{self.at(extra[0])}: unexpected key (the record has no such field)")
-
-
-def _str(value: object, where: str) -> str:
-    if not isinstance(value, str):
-        raise RecordError(f"{where}: expected a string, got {_describe(value)}")
-    return value
-
-
-def _int(value: object, where: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise RecordError(f"{where}: expected an integer, got {_describe(value)}")
-    return value
-
-
-def _float(value: object, where: str) -> float:
-    """A number as JSON holds it (an integer stays one, so that it is written back as it was); null is NaN."""
-    if value is None:
-        return math.nan
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise RecordError(f"{where}: expected a number (null for NaN), got {_describe(value)}")
-    return value
-
-
-def _list(value: object, where: str, item: Callable[[object, str], T]) -> tuple[T, ...]:
-    if not isinstance(value, list):
-        raise RecordError(f"{where}: expected a list, got {_describe(value)}")
-    return tuple(item(entry, f"{where}[{k}]") for k, entry in enumerate(value))
-
-
-def _record_json(value: object) -> object:
-    """``value`` with every record in it as its JSON (the dataclasses of this module, in dicts and tuples)."""
-    if isinstance(value, _Record):
-        return value.to_json()
-    if isinstance(value, dict):
-        return {k: _record_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_record_json(v) for v in value]
-    return value
-
-
-class _Record:
-    """A record's JSON: its fields in order (records in them as their JSON), NaN as null; read back by :meth:`from_json`."""
-
-    def to_json(self) -> dict[str, Any]:
-        """The record as a JSON object."""
-        return json_safe({k: _record_json(v) for k, v in vars(self).items()})
-
-    @classmethod
-    def from_json(cls, data: object, path: str = "") -> Self:
-        """The record the JSON object ``data`` holds (at ``path`` in an enclosing record); :class:`RecordError` naming the
-        key and what is wrong otherwise."""
-        fields = _Object(data, path)
-        record = cls._fields(fields)
-        fields.close()
-        return record
-
-    @classmethod
-    def _fields(cls, f: _Object) -> Self:
-        raise NotImplementedError
+__all__ = ["CellResult", "NotRunTest", "PaperNumbers", "RelabelledAgent", "RelabelledPool", "TableRecord", "TableTest",
+           "UnionMatrices", "read_table"]
 
 
 @dataclass(frozen=True)
-class CellResult(_Record):
+class CellResult(Record):
     """One cell's cross-play: XP mean over ordered pairs of distinct agents, its jackknife SE over agents and the SEM
     over ordered pairs (the paper's), bomb-out, perfect-score and self-play rates, all derived from the per-pair
     matrices it keeps. ``reused``: taken from an earlier run (``--reuse``; written only when true); ``matching``: its
@@ -192,16 +51,16 @@ class CellResult(_Record):
                           **({} if self.matching is None else {"matching": self.matching})})
 
     @classmethod
-    def _fields(cls, f: _Object) -> CellResult:
+    def _fields(cls, f: Fields) -> CellResult:
         return cls(f.number("xp_mean"), f.number("xp_sem"), f.number("xp_sem_ordered_pairs"), f.integer("ordered_pairs"),
                    f.number("bomb_out_rate"), f.number("perfect_rate"), f.number("sp_mean"), f.integer("agents"),
                    f.optional_text("symmetrize"), f.text("hidden_scheme"), f.text("pool"), f.matrix("matrix"),
                    f.matrix("bomb_out_matrix"), f.matrix("perfect_matrix"), f.flag("reused") if f.has("reused") else False,
-                   f.items("matching", _str) if f.has("matching") else None)
+                   f.items("matching", read_str) if f.has("matching") else None)
 
 
 @dataclass(frozen=True)
-class PaperNumbers(_Record):
+class PaperNumbers(Record):
     """The paper's XP mean, SEM (over ordered pairs) and bomb-out rate (NaN where it gives none) for one cell."""
 
     xp_mean: float
@@ -209,12 +68,12 @@ class PaperNumbers(_Record):
     bomb_out_rate: float
 
     @classmethod
-    def _fields(cls, f: _Object) -> PaperNumbers:
+    def _fields(cls, f: Fields) -> PaperNumbers:
         return cls(f.number("xp_mean"), f.number("xp_sem"), f.number("bomb_out_rate"))
 
 
 @dataclass(frozen=True)
-class TableTest(_Record):
+class TableTest(Record):
     """One test between two cells (:mod:`.comparisons`): ``cells`` (first, second), ``role`` ("primary" or
     "exploratory"), ``kind`` ("paired", "matched" or "unpaired"), the Holm-adjusted p of a primary test (None
     otherwise), the comparison, how its interval was made when it is not the comparison's own (``interval_kind``,
@@ -235,18 +94,14 @@ class TableTest(_Record):
                           "verdict": self.verdict})
 
     @classmethod
-    def _fields(cls, f: _Object) -> TableTest:
-        cells, role, kind, adjusted = f.pair("cells", _str), f.text("role"), f.text("kind"), f.optional_number("adjusted_p")
-        comparison = PoolComparison(
-            f.number("difference"), f.pair("means", _float), f.number("p_value"), f.number("min_p"), f.flag("exact"),
-            f.integer("arrangements"), f.integer("resamples"), f.pair("agents", _int), f.flag("paired"), f.text("alternative"),
-            f.number("se"), f.number("df"), f.pair("interval", _float), f.number("confidence"))
-        return cls(cells, role, kind, adjusted, comparison, f.optional_text("interval_kind") if f.has("interval_kind") else None,
+    def _fields(cls, f: Fields) -> TableTest:
+        cells, role, kind, adjusted = f.pair("cells", read_str), f.text("role"), f.text("kind"), f.optional_number("adjusted_p")
+        return cls(cells, role, kind, adjusted, comparison(f), f.optional_text("interval_kind") if f.has("interval_kind") else None,
                    f.text("verdict"))
 
 
 @dataclass(frozen=True)
-class UnionMatrices(_Record):
+class UnionMatrices(Record):
     """The matrices a test of two cells ran on: over every agent of both cells (rows ``a`` the first cell's, ``b`` the
     second's), the pairs between the cells included, of scores and of bomb-out rates."""
 
@@ -257,13 +112,13 @@ class UnionMatrices(_Record):
     bomb_out_matrix: Matrix
 
     @classmethod
-    def _fields(cls, f: _Object) -> UnionMatrices:
-        return cls(f.pair("cells", _str), f.items("a", _int), f.items("b", _int), f.matrix("matrix"),
+    def _fields(cls, f: Fields) -> UnionMatrices:
+        return cls(f.pair("cells", read_str), f.items("a", read_int), f.items("b", read_int), f.matrix("matrix"),
                    f.matrix("bomb_out_matrix"))
 
 
 @dataclass(frozen=True)
-class NotRunTest(_Record):
+class NotRunTest(Record):
     """A test of the design that was not run (a cell's pool was not trained), with the reason."""
 
     cells: tuple[str, str]
@@ -271,12 +126,12 @@ class NotRunTest(_Record):
     reason: str
 
     @classmethod
-    def _fields(cls, f: _Object) -> NotRunTest:
-        return cls(f.pair("cells", _str), f.text("role"), f.text("reason"))
+    def _fields(cls, f: Fields) -> NotRunTest:
+        return cls(f.pair("cells", read_str), f.text("role"), f.text("reason"))
 
 
 @dataclass(frozen=True)
-class RelabelledAgent(_Record):
+class RelabelledAgent(Record):
     """One agent's relabelled self-play (:class:`~eqc.domains.hanabi.xp.relabelled.RelabelledSelfPlay`'s fields) in a game
     of maximum ``max_score``, and its greedy disagreement (None: not measured)."""
 
@@ -292,14 +147,14 @@ class RelabelledAgent(_Record):
     greedy_disagreement: float | None
 
     @classmethod
-    def _fields(cls, f: _Object) -> RelabelledAgent:
-        return cls(f.text("agent"), f.number("self_play"), f.items("relabelled", _float), f.number("loss"), f.number("loss_sem"),
-                   f.items("elements", _int), f.integer("games"), f.number("colour_hint_share"), f.integer("max_score"),
+    def _fields(cls, f: Fields) -> RelabelledAgent:
+        return cls(f.text("agent"), f.number("self_play"), f.items("relabelled", read_float), f.number("loss"), f.number("loss_sem"),
+                   f.items("elements", read_int), f.integer("games"), f.number("colour_hint_share"), f.integer("max_score"),
                    f.optional_number("greedy_disagreement"))
 
 
 @dataclass(frozen=True)
-class RelabelledPool(_Record):
+class RelabelledPool(Record):
     """A pool's relabelled self-play: ``elements`` colour permutations x ``games``, each agent's row, the mean loss ± SEM
     over agents, and the mean greedy disagreement (None: none measured) over ``equivariance_games`` self-play games."""
 
@@ -312,13 +167,13 @@ class RelabelledPool(_Record):
     equivariance_games: int
 
     @classmethod
-    def _fields(cls, f: _Object) -> RelabelledPool:
+    def _fields(cls, f: Fields) -> RelabelledPool:
         return cls(f.integer("elements"), f.integer("games"), f.items("agents", RelabelledAgent.from_json), f.number("loss_mean"),
                    f.number("loss_sem"), f.optional_number("greedy_disagreement_mean"), f.integer("equivariance_games"))
 
 
 @dataclass(frozen=True)
-class TableRecord(_Record):
+class TableRecord(Record):
     """A reproduced table (``reproduce``'s ``<table>.json``; :mod:`.run` says how each part is computed).
 
     Attributes:
@@ -358,35 +213,27 @@ class TableRecord(_Record):
     versions: dict[str, str]
 
     @classmethod
-    def _fields(cls, f: _Object) -> TableRecord:
+    def _fields(cls, f: Fields) -> TableRecord:
         tests = TableTest.from_json
         return cls(
             f.text("table"), f.text("title"), f.text("scale"), f.integer("games_per_pair"), f.text("precision"),
-            f.mapping("agents_per_pool", _int), f.text("agents_source"), f.mapping("cells", CellResult.from_json),
+            f.mapping("agents_per_pool", read_int), f.text("agents_source"), f.mapping("cells", CellResult.from_json),
             f.mapping("paper", PaperNumbers.from_json), f.mapping("tests", tests), f.mapping("bomb_out_tests", tests),
             f.mapping("test_matrices", UnionMatrices.from_json), f.mapping("not_run_tests", NotRunTest.from_json),
-            f.mapping("relabelled", RelabelledPool.from_json), f.items("pools_not_at_this_scale", _str),
-            f.optional_text("registered"), f.optional_text("matching_note"), f.mapping("pools", _str),
-            f.mapping("pool_configs", _config), f.optional_text("command"), f.mapping("versions", _str))
+            f.mapping("relabelled", RelabelledPool.from_json), f.items("pools_not_at_this_scale", read_str),
+            f.optional_text("registered"), f.optional_text("matching_note"), f.mapping("pools", read_str),
+            f.mapping("pool_configs", _config), f.optional_text("command"), f.mapping("versions", read_str))
 
 
 def _config(value: object, where: str) -> dict[str, Any]:
     """A recorded config: sections of keys (read as they are; ``TrainConfig.from_dict`` checks their meaning)."""
-    sections = _Object(value, where)
+    sections = Fields(value, where)
     for name, section in sections.data.items():
-        _Object(section, sections.at(name))
+        Fields(section, sections.at(name))
     return dict(sections.data)
-
-
-def matrix_rows(values: torch.Tensor) -> Matrix:
-    """A matrix of a record from a 2-d tensor (its rows as tuples of Python floats)."""
-    return tuple(tuple(row) for row in values.tolist())
 
 
 def read_table(path: str | Path) -> TableRecord:
     """The table record in the file at ``path`` (``reproduce``'s ``<table>.json``); ``FileNotFoundError`` when there is
-    none, :class:`RecordError` naming the file and the key when it is not one."""
-    try:
-        return TableRecord.from_json(read_json(path, "table record"))
-    except RecordError as exc:
-        raise RecordError(f"{path} is not a table record: {exc}") from None
+    none, :class:`~.schema.RecordError` naming the file and the key when it is not one."""
+    return read_record(TableRecord, path, "table record")

@@ -42,15 +42,14 @@ from eqc.domains.hanabi.reproduce.loaded import LoadedPolicies
 from eqc.domains.hanabi.reproduce.record import (
     CellResult,
     PaperNumbers,
-    RecordError,
     RelabelledAgent,
     RelabelledPool,
     TableRecord,
     TableTest,
-    matrix_rows,
 )
 from eqc.domains.hanabi.reproduce.render import format_number, render_markdown
 from eqc.domains.hanabi.reproduce.reuse import ReuseError, agent_digests, check_result_path, load_result, range_problem, save_result
+from eqc.domains.hanabi.reproduce.schema import RecordError, matrix_rows
 from eqc.domains.hanabi.reproduce.specs import (
     SCALES,
     Cell,

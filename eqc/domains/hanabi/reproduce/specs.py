@@ -81,7 +81,7 @@ class ReproduceError(ValueError):
 
     Args:
         argument: the argument at fault, as ``reproduce`` names it ("table", "scale", "agents", "retrain", "obl",
-            "overrides", "out").
+            "overrides", "out", "reuse").
         message: what is wrong with it.
     """
 

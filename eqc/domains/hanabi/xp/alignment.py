@@ -57,11 +57,6 @@ class AlignedCrossPlay:
         off = ~torch.eye(matrix.shape[0], dtype=torch.bool)
         return float(matrix[off].mean())
 
-    def as_dict(self) -> dict[str, object]:
-        return {"group": self.group, "games": self.games, "held_out_games": self.games - self.games // 2,
-                "plain_xp": self.mean("plain"), "aligned_xp": self.mean("aligned"),
-                "plain": self.plain.tolist(), "aligned": self.aligned.tolist(), "element": self.element.tolist()}
-
 
 def aligned_cross_play(policies: Sequence[TrainedPolicy], *, group: str | None = None, games: int = 500,
                        deck_seed: int = 1) -> AlignedCrossPlay:

@@ -14,8 +14,9 @@ from scipy import stats
 
 import eqc.domains.hanabi.reproduce.between as between
 from eqc.domains.hanabi.reproduce.comparisons import ALPHA, comparison_kind, table_tests
-from eqc.domains.hanabi.reproduce.record import CellResult, matrix_rows
+from eqc.domains.hanabi.reproduce.record import CellResult
 from eqc.domains.hanabi.reproduce.reuse import ReuseError, save_result
+from eqc.domains.hanabi.reproduce.schema import matrix_rows
 from eqc.domains.hanabi.reproduce.specs import (
     COLOUR_TABLES,
     ENTROPY_TABLES,

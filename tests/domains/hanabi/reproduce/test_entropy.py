@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from eqc.cli import main
 from eqc.domains.hanabi.agent.files import export_policy
 from eqc.domains.hanabi.reproduce.entropy import ippo_pools, render_entropy, reproduce_entropy
+from eqc.domains.hanabi.reproduce.reports import read_entropy
 from eqc.domains.hanabi.reproduce.specs import ReproduceError
 from eqc.domains.hanabi.training.run import train
 
@@ -32,16 +32,16 @@ def pools_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_report_plays_every_agent_both_ways_and_tests_pools_by_agents(pools: Path, tmp_path: Path) -> None:
     report = reproduce_entropy("entropy", tmp_path / "out", agents=pools / "agents", games=8, log=lambda _: None)
-    assert [a["pool"] for a in report["agents"]] == ["ippo_c001"] * 2 + ["ippo_c005"] * 2
-    assert [a["entropy_coef"] for a in report["agents"]] == [0.01, 0.01, 0.05, 0.05]
-    assert len(report["greedy_matrix"]) == len(report["sampled_matrix"]) == 4  # cross-pool pairs are played too
-    for agent in report["agents"]:
-        assert 0 <= agent["greedy_disagreement"] <= 1 and 0 <= agent["policy_distance"] <= 1 and agent["policy_entropy"] > 0
-    assert report["pools"]["ippo_c001"]["sampled_xp"]["agents"] == 2 and report["group"] == "S5"
-    test = report["sampled_tests"]["ippo_c005 > ippo_c001"]
-    assert test["exact"] and test["min_p"] == pytest.approx(1 / 6) and test["role"] == "exploratory"  # 2 + 2 agents: C(4, 2) splits
-    assert set(report["sampled_tests"]) == {"ippo_c005 > ippo_c001"}  # the pool of 0.2 is absent: its tests are not run
-    assert json.loads((tmp_path / "out" / "entropy.json").read_text())["order"][0] == "ippo_c001/seed_0"
+    assert [a.pool for a in report.agents] == ["ippo_c001"] * 2 + ["ippo_c005"] * 2
+    assert [a.entropy_coef for a in report.agents] == [0.01, 0.01, 0.05, 0.05]
+    assert len(report.greedy_matrix) == len(report.sampled_matrix) == 4  # cross-pool pairs are played too
+    for agent in report.agents:
+        assert 0 <= agent.greedy_disagreement <= 1 and 0 <= agent.policy_distance <= 1 and agent.policy_entropy > 0
+    assert report.pools["ippo_c001"].sampled_xp.agents == 2 and report.group == "S5"
+    test = report.sampled_tests["ippo_c005 > ippo_c001"]
+    assert test.comparison.exact and test.comparison.min_p == pytest.approx(1 / 6) and test.role == "exploratory"  # C(4, 2) splits
+    assert set(report.sampled_tests) == {"ippo_c005 > ippo_c001"}  # the pool of 0.2 is absent: its tests are not run
+    assert read_entropy(tmp_path / "out" / "entropy.json").order[0] == "ippo_c001/seed_0"
     text = (tmp_path / "out" / "entropy.md").read_text()
     assert text == render_entropy(report) and "| ippo_c005 | 0.05 | 2 |" in text and "smallest attainable p" in text
     assert "(scale `entropy`)" in text

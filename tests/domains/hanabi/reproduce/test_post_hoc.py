@@ -4,7 +4,6 @@ and the committed touched report is what they compute."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,9 @@ import torch
 
 from eqc.domains.hanabi.reproduce.comparisons import table_test
 from eqc.domains.hanabi.reproduce.post_hoc import leave_one_out, leave_one_out_markdown, xp_by_code
-from eqc.domains.hanabi.reproduce.record import CellResult, TableRecord, UnionMatrices, matrix_rows, read_table
+from eqc.domains.hanabi.reproduce.record import CellResult, TableRecord, UnionMatrices, read_table
+from eqc.domains.hanabi.reproduce.reports import read_conventions
+from eqc.domains.hanabi.reproduce.schema import matrix_rows
 from eqc.evaluation import compare_pools
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -78,8 +79,8 @@ def test_the_touched_eqc_agents_coordinate_within_a_slot_code() -> None:
     """The EQC cell's pairs by the hint maps' colour-hint code: 8 agents answer every colour hint with slot 2, 4 with
     slot 1; same-code pairs cross-play at 7.54, different-code pairs at 4.89 (as post_hoc.md says)."""
     eqc = read_table(TOUCHED / "table1.json").cells["EQC"]
-    maps = json.loads((TOUCHED / "conventions.json").read_text())["agents"]["eqc"]
-    codes = [tuple(maps[key]["colour_hint_slot"]) for key in eqc.matching or ()]
+    maps = read_conventions(TOUCHED / "conventions.json").agents["eqc"]
+    codes = [maps[key].colour_hint_slot for key in eqc.matching or ()]
     assert sorted(codes).count((2, 2, 2)) == 8 and sorted(codes).count((1, 1, 1)) == 4
     split = xp_by_code(eqc.matrix, codes)
     assert (round(split["same"]["xp"], 2), split["same"]["pairs"]) == (7.54, 68)

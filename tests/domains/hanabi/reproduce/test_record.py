@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from eqc.cli import build_parser
-from eqc.domains.hanabi.reproduce.record import RecordError, TableRecord, read_table
+from eqc.domains.hanabi.reproduce.record import TableRecord, read_table
+from eqc.domains.hanabi.reproduce.schema import RecordError
 from eqc.domains.hanabi.reproduce.specs import SCALES
 
 ROOT = Path(__file__).resolve().parents[4]

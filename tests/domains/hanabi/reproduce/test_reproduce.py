@@ -279,7 +279,8 @@ def test_colour_scale_reads_pools_of_colour_to_slot_maps(tmp_path: Path, monkeyp
     assert info.value.code == 2 and "--retrain: the colour scale's agents differ" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
     report = reproduce_conventions("colour", tmp_path / "out", agents=agents, games=8, log=lambda _: None)
-    assert set(report["gap_share"]["cells"]) == set(record.cells) and (tmp_path / "out" / "conventions.md").is_file()
+    assert report.gap_share is not None and set(report.gap_share.cells) == set(record.cells)
+    assert (tmp_path / "out" / "conventions.md").is_file()
 
 
 def test_table3_is_refused_at_scale_induced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -316,6 +317,6 @@ def test_touched_scale_matches_agents_by_stream_and_pi_and_plays_the_rank_contro
     from eqc.domains.hanabi.reproduce.conventions import reproduce_conventions
 
     report = reproduce_conventions("touched", out, agents=touched_pools, games=4, log=lambda _: None)
-    assert sorted(report["agents"]["sp"]) == keys and set(report["alignment"]) == {"sp", "op"}
-    shared = report["shared_factor"]["op x eqc"]  # 4 matched pairs (both seatings) share stream and pi, 12 x 2 do not
-    assert shared["factor"] == "stream and pi" and (shared["shared_pairs"], shared["other_pairs"]) == (8, 24)
+    assert sorted(report.agents["sp"]) == keys and set(report.alignment) == {"sp", "op"}
+    shared = report.shared_factor["op x eqc"]  # 4 matched pairs (both seatings) share stream and pi, 12 x 2 do not
+    assert shared.factor == "stream and pi" and (shared.shared_pairs, shared.other_pairs) == (8, 24)

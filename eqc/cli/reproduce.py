@@ -104,7 +104,7 @@ def _conventions(args: argparse.Namespace) -> int:
         if args.reuse:
             if args.agents is not None:
                 raise flags.FlagError("--agents", "does not apply with --reuse (nothing is played)")
-            refresh_conventions(args.scale, args.out)
+            refresh_conventions(args.scale, args.out, command=args.command_line)
         else:
             convention_pools(args.scale, args.agents)
             flags.prepare_output_dir(args.out)

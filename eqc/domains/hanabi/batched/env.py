@@ -225,9 +225,10 @@ class HanabiBatch:
     def block_state_dict(self, block: int) -> dict[str, torch.Tensor]:
         """The :meth:`state_dict` of block ``block``'s games (:meth:`joined`): that of the batch it continues, after the
         same moves."""
+        self._require_started()
         check_int(block, "block", low=0, high=len(self.generators) - 1)
         rows = slice(block * self.block_envs, (block + 1) * self.block_envs)
-        return {name: tensor.clone() if name == "steps" else tensor[rows].clone() for name, tensor in self.state_dict().items()}
+        return {name: tensor.clone() if name == "steps" else tensor[rows].clone() for name, tensor in self._saved_tensors().items()}
 
     # ---------------------------------------------------------------- views
     def observations(self, out: torch.Tensor | None = None) -> torch.Tensor:

@@ -161,6 +161,8 @@ def _gap_share_section(report: ConventionReport) -> list[str]:
     intro = (f"Reference: pool `{g.reference}`, plain XP {g.plain_xp:.2f}, best-aligned XP {g.aligned_xp:.2f} "
              "(held-out decks). Share = (cell XP - plain) / (aligned - plain); 1 closes all that a colour relabelling "
              "can close, above 1 more than it.")
+    if g.refreshed_by is not None:
+        intro += f" The shares were computed again from this folder's tables by `{g.refreshed_by}` (nothing played)."
     rows = [(label, f"{share:.2f}") for label, share in g.cells.items()]
     return _section("Share of the colour-alignable gap", intro, ("cell", "share"), rows)
 
@@ -280,12 +282,13 @@ def reproduce_conventions(scale: str, out: str | Path, *, agents: str | Path | N
     return report
 
 
-def refresh_conventions(scale: str, out: str | Path, *, games: int = CONVENTION_GAMES) -> ConventionReport:
+def refresh_conventions(scale: str, out: str | Path, *, games: int = CONVENTION_GAMES,
+                        command: list[str] | None = None) -> ConventionReport:
     """The report in ``out/conventions.json`` (of ``scale``, measured with ``games`` games) with its gap shares computed
-    again from the tables now in ``out`` (``table1.json``, ``table2.json``); every measured section and the command that
-    measured them kept (run today, it would write the same), nothing played. Rewrites ``out/conventions.json`` and
-    ``.md``; refuses (:class:`~.specs.ReproduceError` naming ``reuse`` or ``out``) before writing anything when the
-    report is missing, of another scale or games count, or a file is not its record."""
+    again from the tables now in ``out`` (``table1.json``, ``table2.json``), recorded as refreshed by ``command`` (None:
+    the Python call); every measured section and the command that measured them kept, nothing played. Rewrites
+    ``out/conventions.json`` and ``.md``; refuses (:class:`~.specs.ReproduceError` naming ``reuse`` or ``out``) before
+    writing anything when the report is missing, of another scale or games count, or a file is not its record."""
     _check_scale(scale)
     out = Path(out)
     path = out / "conventions.json"
@@ -298,6 +301,8 @@ def refresh_conventions(scale: str, out: str | Path, *, games: int = CONVENTION_
     if (report.scale, report.games) != (scale, games):
         raise ReproduceError("reuse", f"{path} is the report at scale {report.scale!r} with {report.games} games per measurement, "
                              f"not at {scale!r} with {games}: measure it again (without --reuse)")
-    report = replace(report, gap_share=_gap_share(scale, report.alignment, _cell_xp(out)))
+    shares = _gap_share(scale, report.alignment, _cell_xp(out))
+    refreshed_by = " ".join(command) if command is not None else "eqc.domains.hanabi.reproduce.refresh_conventions(...)"
+    report = replace(report, gap_share=None if shares is None else replace(shares, refreshed_by=refreshed_by))
     _write(report, out)
     return report

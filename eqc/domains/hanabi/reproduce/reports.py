@@ -123,16 +123,24 @@ class SharedFactor(Record):
 @dataclass(frozen=True)
 class GapShare(Record):
     """Each table cell's share of the reference pool's colour-alignable gap, ``(XP - plain) / (aligned - plain)``
-    (:func:`~eqc.domains.hanabi.xp.alignment.alignable_share`), with that pool's plain and aligned XP."""
+    (:func:`~eqc.domains.hanabi.xp.alignment.alignable_share`), with that pool's plain and aligned XP;
+    ``refreshed_by``: the command that computed the shares again from later tables, nothing played
+    (:func:`~.conventions.refresh_conventions`; None, not written: computed when the report was measured)."""
 
     reference: str
     plain_xp: float
     aligned_xp: float
     cells: dict[str, float]
+    refreshed_by: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = super().to_json()
+        return data if self.refreshed_by is not None else {k: v for k, v in data.items() if k != "refreshed_by"}
 
     @classmethod
     def _fields(cls, f: Fields) -> GapShare:
-        return cls(f.text("reference"), f.number("plain_xp"), f.number("aligned_xp"), f.mapping("cells", read_float))
+        return cls(f.text("reference"), f.number("plain_xp"), f.number("aligned_xp"), f.mapping("cells", read_float),
+                   f.text("refreshed_by") if f.has("refreshed_by") else None)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from eqc._checks import check_int
 from eqc.dec_pomdp import CandidateSet, Symmetry
 from eqc.dec_pomdp.candidate_set import NOT_A_GROUP, is_candidate_set_file
 from eqc.domains.hanabi.batched import HanabiBatch
@@ -73,7 +74,7 @@ class TrainingGames:
         self.env.reset()
         self.num_envs, self.num_players, self.device = num_envs, rules.num_players, device
         self.rows = torch.arange(num_envs, device=device)  # [B]: one index per game
-        self.bootstrap = bootstrap
+        self.rule, self.bootstrap = rule, bootstrap
         #: Each game's colour-to-slot map ``[B, colours]`` (``[bootstrap] slots``), or None without a convention.
         self.slot_of_colour = (torch.tensor(bootstrap.slots, dtype=torch.long, device=device).expand(num_envs, -1)
                                if bootstrap.convention != "none" else None)
@@ -110,15 +111,15 @@ class TrainingGames:
         first = games[0]
         bootstrap = dataclasses.replace(first.bootstrap, slots=())
         for g in games:
-            if (g.num_envs, g.device, g.keep_identity, g.relabelling_order, dataclasses.replace(g.bootstrap, slots=())) != \
-                    (first.num_envs, first.device, first.keep_identity, first.relabelling_order, bootstrap):
+            if (g.num_envs, g.device, g.keep_identity, g.rule, dataclasses.replace(g.bootstrap, slots=())) != \
+                    (first.num_envs, first.device, first.keep_identity, first.rule, bootstrap):
                 raise ValueError("the games must share num_envs, device, keep_identity, [rule] and [bootstrap] (but for its "
                                  "slots) to be joined")
         joined = object.__new__(cls)
         joined.env = HanabiBatch.joined([g.env for g in games])
         joined.num_envs, joined.num_players, joined.device = first.num_envs * len(games), first.num_players, first.device
         joined.rows = torch.arange(joined.num_envs, device=first.device)
-        joined.bootstrap, joined.keep_identity = first.bootstrap, first.keep_identity
+        joined.rule, joined.bootstrap, joined.keep_identity = first.rule, first.bootstrap, first.keep_identity
         joined.slot_of_colour = None if first.slot_of_colour is None else torch.cat([g.slot_of_colour for g in games])  # type: ignore[misc]
         joined.hinted = torch.cat([g.hinted for g in games])
         joined.relabel_generators = tuple(g.relabel_generators[0] for g in games)
@@ -135,8 +136,7 @@ class TrainingGames:
 
     def block_rows(self, block: int) -> slice:
         """The rows of block ``block``'s games."""
-        if not 0 <= block < self.blocks:
-            raise ValueError(f"block must be in 0..{self.blocks - 1}, got {block}")
+        check_int(block, "block", low=0, high=self.blocks - 1)
         return slice(block * self.block_envs, (block + 1) * self.block_envs)
 
     # ---------------------------------------------------------------- relabelling

@@ -105,6 +105,9 @@ def test_refreshing_recomputes_the_gap_shares_from_the_tables_and_keeps_every_me
                                                                                                     before.gap_share.aligned_xp)
     assert gap.cells == {label: alignable_share(xp, gap.plain_xp, gap.aligned_xp) for label, xp in cells.items()}
     assert "SP streams 0+1" in gap.cells and "SP streams 0+1" not in before.gap_share.cells  # the staleness it repairs
+    assert before.gap_share.refreshed_by is None and gap.refreshed_by == "eqc.domains.hanabi.reproduce.refresh_conventions(...)"
+    assert "computed again from this folder's tables by `eqc.domains.hanabi.reproduce.refresh_conventions(...)`" in \
+        (colour / "conventions.md").read_text()  # the page says so: its measurements' command did not compute these shares
     for section in ("scale", "games", "agents", "alignment", "ceiling", "shared_factor", "command"):
         assert json.dumps(report.to_json()[section]) == json.dumps(before.to_json()[section]), section
     assert read_conventions(colour / "conventions.json").to_json() == report.to_json()
@@ -153,7 +156,8 @@ def test_refreshing_refuses_a_file_that_is_not_its_record(colour: Path) -> None:
 
 def test_the_cli_refreshes_with_reuse_and_refuses_what_does_not_apply(colour: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["hanabi", "reproduce", "conventions", "--scale", "colour", "--out", str(colour), "--reuse"]
-    assert main(argv) == 0 and "| SP streams 0+1 |" in capsys.readouterr().out
+    assert main(argv) == 0 and "| SP streams 0+1 |" in (printed := capsys.readouterr().out)
+    assert f"by `eqc {' '.join(argv)}` (nothing played)" in printed
     for extra, error in ((["--agents", str(colour)], "argument --agents: does not apply with --reuse"),
                          (["--retrain"], "argument --retrain: does not apply to conventions"),
                          (["--out", str(colour / "missing")], "argument --reuse: no conventions report to refresh")):

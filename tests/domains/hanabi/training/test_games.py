@@ -124,7 +124,11 @@ def test_joined_games_refuse_seeds_that_differ_beyond_their_slots(tiny_config) -
     b = games_of(tiny_config, 8, seed=1, bootstrap={"convention": "colour_to_slot", "slots": [0, 1, 2, 3, 4], "bonus": 2.0})
     with pytest.raises(ValueError, match=r"\[bootstrap\] \(but for its slots\)"):
         TrainingGames.joined([a, b])
+    op, gop = games_of(tiny_config, 8, rule={"objective": "op"}), games_of(tiny_config, 8, seed=1, rule={"objective": "gop", "group": "S5"})
+    assert op.relabelling_order == gop.relabelling_order == 120  # as many relabellings, another [rule]: refused all the same
+    with pytest.raises(ValueError, match=r"\[rule\] and \[bootstrap\]"):
+        TrainingGames.joined([op, gop])
     with pytest.raises(ValueError, match="none of them joined already"):
         TrainingGames.joined([TrainingGames.joined([games_of(tiny_config, 8, seed=2), games_of(tiny_config, 8, seed=3)]), a])
-    with pytest.raises(ValueError, match=r"block must be in 0\.\.0, got 1"):
+    with pytest.raises(ValueError, match=r"block must be in \[0, 0\], got 1"):
         a.take_episode_stats(1)

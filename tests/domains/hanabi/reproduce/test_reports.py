@@ -96,6 +96,7 @@ def test_refreshing_recomputes_the_gap_shares_from_the_tables_and_keeps_every_me
     stale = json.loads((colour / "conventions.json").read_text())  # as written before table2 gained its pooled cells
     for label in ("SP streams 0+1", "SP streams 0+1 S3-symmetrized"):
         del stale["gap_share"]["cells"][label]
+    del stale["gap_share"]["refreshed_by"]
     (colour / "conventions.json").write_text(json.dumps(stale))
     before = read_conventions(colour / "conventions.json")
     report = refresh_conventions("colour", colour)
